@@ -1,0 +1,104 @@
+"""proofq settings: environment variables prefixed ``PROOFQ_``, optionally a TOML file.
+
+Precedence (highest first): explicit keyword arguments, environment variables, the TOML file
+named by ``PROOFQ_CONFIG`` (or ``proofq.toml`` in the working directory), then defaults.
+Invalid values fail at start with a message naming the setting (``SettingsError``).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, ValidationError, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+
+class SettingsError(ValueError):
+    """A setting has an invalid value; the message names it."""
+
+
+def _toml_path() -> Path | None:
+    named = os.environ.get("PROOFQ_CONFIG")
+    if named:
+        return Path(named)
+    local = Path("proofq.toml")
+    return local if local.exists() else None
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="PROOFQ_", extra="forbid")
+
+    # Where things live.
+    params_dir: Path = Field(Path.home() / ".cache" / "proofq" / "params",
+                             description="proving keys, one directory per circuit id")
+    redis_url: str | None = Field(None, description="broker/result/state Redis; None = embedded")
+
+    # Proving.
+    backend: Literal["auto", "cpu", "gpu"] = "auto"
+    max_c1_bytes: int = Field(64 * 1024 * 1024, gt=0, description="largest accepted C1 JSON")
+
+    # Celery pipeline.
+    visibility_timeout_s: int = Field(4 * 3600, gt=0,
+                                      description="must exceed the longest partition")
+    task_max_retries: int = Field(3, ge=0)
+    retry_backoff_s: float = Field(2.0, gt=0)
+    events_maxlen: int = Field(100_000, gt=0, description="cap of the proofq:events stream")
+
+    # GPU worker runtime.
+    workers_per_gpu: int = Field(2, ge=1)
+    lock_lease_s: float = Field(30.0, gt=0, description="lease of a held GPU lock")
+    heartbeat_s: float = Field(5.0, gt=0, description="lease renewal period")
+    vram_budget_bytes: int | None = Field(None, gt=0,
+                                          description="None = read once at worker start")
+    vram_headroom_bytes: int = Field(2 * 1024**3, ge=0)
+    prestage: bool = Field(True, description="upload inputs in the memory phase when they fit")
+
+    @model_validator(mode="after")
+    def _heartbeat_within_lease(self) -> "Settings":
+        if self.heartbeat_s >= self.lock_lease_s:
+            raise ValueError("heartbeat_s must be shorter than lock_lease_s")
+        return self
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        path = _toml_path()
+        if path is not None:
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=path))
+        return tuple(sources)
+
+
+def load_settings(**overrides) -> Settings:
+    """Build settings, turning validation failures into one readable line per setting."""
+    path = _toml_path()
+    if path is not None and not path.exists():
+        raise SettingsError(f"PROOFQ_CONFIG: file {path} does not exist")
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"PROOFQ_{'_'.join(str(p) for p in err['loc']).upper() or 'SETTINGS'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise SettingsError(problems) from None
+
+
+@functools.lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings, read once."""
+    return load_settings()

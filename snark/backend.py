@@ -1,0 +1,63 @@
+"""The prover backend interface (DESIGN.md §4), implemented by ``snark.cpu_backend`` and ``gpu``.
+
+A backend offers a few coarse calls on whole vectors so a GPU keeps data resident between
+them. Handles returned by one call are opaque to the prover and passed back to the next;
+they only need to support slicing along the first axis (``w[num_inputs:]`` is the aux part).
+The Groth16 prover (``snark.groth16``) sequences these calls once for every backend, and
+the worker runtime runs them inside its lock phases:
+
+    memory phase   load_witness                  (allocate, upload; may raise DeviceMemoryError)
+    compute phase  evaluate_abc → quotient → msm_g1 × 4, msm_g2
+    finalize       randomisation and serialisation (snark.groth16, no backend)
+
+Inputs and outputs at this seam follow ``snark.fields``: standard-form Fr limbs in, arkworks
+points out. Both backends must yield byte-identical proofs for the same witness and r, s.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from snark.curve import G1Point, G2Point
+    from snark.keys import ProvingKey
+
+#: Bases of the proving key, by the MSM that uses them.
+G1Basis = Literal["a_g1", "b_g1", "l_g1", "h_g1"]
+G2Basis = Literal["b_g2"]
+
+
+class BackendUnavailable(RuntimeError):
+    """The backend cannot run here (no GPU, no CuPy, …); the message says why."""
+
+
+class DeviceMemoryError(MemoryError):
+    """An allocation on the device failed; callers fall back (e.g. stream inside compute)."""
+
+
+@runtime_checkable
+class ProverBackend(Protocol):
+    name: str
+
+    def prepare(self, key: "ProvingKey") -> None:
+        """Make the key's bases and R1CS resident; called once per key, idempotent."""
+
+    def load_witness(self, key: "ProvingKey", witness: np.ndarray) -> Any:
+        """Take a ``(num_variables, 4)`` standard-form witness; return a handle to it."""
+
+    def evaluate_abc(self, key: "ProvingKey", witness: Any) -> Any:
+        """A·w, B·w, C·w evaluated on the domain (zero-padded to ``domain_size``)."""
+
+    def quotient(self, key: "ProvingKey", abc: Any) -> Any:
+        """Coefficients h_0 … h_{n-2} of H = (A·B − C)/Z, via the coset of DESIGN.md §4."""
+
+    def msm_g1(self, key: "ProvingKey", basis: G1Basis, scalars: Any) -> "G1Point":
+        """Σ scalars[i] · basis[i] over G1 (``len(scalars) == len(basis)``)."""
+
+    def msm_g2(self, key: "ProvingKey", basis: G2Basis, scalars: Any) -> "G2Point":
+        """Σ scalars[i] · basis[i] over G2."""
+
+    def release(self, *handles: Any) -> None:
+        """Free what the handles hold (device memory); a no-op on the CPU."""

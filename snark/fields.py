@@ -1,0 +1,95 @@
+"""BLS12-381 field constants and the conversions between ints and limb arrays.
+
+Representation rule (the one place it is stated): every array that crosses a module
+boundary — witnesses, R1CS coefficients, proving-key bases, MSM scalars — holds values in
+*standard* form (0 <= v < modulus) as little-endian uint64 limbs, shape ``(n, 4)`` for Fr
+and ``(..., 6)`` for Fq. Montgomery form exists only inside a backend (the GPU converts on
+upload); the helpers below that produce it are for backends and their tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+#: Scalar field modulus r (the group order).
+FR_MODULUS = 0x73EDA753299D7D483339D80809A1D80553BDA402FFFE5BFEFFFFFFFF00000001
+#: Base field modulus q.
+FQ_MODULUS = 0x1A0111EA397FE69A4B1BA7B6434BACD764774B84F38512BF6730D2A0F6B0F6241EABFFFEB153FFFFB9FEFFFFFFFFAAAB
+
+FR_LIMBS = 4
+FQ_LIMBS = 6
+FR_BYTES = 32
+FQ_BYTES = 48
+
+#: 2-adicity of r − 1 and the generator of the 2^32 roots of unity used for every domain.
+FR_TWO_ADICITY = 32
+FR_MULTIPLICATIVE_GENERATOR = 7
+FR_ROOT_OF_UNITY = pow(FR_MULTIPLICATIVE_GENERATOR, (FR_MODULUS - 1) >> FR_TWO_ADICITY, FR_MODULUS)
+
+
+def ints_to_limbs(values: Iterable[int], n_limbs: int) -> np.ndarray:
+    """Pack non-negative ints (< 2^(64·n_limbs)) into a ``(n, n_limbs)`` uint64 array."""
+    width = 8 * n_limbs
+    raw = b"".join(int(v).to_bytes(width, "little") for v in values)
+    return np.frombuffer(raw, dtype="<u8").reshape(-1, n_limbs).astype(np.uint64)
+
+
+def limbs_to_ints(limbs: np.ndarray) -> list[int]:
+    """Unpack the last axis of a uint64 limb array into ints (flattening the others)."""
+    limbs = np.ascontiguousarray(limbs, dtype="<u8")
+    width = 8 * limbs.shape[-1]
+    raw = limbs.tobytes()
+    return [int.from_bytes(raw[i:i + width], "little") for i in range(0, len(raw), width)]
+
+
+def fr_to_limbs(values: Iterable[int]) -> np.ndarray:
+    return ints_to_limbs(values, FR_LIMBS)
+
+
+def fq_to_limbs(values: Iterable[int]) -> np.ndarray:
+    return ints_to_limbs(values, FQ_LIMBS)
+
+
+def limbs_to_object(limbs: np.ndarray) -> np.ndarray:
+    """Limbs as a 1-D object array of Python ints: the CPU backend's vector type."""
+    out = np.empty(limbs.shape[0], dtype=object)
+    out[:] = limbs_to_ints(limbs)
+    return out
+
+
+def is_canonical(limbs: np.ndarray, modulus: int) -> np.ndarray:
+    """Boolean mask: which rows hold a value below ``modulus`` (vectorised limb compare)."""
+    n_limbs = limbs.shape[-1]
+    mod = ints_to_limbs([modulus], n_limbs)[0]
+    less = np.zeros(limbs.shape[:-1], dtype=bool)
+    equal = np.ones(limbs.shape[:-1], dtype=bool)
+    for i in reversed(range(n_limbs)):
+        less |= equal & (limbs[..., i] < mod[i])
+        equal &= limbs[..., i] == mod[i]
+    return less
+
+
+def random_fr(n: int, rng: np.random.Generator | None = None) -> np.ndarray:
+    """``n`` uniformly random Fr elements as limbs (rejection sampling on 255 bits)."""
+    rng = rng or np.random.default_rng()
+    out = np.empty((0, FR_LIMBS), dtype=np.uint64)
+    while out.shape[0] < n:
+        draw = rng.integers(0, 2**64, size=(2 * (n - out.shape[0]) + 8, FR_LIMBS),
+                            dtype=np.uint64, endpoint=False)
+        draw[:, 3] &= np.uint64((1 << 63) - 1)
+        out = np.concatenate([out, draw[is_canonical(draw, FR_MODULUS)]])
+    return out[:n]
+
+
+def to_montgomery(values: Sequence[int], modulus: int, n_limbs: int) -> np.ndarray:
+    """Standard-form ints → Montgomery-form limbs (R = 2^(64·n_limbs)); for backend tests."""
+    shift = 64 * n_limbs
+    return ints_to_limbs(((v << shift) % modulus for v in values), n_limbs)
+
+
+def from_montgomery(limbs: np.ndarray, modulus: int) -> list[int]:
+    """Montgomery-form limbs → standard-form ints; for backend tests."""
+    r_inv = pow(1 << (64 * limbs.shape[-1]), -1, modulus)
+    return [v * r_inv % modulus for v in limbs_to_ints(limbs)]
