@@ -1,0 +1,1 @@
+"""Subcommands of ``proofq``, one module per family."""

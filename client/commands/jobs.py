@@ -1,0 +1,3 @@
+"""jobs commands of proofq."""
+
+COMMANDS: list = []

@@ -1,0 +1,3 @@
+"""local commands of proofq."""
+
+COMMANDS: list = []

