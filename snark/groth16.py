@@ -1,0 +1,169 @@
+"""Groth16 over BLS12-381, written once against ``snark.backend.ProverBackend``.
+
+Proving is split at the worker runtime's lock boundaries:
+
+    stage(key, witness, backend)      memory phase: make the key resident, upload the witness
+    compute(key, staged, backend)     compute phase: A·w, B·w, C·w → H → the five MSMs
+    finalize(key, parts, r, s)        no lock: blinding with r, s and the proof points
+
+``setup`` is a development ceremony: the toxic waste (τ, α, β, γ, δ) comes from the OS RNG,
+lives only in this function's locals and is never stored. It is NOT a multi-party ceremony
+and must not be used for production keys.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from snark.backend import ProverBackend
+from snark.curve import GT, G1Point, G2Point, PointArray, Scalar, scalars_from_ints
+from snark.domain import Domain, batch_inverse, powers, sparse_transposed_matvec
+from snark.fields import FR_MODULUS
+from snark.keys import ProvingKey, VerifyingKey
+from snark.proof import Proof
+from snark.r1cs import R1CS
+
+R = FR_MODULUS
+
+
+# -- setup -------------------------------------------------------------------------------
+class FixedBaseMul(Protocol):
+    """Batch k·G for the generators; ``gpu.fixed_base`` implements this for large keys."""
+
+    def mul_g1(self, scalars: np.ndarray) -> PointArray: ...
+
+    def mul_g2(self, scalars: np.ndarray) -> PointArray: ...
+
+
+class CpuFixedBase:
+    """One arkworks scalar multiplication per point (~0.15 ms G1, ~0.5 ms G2)."""
+
+    def mul_g1(self, scalars: np.ndarray) -> PointArray:
+        return self._mul(G1Point(), G1Point.identity(), scalars)
+
+    def mul_g2(self, scalars: np.ndarray) -> PointArray:
+        return self._mul(G2Point(), G2Point.identity(), scalars)
+
+    @staticmethod
+    def _mul(generator, identity, scalars: np.ndarray) -> PointArray:
+        points = [generator * s if int(k) else identity
+                  for k, s in zip(scalars, scalars_from_ints(scalars))]
+        return PointArray.from_points(points)
+
+
+def _random_nonzero() -> int:
+    return secrets.randbelow(R - 1) + 1
+
+
+def lagrange_at(domain: Domain, tau: int) -> np.ndarray:
+    """L_i(τ) = (τ^n − 1)·ω^i / (n·(τ − ω^i)) for every i (τ outside the domain)."""
+    omegas = domain.elements()
+    z_tau = (pow(tau, domain.n, R) - 1) % R
+    return z_tau * domain.n_inv % R * omegas % R * batch_inverse((tau - omegas) % R) % R
+
+
+def setup(r1cs: R1CS, *, fixed_base: FixedBaseMul | None = None) -> ProvingKey:
+    """Generate a proving key for ``r1cs`` (development ceremony; see module docstring)."""
+    fixed_base = fixed_base or CpuFixedBase()
+    domain = Domain(r1cs.domain_size)
+    tau, alpha, beta, gamma, delta = (_random_nonzero() for _ in range(5))
+    while pow(tau, domain.n, R) == 1:  # τ in the domain would divide by zero
+        tau = _random_nonzero()
+    lagrange = lagrange_at(domain, tau)[: r1cs.num_constraints]
+    a, b, c = (sparse_transposed_matvec(m, lagrange, r1cs.num_variables)
+               for m in (r1cs.a, r1cs.b, r1cs.c))
+    combined = (beta * a + alpha * b + c) % R
+    gamma_inv, delta_inv = pow(gamma, -1, R), pow(delta, -1, R)
+    z_over_delta = (pow(tau, domain.n, R) - 1) * delta_inv % R
+    ni = r1cs.num_inputs
+
+    ic = fixed_base.mul_g1(combined[:ni] * gamma_inv % R).to_points()
+    g1, g2 = G1Point(), G2Point()
+    alpha_g1, beta_g1, delta_g1 = (g1 * Scalar(k) for k in (alpha, beta, delta))
+    beta_g2, gamma_g2, delta_g2 = (g2 * Scalar(k) for k in (beta, gamma, delta))
+    vk = VerifyingKey(r1cs.circuit_id(), alpha_g1, beta_g2, gamma_g2, delta_g2, ic)
+    return ProvingKey(
+        r1cs=r1cs, vk=vk, beta_g1=beta_g1, delta_g1=delta_g1,
+        a_g1=fixed_base.mul_g1(a), b_g1=fixed_base.mul_g1(b), b_g2=fixed_base.mul_g2(b),
+        l_g1=fixed_base.mul_g1(combined[ni:] * delta_inv % R),
+        h_g1=fixed_base.mul_g1(powers(tau, domain.n - 1) * z_over_delta % R),
+    )
+
+
+# -- prove -------------------------------------------------------------------------------
+@dataclass
+class MsmParts:
+    """The five multi-exponentiations of one proof, before blinding."""
+
+    a_g1: G1Point
+    b_g1: G1Point
+    b_g2: G2Point
+    l_g1: G1Point
+    h_g1: G1Point
+
+
+def default_backend() -> ProverBackend:
+    from snark.cpu_backend import CpuBackend
+
+    return CpuBackend()
+
+
+def stage(key: ProvingKey, witness: np.ndarray, backend: ProverBackend) -> Any:
+    """Memory phase: key resident (once), witness uploaded; returns the witness handle."""
+    backend.prepare(key)
+    return backend.load_witness(key, witness)
+
+
+def compute(key: ProvingKey, witness: Any, backend: ProverBackend) -> MsmParts:
+    """Compute phase: the quotient and all MSMs; frees the handles it used."""
+    abc = backend.evaluate_abc(key, witness)
+    h = backend.quotient(key, abc)
+    backend.release(abc)
+    parts = MsmParts(
+        a_g1=backend.msm_g1(key, "a_g1", witness),
+        b_g1=backend.msm_g1(key, "b_g1", witness),
+        b_g2=backend.msm_g2(key, "b_g2", witness),
+        l_g1=backend.msm_g1(key, "l_g1", witness[key.r1cs.num_inputs:]),
+        h_g1=backend.msm_g1(key, "h_g1", h),
+    )
+    backend.release(witness, h)
+    return parts
+
+
+def finalize(key: ProvingKey, parts: MsmParts, r: int | None = None,
+             s: int | None = None) -> Proof:
+    """Blind with r, s (fresh randomness unless given, e.g. to compare backends)."""
+    r = _random_nonzero() if r is None else r % R
+    s = _random_nonzero() if s is None else s % R
+    sr, ss, srs = Scalar(r), Scalar(s), Scalar(r * s % R)
+    a = key.vk.alpha_g1 + parts.a_g1 + key.delta_g1 * sr
+    b = key.vk.beta_g2 + parts.b_g2 + key.vk.delta_g2 * ss
+    b1 = key.beta_g1 + parts.b_g1 + key.delta_g1 * ss
+    c = parts.l_g1 + parts.h_g1 + a * ss + b1 * sr - key.delta_g1 * srs
+    return Proof(a, b, c)
+
+
+def prove(key: ProvingKey, witness: np.ndarray, backend: ProverBackend | None = None,
+          r: int | None = None, s: int | None = None) -> Proof:
+    backend = backend or default_backend()
+    return finalize(key, compute(key, stage(key, witness, backend), backend), r, s)
+
+
+# -- verify ------------------------------------------------------------------------------
+def verify(vk: VerifyingKey, public_inputs: list[int], proof: Proof) -> bool:
+    """e(A, B) = e(α, β)·e(Σ x_i·IC_i, γ)·e(C, δ), as one multi-pairing check."""
+    if len(public_inputs) != vk.num_public:
+        raise ValueError(f"public inputs: expected {vk.num_public}, got {len(public_inputs)}")
+    for i, x in enumerate(public_inputs):
+        if not 0 <= x < R:
+            raise ValueError(f"public inputs[{i}]: not a canonical field element")
+    acc = vk.ic[0]
+    if public_inputs:
+        acc = acc + G1Point.multiexp_unchecked(vk.ic[1:], scalars_from_ints(public_inputs))
+    return GT.pairing_check(
+        [proof.a, -vk.alpha_g1, -acc, -proof.c],
+        [proof.b, vk.beta_g2, vk.gamma_g2, vk.delta_g2])

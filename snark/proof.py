@@ -1,0 +1,53 @@
+"""The 192-byte Groth16 proof: compressed A (G1, 48) ‖ B (G2, 96) ‖ C (G1, 48).
+
+Encoding is the zcash/bellperson one (big-endian x; flag bits in the top of byte 0:
+0x80 compressed, 0x40 infinity, 0x20 larger y; G2 writes x.c1 then x.c0), which is
+arkworks' compressed serialisation for BLS12-381. Decoding checks that each point is on
+the curve and in the prime-order subgroup.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from snark.curve import G1Point, G2Point
+
+PROOF_BYTES = 192
+_FIELDS = (("a", G1Point, 0, 48), ("b", G2Point, 48, 144), ("c", G1Point, 144, 192))
+
+
+class ProofFormatError(ValueError):
+    """Proof bytes that do not decode; the message names the part and the problem."""
+
+
+@dataclass(frozen=True)
+class Proof:
+    a: G1Point
+    b: G2Point
+    c: G1Point
+
+    def to_bytes(self) -> bytes:
+        return (self.a.to_compressed_bytes() + self.b.to_compressed_bytes()
+                + self.c.to_compressed_bytes())
+
+    @classmethod
+    def from_bytes(cls, data: bytes, *, name: str = "proof") -> "Proof":
+        if len(data) != PROOF_BYTES:
+            raise ProofFormatError(f"{name}: expected {PROOF_BYTES} bytes, got {len(data)}")
+        parts = {}
+        for field, group, start, stop in _FIELDS:
+            try:
+                parts[field] = group.from_compressed_bytes(bytes(data[start:stop]))
+            except ValueError as exc:
+                raise ProofFormatError(f"{name}.{field}: not a valid compressed point ({exc})") \
+                    from None
+        return cls(**parts)
+
+
+def split_proofs(data: bytes, count: int, *, name: str = "proof") -> list[Proof]:
+    """Decode ``count`` concatenated proofs (a job's result, partition order)."""
+    if len(data) != count * PROOF_BYTES:
+        raise ProofFormatError(
+            f"{name}: expected {count} proofs = {count * PROOF_BYTES} bytes, got {len(data)}")
+    return [Proof.from_bytes(data[i * PROOF_BYTES:(i + 1) * PROOF_BYTES], name=f"{name}[{i}]")
+            for i in range(count)]

@@ -1,0 +1,73 @@
+"""CPU NTTs against naive polynomial evaluation on fresh random inputs."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from snark.domain import Domain, batch_inverse, sparse_matvec, sparse_transposed_matvec
+from snark.fields import FR_MODULUS as R
+from snark.fields import limbs_to_ints
+from tests.circuits import random_circuit
+
+
+def _random_vector(n):
+    return np.array([random.randrange(R) for _ in range(n)], dtype=object)
+
+
+def _evaluate(coeffs, x):
+    acc = 0
+    for c in reversed(list(coeffs)):
+        acc = (acc * x + int(c)) % R
+    return acc
+
+
+@pytest.mark.parametrize("log_n", [1, 2, 3, 5, 7])
+def test_ntt_matches_naive_evaluation(log_n):
+    domain = Domain(1 << log_n)
+    coeffs = _random_vector(domain.n)
+    points = [pow(domain.omega, i, R) for i in range(domain.n)]
+    assert list(domain.ntt(coeffs)) == [_evaluate(coeffs, x) for x in points]
+    coset = [domain.shift * x % R for x in points]
+    assert list(domain.coset_ntt(coeffs)) == [_evaluate(coeffs, x) for x in coset]
+
+
+@pytest.mark.parametrize("log_n", [1, 4, 10, 12])
+def test_inverses_round_trip(log_n):
+    domain = Domain(1 << log_n)
+    values = _random_vector(domain.n)
+    assert list(domain.intt(domain.ntt(values))) == list(values)
+    assert list(domain.coset_intt(domain.coset_ntt(values))) == list(values)
+
+
+def test_omega_has_exact_order():
+    domain = Domain(1 << 10)
+    assert pow(domain.omega, domain.n, R) == 1 and pow(domain.omega, domain.n // 2, R) != 1
+
+
+@pytest.mark.parametrize("n", [0, 3, 12, 1 << 33])
+def test_bad_domain_sizes(n):
+    with pytest.raises(ValueError, match="power of two"):
+        Domain(n)
+
+
+def test_batch_inverse():
+    values = _random_vector(50)
+    values[values == 0] = 1
+    assert all(int(v) * int(i) % R == 1 for v, i in zip(values, batch_inverse(values)))
+
+
+def test_sparse_products_match_dense():
+    cs = random_circuit(num_inputs=2, num_constraints=30)
+    r1cs = cs.compile()
+    w = np.array(limbs_to_ints(cs.witness()), dtype=object)
+    for matrix in (r1cs.a, r1cs.b, r1cs.c):
+        dense = np.zeros((matrix.rows, r1cs.num_variables), dtype=object)
+        rows = matrix.row_ids()
+        dense[rows, matrix.indices] = limbs_to_ints(matrix.data)
+        assert list(sparse_matvec(matrix, w)) == list(dense.dot(w) % R)
+        u = _random_vector(matrix.rows)
+        assert list(sparse_transposed_matvec(matrix, u, r1cs.num_variables)) == \
+            list(dense.T.dot(u) % R)

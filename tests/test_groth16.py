@@ -1,0 +1,160 @@
+"""Groth16 on the CPU backend: proofs of random circuits verify; anything altered does not."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from snark import groth16
+from snark.fields import FR_MODULUS as R
+from snark.keys import KeyFileError, ProvingKey
+from snark.params import load_or_setup
+from snark.proof import PROOF_BYTES, Proof, ProofFormatError, split_proofs
+from tests.circuits import random_circuit
+
+
+@pytest.fixture(scope="module")
+def circuit():
+    return random_circuit(num_inputs=3, num_constraints=200)
+
+
+@pytest.fixture(scope="module")
+def key(circuit):
+    return groth16.setup(circuit.compile())
+
+
+def test_random_circuit_is_satisfied(circuit):
+    assert circuit.compile().is_satisfied(circuit.witness())
+
+
+def test_tampered_witness_is_not_satisfied(circuit):
+    witness = circuit.witness().copy()
+    witness[random.randrange(1, len(witness)), 0] ^= 1
+    assert not circuit.compile().is_satisfied(witness)
+
+
+def test_proof_verifies(circuit, key):
+    proof = groth16.prove(key, circuit.witness())
+    assert groth16.verify(key.vk, circuit.public_inputs(), proof)
+
+
+def test_proof_is_randomised(circuit, key):
+    first = groth16.prove(key, circuit.witness()).to_bytes()
+    assert first != groth16.prove(key, circuit.witness()).to_bytes()
+
+
+def test_fixed_blinding_is_deterministic(circuit, key):
+    r, s = random.randrange(R), random.randrange(R)
+    one = groth16.prove(key, circuit.witness(), r=r, s=s).to_bytes()
+    assert one == groth16.prove(key, circuit.witness(), r=r, s=s).to_bytes()
+
+
+def test_wrong_public_input_rejected(circuit, key):
+    proof = groth16.prove(key, circuit.witness())
+    inputs = circuit.public_inputs()
+    i = random.randrange(len(inputs))
+    inputs[i] = (inputs[i] + random.randrange(1, R)) % R
+    assert not groth16.verify(key.vk, inputs, proof)
+
+
+def test_public_input_count_and_range_checked(circuit, key):
+    proof = groth16.prove(key, circuit.witness())
+    with pytest.raises(ValueError, match="expected 3"):
+        groth16.verify(key.vk, circuit.public_inputs()[:2], proof)
+    with pytest.raises(ValueError, match=r"inputs\[1\]"):
+        groth16.verify(key.vk, [1, R, 2], proof)
+
+
+def test_every_flipped_byte_is_rejected(circuit, key):
+    """A flipped byte either fails to decode (off curve / subgroup / flags) or to verify."""
+    good = groth16.prove(key, circuit.witness()).to_bytes()
+    for position in random.sample(range(PROOF_BYTES), 24):
+        bad = bytearray(good)
+        bad[position] ^= 1 << random.randrange(8)
+        try:
+            proof = Proof.from_bytes(bytes(bad))
+        except ProofFormatError:
+            continue
+        assert not groth16.verify(key.vk, circuit.public_inputs(), proof), position
+
+
+def test_proof_from_other_params_rejected(circuit, key):
+    other = groth16.setup(circuit.compile())
+    proof = groth16.prove(other, circuit.witness())
+    assert groth16.verify(other.vk, circuit.public_inputs(), proof)
+    assert not groth16.verify(key.vk, circuit.public_inputs(), proof)
+
+
+def test_proof_for_other_statement_rejected(key):
+    other = random_circuit(num_inputs=3, num_constraints=200)
+    other_key = groth16.setup(other.compile())
+    proof = groth16.prove(other_key, other.witness())
+    assert not groth16.verify(key.vk, other.public_inputs(), proof)
+
+
+def test_proof_round_trip_and_truncation(circuit, key):
+    proof = groth16.prove(key, circuit.witness())
+    data = proof.to_bytes()
+    assert len(data) == PROOF_BYTES and Proof.from_bytes(data) == proof
+    assert split_proofs(data * 3, 3) == [proof] * 3
+    with pytest.raises(ProofFormatError, match="expected 192 bytes, got 191"):
+        Proof.from_bytes(data[:-1])
+    with pytest.raises(ProofFormatError, match="expected 2 proofs"):
+        split_proofs(data * 3, 2)
+
+
+def test_infinity_points_round_trip():
+    from snark.curve import G1Point, G2Point
+
+    proof = Proof(G1Point.identity(), G2Point.identity(), G1Point())
+    assert Proof.from_bytes(proof.to_bytes()) == proof
+    assert proof.to_bytes()[0] == 0xC0  # compressed + infinity flags
+
+
+def test_key_save_load_round_trip(tmp_path, circuit, key):
+    loaded = ProvingKey.load(key.save(tmp_path))
+    assert loaded.vk.to_json() == key.vk.to_json()
+    r, s = random.randrange(R), random.randrange(R)
+    assert (groth16.prove(loaded, circuit.witness(), r=r, s=s).to_bytes()
+            == groth16.prove(key, circuit.witness(), r=r, s=s).to_bytes())
+
+
+def test_vk_json_round_trip_with_infinity(key):
+    from snark.curve import G1Point
+    from snark.keys import VerifyingKey
+
+    data = key.vk.to_json()
+    data["ic"][0] = G1Point.identity().to_compressed_bytes().hex()
+    assert VerifyingKey.from_json(data).to_json() == data
+
+
+def test_vk_json_errors_name_the_field(key):
+    from snark.keys import VerifyingKey
+
+    data = key.vk.to_json()
+    del data["gamma_g2"]
+    with pytest.raises(KeyFileError, match="gamma_g2"):
+        VerifyingKey.from_json(data)
+    data = key.vk.to_json()
+    data["alpha_g1"] = "00" * 48
+    with pytest.raises(KeyFileError, match="invalid point"):
+        VerifyingKey.from_json(data)
+
+
+def test_corrupt_key_file_detected(tmp_path, key):
+    directory = key.save(tmp_path)
+    target = directory / "a_g1.npy"
+    raw = bytearray(target.read_bytes())
+    raw[-1] ^= 0xFF
+    target.write_bytes(bytes(raw))
+    with pytest.raises(KeyFileError, match="a_g1.npy: sha256"):
+        ProvingKey.load(directory)
+
+
+def test_load_or_setup_caches_by_circuit_id(tmp_path, circuit):
+    r1cs = circuit.compile()
+    first = load_or_setup(r1cs, tmp_path)
+    second = load_or_setup(r1cs, tmp_path)
+    assert first.vk.to_json() == second.vk.to_json()
+    assert [p.name for p in tmp_path.iterdir()] == [r1cs.circuit_id()]
