@@ -1,0 +1,100 @@
+"""Poseidon: the reference vector, the derived constants, the fast schedule, the hash API."""
+
+from __future__ import annotations
+
+import secrets
+
+import numpy as np
+import pytest
+
+from snark.fields import FR_MODULUS, fr_to_limbs, limbs_to_ints, random_fr
+from snark.poseidon import hash2, hash2_many, permute, poseidon_x5_255_3
+from snark.poseidon.fast import permute_words
+from snark.poseidon.params import derive_params
+
+REFERENCE_PERM_0_1_2 = [
+    0x28CE19420FC246A05553AD1E8C98F5C9D67166BE2C18E9E4CB4B4E317DD2A78A,
+    0x51F3E312C95343A896CFD8945EA82BA956C1118CE9B9859B6EA56637B4B1DDC4,
+    0x3B2B69139B235626A0BFB56C9527AE66A7BF486AD8C11C14D1DA0C69BBE0F79A,
+]
+
+
+def rand() -> int:
+    return secrets.randbelow(FR_MODULUS)
+
+
+def test_reference_vector():
+    assert permute([0, 1, 2]) == REFERENCE_PERM_0_1_2
+
+
+def test_derived_parameters_have_the_reference_shape():
+    params = poseidon_x5_255_3()
+    assert (params.t, params.alpha, params.full_rounds, params.partial_rounds) == (3, 5, 8, 57)
+    assert len(params.round_constants) == 65
+    assert all(len(row) == 3 and all(0 <= c < FR_MODULUS for c in row)
+               for row in params.round_constants)
+    # A Cauchy matrix: every entry is 1/(x_i + y_j), so entry(i,j)^-1 - entry(i,k)^-1
+    # does not depend on i.
+    inv = [[pow(m, -1, FR_MODULUS) for m in row] for row in params.mds]
+    diffs = {(row[0] - row[1]) % FR_MODULUS for row in inv}
+    assert len(diffs) == 1
+
+
+def test_seed_depends_on_every_parameter():
+    base = poseidon_x5_255_3()
+    other = derive_params(FR_MODULUS, 255, t=3, alpha=5, full_rounds=8, partial_rounds=56)
+    assert other.round_constants[0] != base.round_constants[0]
+
+
+def test_fast_schedule_equals_reference_on_random_states():
+    for _ in range(8):
+        state = [rand(), rand(), rand()]
+        assert permute_words(state) == permute(state)
+
+
+def test_hash2_is_perm_first_element():
+    x, y = rand(), rand()
+    assert hash2(x, y) == permute([0, x, y])[0]
+    assert hash2(x, y) != hash2(y, x)
+
+
+def test_hash2_many_limbs_match_scalar_hash():
+    xs, ys = random_fr(17), random_fr(17)
+    out = hash2_many(xs, ys)
+    assert out.shape == (17, 4) and out.dtype == np.uint64
+    expected = [hash2(x, y) for x, y in zip(limbs_to_ints(xs), limbs_to_ints(ys))]
+    assert limbs_to_ints(out) == expected
+
+
+def test_hash2_many_ints_and_broadcast():
+    key = rand()
+    ys = [rand() for _ in range(5)]
+    out = hash2_many(key, ys)
+    assert out.dtype == object
+    assert list(out) == [hash2(key, y) for y in ys]
+    assert list(hash2_many(np.asarray(ys, dtype=object), 7)) == [hash2(y, 7) for y in ys]
+
+
+@pytest.mark.parametrize("bad", [FR_MODULUS, -1, FR_MODULUS + 5])
+def test_non_canonical_input_is_rejected(bad):
+    with pytest.raises(ValueError, match="reduced Fr element"):
+        hash2(bad, 1)
+    with pytest.raises(ValueError, match=r"ys\[1\]"):
+        hash2_many([1, 2], [3, bad])
+
+
+def test_non_canonical_limbs_are_rejected():
+    xs = random_fr(3)
+    xs[2] = fr_to_limbs([FR_MODULUS])[0]
+    with pytest.raises(ValueError, match=r"xs\[2\] is not a reduced Fr element"):
+        hash2_many(xs, random_fr(3))
+
+
+def test_length_mismatch_is_rejected():
+    with pytest.raises(ValueError, match="differ in length"):
+        hash2_many([1, 2, 3], [1, 2])
+
+
+def test_permute_rejects_wrong_width():
+    with pytest.raises(ValueError, match="3 elements"):
+        permute([1, 2])
