@@ -1,0 +1,374 @@
+// BLS12-381 prime fields for the GPU backend: Fr (scalars), Fq (base field) and Fq2.
+//
+// Values live in Montgomery form on 32-bit limbs (Fr: 8 limbs, R = 2^256; Fq: 12 limbs,
+// R = 2^384), least significant first, so one element has the same bytes as the
+// little-endian uint64 limbs that `snark.fields` uses: `load`/`store` move raw limbs and
+// `to_mont`/`from_mont` convert at the edges.
+//
+// The same text compiles three ways: NVRTC (CuPy RawModule; no standard headers), nvcc
+// (the compile test) and g++ -x c++ (gpu/hostlib, so CI checks the arithmetic without a
+// GPU). Device code uses PTX multiply-add carry chains; the host (and a device build with
+// -DFIELD_PORTABLE, kept to measure the two against each other) uses 64-bit products.
+// Both compute the same fully reduced values.
+#pragma once
+
+#if defined(__CUDACC_RTC__)
+typedef unsigned int uint32_t;
+typedef unsigned long long uint64_t;
+#else
+#include <stdint.h>
+#endif
+
+#if !defined(__CUDACC__)
+#define __host__
+#define __device__
+#define __forceinline__ inline __attribute__((always_inline))
+#endif
+
+#if defined(__CUDA_ARCH__) && !defined(FIELD_PORTABLE)
+#define FIELD_PTX 1
+#endif
+
+#define FIELD_FN __host__ __device__ __forceinline__
+
+// Modulus-specific constants as functions of a compile-time limb index: every loop over
+// limbs is fully unrolled, so each call folds to an immediate on both compilers.
+struct fr_params {
+    static constexpr int N = 8;
+    static constexpr uint32_t INV = 0xffffffffu;  // -r^-1 mod 2^32
+    static FIELD_FN constexpr uint32_t mod(int i) {
+        constexpr uint32_t v[N] = {0x00000001u, 0xffffffffu, 0xfffe5bfeu, 0x53bda402u,
+                                   0x09a1d805u, 0x3339d808u, 0x299d7d48u, 0x73eda753u};
+        return v[i];
+    }
+    static FIELD_FN constexpr uint32_t one(int i) {  // R mod r
+        constexpr uint32_t v[N] = {0xfffffffeu, 0x00000001u, 0x00034802u, 0x5884b7fau,
+                                   0xecbc4ff5u, 0x998c4fefu, 0xacc5056fu, 0x1824b159u};
+        return v[i];
+    }
+    static FIELD_FN constexpr uint32_t rr(int i) {  // R^2 mod r
+        constexpr uint32_t v[N] = {0xf3f29c6du, 0xc999e990u, 0x87925c23u, 0x2b6cedcbu,
+                                   0x7254398fu, 0x05d31496u, 0x9f59ff11u, 0x0748d9d9u};
+        return v[i];
+    }
+    static FIELD_FN constexpr uint32_t mod_minus_2(int i) {  // Fermat inversion exponent
+        constexpr uint32_t v[N] = {0xffffffffu, 0xfffffffeu, 0xfffe5bfeu, 0x53bda402u,
+                                   0x09a1d805u, 0x3339d808u, 0x299d7d48u, 0x73eda753u};
+        return v[i];
+    }
+};
+
+struct fq_params {
+    static constexpr int N = 12;
+    static constexpr uint32_t INV = 0xfffcfffdu;  // -q^-1 mod 2^32
+    static FIELD_FN constexpr uint32_t mod(int i) {
+        constexpr uint32_t v[N] = {0xffffaaabu, 0xb9feffffu, 0xb153ffffu, 0x1eabfffeu,
+                                   0xf6b0f624u, 0x6730d2a0u, 0xf38512bfu, 0x64774b84u,
+                                   0x434bacd7u, 0x4b1ba7b6u, 0x397fe69au, 0x1a0111eau};
+        return v[i];
+    }
+    static FIELD_FN constexpr uint32_t one(int i) {
+        constexpr uint32_t v[N] = {0x0002fffdu, 0x76090000u, 0xc40c0002u, 0xebf4000bu,
+                                   0x53c758bau, 0x5f489857u, 0x70525745u, 0x77ce5853u,
+                                   0xa256ec6du, 0x5c071a97u, 0xfa80e493u, 0x15f65ec3u};
+        return v[i];
+    }
+    static FIELD_FN constexpr uint32_t rr(int i) {
+        constexpr uint32_t v[N] = {0x1c341746u, 0xf4df1f34u, 0x09d104f1u, 0x0a76e6a6u,
+                                   0x4c95b6d5u, 0x8de5476cu, 0x939d83c0u, 0x67eb88a9u,
+                                   0xb519952du, 0x9a793e85u, 0x92cae3aau, 0x11988fe5u};
+        return v[i];
+    }
+    static FIELD_FN constexpr uint32_t mod_minus_2(int i) {
+        constexpr uint32_t v[N] = {0xffffaaa9u, 0xb9feffffu, 0xb153ffffu, 0x1eabfffeu,
+                                   0xf6b0f624u, 0x6730d2a0u, 0xf38512bfu, 0x64774b84u,
+                                   0x434bacd7u, 0x4b1ba7b6u, 0x397fe69au, 0x1a0111eau};
+        return v[i];
+    }
+};
+
+// Both moduli leave spare top bits (r < 2^255, q < 2^381), so a + b < 2p never overflows
+// the limbs and the Montgomery product before its final subtraction stays below 2p.
+template <class P>
+struct mont_t {
+    static constexpr int N = P::N;
+    uint32_t v[N];
+
+    static FIELD_FN mont_t zero() {
+        mont_t r;
+#pragma unroll
+        for (int i = 0; i < N; i++) r.v[i] = 0;
+        return r;
+    }
+    static FIELD_FN mont_t one() {
+        mont_t r;
+#pragma unroll
+        for (int i = 0; i < N; i++) r.v[i] = P::one(i);
+        return r;
+    }
+    static FIELD_FN mont_t modulus() {
+        mont_t r;
+#pragma unroll
+        for (int i = 0; i < N; i++) r.v[i] = P::mod(i);
+        return r;
+    }
+
+    static FIELD_FN mont_t load(const uint64_t* p) {
+        mont_t r;
+#pragma unroll
+        for (int i = 0; i < N / 2; i++) {
+            uint64_t w = p[i];
+            r.v[2 * i] = (uint32_t)w;
+            r.v[2 * i + 1] = (uint32_t)(w >> 32);
+        }
+        return r;
+    }
+    FIELD_FN void store(uint64_t* p) const {
+#pragma unroll
+        for (int i = 0; i < N / 2; i++) p[i] = ((uint64_t)v[2 * i + 1] << 32) | v[2 * i];
+    }
+
+    FIELD_FN bool is_zero() const {
+        uint32_t acc = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) acc |= v[i];
+        return acc == 0;
+    }
+    FIELD_FN bool operator==(const mont_t& b) const {
+        uint32_t acc = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) acc |= v[i] ^ b.v[i];
+        return acc == 0;
+    }
+    FIELD_FN bool operator!=(const mont_t& b) const { return !(*this == b); }
+
+    // t - p if t >= p (t < 2p), branch-free.
+    static FIELD_FN mont_t reduce_once(const mont_t& t) {
+        mont_t d;
+        uint32_t borrow = sub_limbs(d, t, modulus());
+        mont_t r;
+        uint32_t keep = 0u - borrow;  // all ones: t < p, keep t
+#pragma unroll
+        for (int i = 0; i < N; i++) r.v[i] = (t.v[i] & keep) | (d.v[i] & ~keep);
+        return r;
+    }
+
+    // r = a - b over the limbs; returns the final borrow (0 or 1).
+    static FIELD_FN uint32_t sub_limbs(mont_t& r, const mont_t& a, const mont_t& b) {
+#ifdef FIELD_PTX
+        uint32_t borrow;
+        asm volatile("sub.cc.u32 %0, %1, %2;" : "=r"(r.v[0]) : "r"(a.v[0]), "r"(b.v[0]));
+#pragma unroll
+        for (int i = 1; i < N; i++)
+            asm volatile("subc.cc.u32 %0, %1, %2;" : "=r"(r.v[i]) : "r"(a.v[i]), "r"(b.v[i]));
+        asm volatile("subc.u32 %0, 0, 0;" : "=r"(borrow));
+        return borrow & 1;
+#else
+        uint64_t borrow = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+            uint64_t d = (uint64_t)a.v[i] - b.v[i] - borrow;
+            r.v[i] = (uint32_t)d;
+            borrow = (d >> 32) & 1;
+        }
+        return (uint32_t)borrow;
+#endif
+    }
+
+    static FIELD_FN void add_limbs(mont_t& r, const mont_t& a, const mont_t& b) {
+#ifdef FIELD_PTX
+        asm volatile("add.cc.u32 %0, %1, %2;" : "=r"(r.v[0]) : "r"(a.v[0]), "r"(b.v[0]));
+#pragma unroll
+        for (int i = 1; i < N; i++)
+            asm volatile("addc.cc.u32 %0, %1, %2;" : "=r"(r.v[i]) : "r"(a.v[i]), "r"(b.v[i]));
+#else
+        uint64_t carry = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+            uint64_t s = (uint64_t)a.v[i] + b.v[i] + carry;
+            r.v[i] = (uint32_t)s;
+            carry = s >> 32;
+        }
+#endif
+    }
+
+    FIELD_FN mont_t operator+(const mont_t& b) const {
+        mont_t t;
+        add_limbs(t, *this, b);
+        return reduce_once(t);
+    }
+    FIELD_FN mont_t operator-(const mont_t& b) const {
+        mont_t t, u;
+        uint32_t borrow = sub_limbs(t, *this, b);
+        mont_t m = modulus();
+        uint32_t mask = 0u - borrow;
+#pragma unroll
+        for (int i = 0; i < N; i++) m.v[i] &= mask;
+        add_limbs(u, t, m);
+        return u;
+    }
+    FIELD_FN mont_t operator-() const { return zero() - *this; }
+    FIELD_FN mont_t dbl() const { return *this + *this; }
+    FIELD_FN mont_t& operator+=(const mont_t& b) { return *this = *this + b; }
+    FIELD_FN mont_t& operator-=(const mont_t& b) { return *this = *this - b; }
+    FIELD_FN mont_t& operator*=(const mont_t& b) { return *this = *this * b; }
+
+    // Montgomery product a·b·R^-1 (CIOS: one row of a·b_i, then one of m·p, per limb i).
+    FIELD_FN mont_t operator*(const mont_t& b) const {
+        uint32_t t[N + 2];
+#pragma unroll
+        for (int i = 0; i < N + 2; i++) t[i] = 0;
+#ifdef FIELD_PTX
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+            uint32_t bi = b.v[i];
+            // t += a * b_i: the low halves in one carry chain, the high halves one limb up.
+            asm volatile("mad.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[0]) : "r"(v[0]), "r"(bi));
+#pragma unroll
+            for (int j = 1; j < N; j++)
+                asm volatile("madc.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[j]) : "r"(v[j]), "r"(bi));
+            asm volatile("addc.cc.u32 %0, %0, 0;" : "+r"(t[N]));
+            asm volatile("addc.u32 %0, %0, 0;" : "+r"(t[N + 1]));
+            asm volatile("mad.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[1]) : "r"(v[0]), "r"(bi));
+#pragma unroll
+            for (int j = 1; j < N; j++)
+                asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[j + 1]) : "r"(v[j]), "r"(bi));
+            asm volatile("addc.u32 %0, %0, 0;" : "+r"(t[N + 1]));
+            // t += m * p, which zeroes t[0]; then shift down one limb.
+            uint32_t m = t[0] * P::INV;
+            asm volatile("mad.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[0]) : "r"(P::mod(0)), "r"(m));
+#pragma unroll
+            for (int j = 1; j < N; j++)
+                asm volatile("madc.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[j]) : "r"(P::mod(j)), "r"(m));
+            asm volatile("addc.cc.u32 %0, %0, 0;" : "+r"(t[N]));
+            asm volatile("addc.u32 %0, %0, 0;" : "+r"(t[N + 1]));
+            asm volatile("mad.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[1]) : "r"(P::mod(0)), "r"(m));
+#pragma unroll
+            for (int j = 1; j < N; j++)
+                asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[j + 1]) : "r"(P::mod(j)), "r"(m));
+            asm volatile("addc.u32 %0, %0, 0;" : "+r"(t[N + 1]));
+#pragma unroll
+            for (int j = 0; j <= N; j++) t[j] = t[j + 1];
+            t[N + 1] = 0;
+        }
+#else
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+            uint64_t c = 0;
+#pragma unroll
+            for (int j = 0; j < N; j++) {
+                c += (uint64_t)v[j] * b.v[i] + t[j];
+                t[j] = (uint32_t)c;
+                c >>= 32;
+            }
+            c += t[N];
+            t[N] = (uint32_t)c;
+            t[N + 1] = (uint32_t)(c >> 32);
+            uint32_t m = t[0] * P::INV;
+            c = ((uint64_t)m * P::mod(0) + t[0]) >> 32;
+#pragma unroll
+            for (int j = 1; j < N; j++) {
+                c += (uint64_t)m * P::mod(j) + t[j];
+                t[j - 1] = (uint32_t)c;
+                c >>= 32;
+            }
+            c += t[N];
+            t[N - 1] = (uint32_t)c;
+            t[N] = t[N + 1] + (uint32_t)(c >> 32);
+        }
+#endif
+        mont_t r;
+#pragma unroll
+        for (int i = 0; i < N; i++) r.v[i] = t[i];
+        return reduce_once(r);
+    }
+
+    FIELD_FN mont_t sqr() const { return *this * *this; }
+
+    FIELD_FN mont_t to_mont() const {
+        mont_t rr;
+#pragma unroll
+        for (int i = 0; i < N; i++) rr.v[i] = P::rr(i);
+        return *this * rr;
+    }
+    FIELD_FN mont_t from_mont() const {
+        mont_t one_std = zero();
+        one_std.v[0] = 1;
+        return *this * one_std;
+    }
+
+    // a^(p-2) (Fermat); zero maps to zero. Square-and-multiply from the top bit.
+    FIELD_FN mont_t inverse() const {
+        mont_t r = one();
+#pragma unroll 1
+        for (int i = N - 1; i >= 0; i--) {
+            uint32_t e = exponent_limb(i);
+#pragma unroll 1
+            for (int bit = 31; bit >= 0; bit--) {
+                r = r.sqr();
+                if ((e >> bit) & 1) r = r * *this;
+            }
+        }
+        return r;
+    }
+
+  private:
+    // Exponent limbs by a run-time index without a local-memory array.
+    static FIELD_FN uint32_t exponent_limb(int i) {
+        uint32_t e = 0;
+#pragma unroll
+        for (int k = 0; k < N; k++) e = (k == i) ? P::mod_minus_2(k) : e;
+        return e;
+    }
+};
+
+typedef mont_t<fr_params> fr_t;
+typedef mont_t<fq_params> fq_t;
+
+// Fq2 = Fq[u] / (u^2 + 1).
+struct fq2_t {
+    fq_t c0, c1;
+
+    static FIELD_FN fq2_t make(const fq_t& a, const fq_t& b) {
+        fq2_t r;
+        r.c0 = a;
+        r.c1 = b;
+        return r;
+    }
+    static FIELD_FN fq2_t zero() { return make(fq_t::zero(), fq_t::zero()); }
+    static FIELD_FN fq2_t one() { return make(fq_t::one(), fq_t::zero()); }
+    // Raw limbs c0 then c1, 12 uint64 in all (the layout of `snark.curve` G2 arrays).
+    static FIELD_FN fq2_t load(const uint64_t* p) { return make(fq_t::load(p), fq_t::load(p + 6)); }
+    FIELD_FN void store(uint64_t* p) const {
+        c0.store(p);
+        c1.store(p + 6);
+    }
+    FIELD_FN bool is_zero() const { return c0.is_zero() && c1.is_zero(); }
+    FIELD_FN bool operator==(const fq2_t& b) const { return c0 == b.c0 && c1 == b.c1; }
+    FIELD_FN bool operator!=(const fq2_t& b) const { return !(*this == b); }
+    FIELD_FN fq2_t operator+(const fq2_t& b) const { return make(c0 + b.c0, c1 + b.c1); }
+    FIELD_FN fq2_t operator-(const fq2_t& b) const { return make(c0 - b.c0, c1 - b.c1); }
+    FIELD_FN fq2_t operator-() const { return make(-c0, -c1); }
+    FIELD_FN fq2_t dbl() const { return make(c0.dbl(), c1.dbl()); }
+    FIELD_FN fq2_t& operator+=(const fq2_t& b) { return *this = *this + b; }
+    FIELD_FN fq2_t& operator-=(const fq2_t& b) { return *this = *this - b; }
+    FIELD_FN fq2_t& operator*=(const fq2_t& b) { return *this = *this * b; }
+    // Karatsuba: three Fq products.
+    FIELD_FN fq2_t operator*(const fq2_t& b) const {
+        fq_t t0 = c0 * b.c0, t1 = c1 * b.c1;
+        fq_t t2 = (c0 + c1) * (b.c0 + b.c1);
+        return make(t0 - t1, t2 - t0 - t1);
+    }
+    // (a0 + a1 u)^2 = (a0 + a1)(a0 - a1) + 2 a0 a1 u: two Fq products.
+    FIELD_FN fq2_t sqr() const {
+        fq_t t = c0 * c1;
+        return make((c0 + c1) * (c0 - c1), t.dbl());
+    }
+    FIELD_FN fq2_t to_mont() const { return make(c0.to_mont(), c1.to_mont()); }
+    FIELD_FN fq2_t from_mont() const { return make(c0.from_mont(), c1.from_mont()); }
+    // 1 / (a0 + a1 u) = (a0 - a1 u) / (a0^2 + a1^2).
+    FIELD_FN fq2_t inverse() const {
+        fq_t n = (c0.sqr() + c1.sqr()).inverse();
+        return make(c0 * n, -(c1 * n));
+    }
+};
