@@ -1,0 +1,209 @@
+"""C1: the input of a ``porep`` job, as strict pydantic models (DESIGN.md §5).
+
+A C1 is what the sealer hands to the prover: the public commitments of one sealed sector
+and, per partition and challenge, the vanilla proof (leaves and Merkle siblings) that the
+circuit turns into a SNARK. JSON layout (``proofq-porep-c1/1``)::
+
+    {"format": "proofq-porep-c1/1",
+     "sector_size": 2048,            # bytes, a power of two >= 2048; nodes = sector_size / 32
+     "partitions": P, "challenges": K,
+     "comm_d": F, "comm_r": F, "replica_id": F, "seed": F, "ticket": F,
+     "vanilla_proofs": [             # P entries, in partition order
+        {"challenges": [             # K entries, in challenge order
+           {"index": i,              # leaf index, 0 <= i < nodes
+            "data_leaf": F, "replica_leaf": F,
+            "d_path": [F, ...],      # log2(nodes) siblings, leaf level first
+            "r_path": [F, ...]}]}]}
+
+Every ``F`` is an Fr element written ``0x`` + 64 hex digits, big-endian, and canonical
+(< r). Parsing only checks shape and types; ``snark.porep.vanilla`` checks the values.
+The raw JSON is refused above ``Settings.max_c1_bytes`` (``PROOFQ_MAX_C1_BYTES``) before
+it is parsed, so an oversized job cannot exhaust a worker's memory.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer,
+                      ValidationError, model_validator)
+
+from config.settings import get_settings
+from snark.fields import FR_MODULUS
+
+C1_FORMAT = "proofq-porep-c1/1"
+NODE_BYTES = 32
+MIN_SECTOR_SIZE = 2048
+
+_HEX = re.compile(r"0x[0-9a-fA-F]{64}")
+_UNITS = {"": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
+
+
+class C1Error(ValueError):
+    """A C1 is malformed or its vanilla proofs are wrong; one line naming the field."""
+
+
+def fr_hex(value: int) -> str:
+    return f"0x{value:064x}"
+
+
+def _parse_fr(value: Any) -> int:
+    if not isinstance(value, str):
+        raise ValueError(f"expected a 0x-prefixed hex string of 64 digits, got {type(value).__name__}")
+    if not _HEX.fullmatch(value):
+        raise ValueError(f"malformed hex {_clip(value)!r}: expected 0x and 64 hex digits")
+    number = int(value, 16)
+    if number >= FR_MODULUS:
+        raise ValueError("non-canonical field element: value is not below the modulus r")
+    return number
+
+
+#: An Fr element: parsed from canonical hex, held as an int, written back as hex.
+Fr = Annotated[int, BeforeValidator(_parse_fr), PlainSerializer(fr_hex, return_type=str)]
+Count = Annotated[int, Field(strict=True, ge=1)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+
+class ChallengeProof(_Strict):
+    index: Annotated[int, Field(strict=True, ge=0)]
+    data_leaf: Fr
+    replica_leaf: Fr
+    d_path: list[Fr]
+    r_path: list[Fr]
+
+
+class PartitionProof(_Strict):
+    challenges: list[ChallengeProof]
+
+
+class C1(_Strict):
+    format: Literal["proofq-porep-c1/1"] = C1_FORMAT
+    sector_size: Annotated[int, Field(strict=True)]
+    partitions: Count
+    challenges: Count
+    comm_d: Fr
+    comm_r: Fr
+    replica_id: Fr
+    seed: Fr
+    ticket: Fr
+    vanilla_proofs: list[PartitionProof]
+
+    @property
+    def nodes(self) -> int:
+        return self.sector_size // NODE_BYTES
+
+    @property
+    def depth(self) -> int:
+        """Merkle tree height = siblings per path = index bits."""
+        return self.nodes.bit_length() - 1
+
+    @property
+    def circuit_name(self) -> str:
+        return circuit_name(self.sector_size, self.challenges)
+
+    def to_json(self) -> str:
+        return self.model_dump_json()
+
+    @model_validator(mode="after")
+    def _check_shape(self) -> "C1":
+        """Counts and lengths that depend on other fields (values are vanilla.py's job)."""
+        check_sector_size(self.sector_size)
+        if len(self.vanilla_proofs) != self.partitions:
+            raise C1Error(f"vanilla_proofs: expected {self.partitions} partitions "
+                          f"(the partitions field), got {len(self.vanilla_proofs)}")
+        for p, part in enumerate(self.vanilla_proofs):
+            where = f"vanilla_proofs[{p}].challenges"
+            if len(part.challenges) != self.challenges:
+                raise C1Error(f"{where}: expected {self.challenges} challenges "
+                              f"(the challenges field), got {len(part.challenges)}")
+            for j, ch in enumerate(part.challenges):
+                if ch.index >= self.nodes:
+                    raise C1Error(f"{where}[{j}].index: {ch.index} is out of range "
+                                  f"for a sector of {self.nodes} nodes")
+                for name in ("d_path", "r_path"):
+                    got = len(getattr(ch, name))
+                    if got != self.depth:
+                        raise C1Error(f"{where}[{j}].{name}: expected {self.depth} siblings, "
+                                      f"got {got}")
+        return self
+
+
+def check_sector_size(sector_size: int) -> None:
+    if sector_size < MIN_SECTOR_SIZE or sector_size & (sector_size - 1):
+        raise C1Error(f"sector_size: {sector_size} is not a power of two >= {MIN_SECTOR_SIZE}")
+
+
+def parse_c1(raw: bytes | str | dict) -> C1:
+    """Validate a C1 from JSON text or a decoded dict; raise ``C1Error`` naming the field."""
+    try:
+        if isinstance(raw, dict):
+            return C1.model_validate(raw)
+        size = len(raw.encode() if isinstance(raw, str) else raw)
+        limit = get_settings().max_c1_bytes
+        if size > limit:
+            raise C1Error(f"c1: {size} bytes exceeds max_c1_bytes ({limit}, PROOFQ_MAX_C1_BYTES)")
+        return C1.model_validate_json(raw)
+    except ValidationError as exc:
+        raise C1Error(_describe(exc)) from None
+
+
+def _describe(exc: ValidationError) -> str:
+    """The first problem as ``field.path[i]: message`` (+ how many more there are)."""
+    errors = exc.errors(include_url=False)
+    first = errors[0]
+    more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
+    cause = (first.get("ctx") or {}).get("error")
+    if isinstance(cause, C1Error):
+        return f"{cause}{more}"
+    where = _field_path(first["loc"]) or "c1"
+    kind = first["type"]
+    if kind == "missing":
+        message = "required field is missing"
+    elif kind == "extra_forbidden":
+        message = "unknown field"
+    elif kind == "json_invalid":
+        message = f"not valid JSON ({first['ctx'].get('error', first['msg'])})"
+    elif kind == "value_error":
+        message = str(cause) if cause is not None else first["msg"]
+    elif kind.endswith("_type"):
+        message = f"{first['msg'].lower()}, got {type(first['input']).__name__}"
+    else:
+        message = first["msg"]
+    return f"{where}: {message}{more}"
+
+
+def _field_path(loc: tuple) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _clip(text: str, width: int = 24) -> str:
+    return text if len(text) <= width else text[:width] + "…"
+
+
+# -- sizes ------------------------------------------------------------------------------
+
+def parse_size(text: str) -> int:
+    """``"2KiB"`` / ``"512MiB"`` / ``"2048"`` → bytes."""
+    match = re.fullmatch(r"\s*(\d+)\s*(B|KiB|MiB|GiB)?\s*", text)
+    if not match:
+        raise C1Error(f"sector_size: cannot read {text!r} (examples: 2KiB, 4MiB, 2048)")
+    return int(match.group(1)) * _UNITS[match.group(2) or ""]
+
+
+def size_name(size: int) -> str:
+    for unit in ("GiB", "MiB", "KiB"):
+        if size % _UNITS[unit] == 0:
+            return f"{size // _UNITS[unit]}{unit}"
+    return f"{size}B"
+
+
+def circuit_name(sector_size: int, challenges: int) -> str:
+    """Human name of a porep circuit, e.g. ``porep-2KiB-k2`` (the circuit id is the hash)."""
+    return f"porep-{size_name(sector_size)}-k{challenges}"
