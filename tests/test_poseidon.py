@@ -10,7 +10,9 @@ import pytest
 from snark.fields import FR_MODULUS, fr_to_limbs, limbs_to_ints, random_fr
 from snark.poseidon import hash2, hash2_many, permute, poseidon_x5_255_3
 from snark.poseidon.fast import permute_words
+from snark.poseidon.gadget import hash_template, poseidon_hash2_gadget
 from snark.poseidon.params import derive_params
+from snark.r1cs import ONE, ConstraintSystem
 
 REFERENCE_PERM_0_1_2 = [
     0x28CE19420FC246A05553AD1E8C98F5C9D67166BE2C18E9E4CB4B4E317DD2A78A,
@@ -98,3 +100,45 @@ def test_length_mismatch_is_rejected():
 def test_permute_rejects_wrong_width():
     with pytest.raises(ValueError, match="3 elements"):
         permute([1, 2])
+
+
+# -- the R1CS gadget ----------------------------------------------------------------------
+
+def test_gadget_equals_native_hash_and_costs_240_constraints():
+    cs = ConstraintSystem(check=True)
+    x, y = rand(), rand()
+    a, b = cs.alloc(x), cs.alloc_input(y)
+    out = poseidon_hash2_gadget(cs, a, b)
+    assert cs.eval(out) == hash2(x, y)
+    assert len(cs.constraints) == hash_template().num_constraints == 240
+
+
+def test_gadget_accepts_linear_combinations():
+    cs = ConstraintSystem(check=True)
+    u, v = rand(), rand()
+    a, b = cs.alloc(u), cs.alloc(v)
+    x_lc = {a: 1, b: 3}
+    y_lc = {b: 1, ONE: 5}
+    out = poseidon_hash2_gadget(cs, x_lc, y_lc)
+    assert cs.eval(out) == hash2((u + 3 * v) % FR_MODULUS, (v + 5) % FR_MODULUS)
+
+
+def test_gadget_r1cs_is_satisfied_and_a_tampered_witness_is_not():
+    cs = ConstraintSystem()
+    x, y = rand(), rand()
+    out = poseidon_hash2_gadget(cs, cs.alloc(x), cs.alloc(y))
+    digest = cs.alloc_input(cs.eval(out))
+    cs.enforce(out, ONE, digest, "digest")
+    r1cs = cs.compile()
+    witness = cs.witness()
+    assert r1cs.is_satisfied(witness)
+
+    tampered = witness.copy()
+    row = cs.num_inputs + secrets.randbelow(cs.num_aux)
+    value = limbs_to_ints(tampered[row:row + 1])[0]
+    tampered[row] = fr_to_limbs([(value + 1) % FR_MODULUS])[0]
+    assert not r1cs.is_satisfied(tampered)
+
+    wrong_digest = witness.copy()
+    wrong_digest[digest] = fr_to_limbs([(cs.eval(out) + 1) % FR_MODULUS])[0]
+    assert not r1cs.is_satisfied(wrong_digest)
