@@ -1,0 +1,91 @@
+"""Prove and verify porep C1s: one Groth16 proof per partition, 192·P bytes in order.
+
+A key is tied to a circuit shape (sector size, K), named by the compiled R1CS's circuit id.
+Using params made for another shape is reported as such (``KeyFileError``) rather than as
+a proof that does not verify. Verification also recomputes what the public inputs must be
+(replica_id from the ticket, the indices from the seed), so a proof of a statement about
+self-chosen challenges is refused.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from snark import groth16
+from snark.backend import ProverBackend
+from snark.keys import KeyFileError, ProvingKey, VerifyingKey
+from snark.params import load_or_setup
+from snark.porep.c1 import C1
+from snark.porep.circuit import circuit_r1cs, public_inputs, synthesize
+from snark.porep.vanilla import check_public_inputs
+from snark.proof import Proof, split_proofs
+
+
+def circuit_id_for(c1: C1) -> str:
+    return circuit_r1cs(c1.sector_size, c1.challenges).circuit_id()
+
+
+def load_or_setup_key(c1: C1, params_dir: Path) -> ProvingKey:
+    """The proving key of the C1's circuit, from ``params_dir`` or made there (slow)."""
+    return load_or_setup(circuit_r1cs(c1.sector_size, c1.challenges), Path(params_dir))
+
+
+def load_verifying_key(c1: C1, params_dir: Path) -> VerifyingKey:
+    """Just the verifying key (vk.json) of the C1's circuit from ``params_dir``."""
+    path = Path(params_dir) / circuit_id_for(c1) / "vk.json"
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise KeyFileError(f"{path.parent}: no params for {c1.circuit_name} here "
+                           f"(run setup for this C1 first)") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise KeyFileError(f"{path}: not valid JSON ({exc.msg})") from None
+    return VerifyingKey.from_json(data, str(path))
+
+
+def check_params(c1: C1, vk: VerifyingKey) -> None:
+    """Refuse params made for another circuit shape, naming both."""
+    expected = circuit_id_for(c1)
+    if vk.circuit_id != expected:
+        raise KeyFileError(f"params {vk.circuit_id}: made for another circuit; "
+                           f"{c1.circuit_name} needs circuit {expected}")
+
+
+def prove_partition(c1: C1, partition: int, key: ProvingKey,
+                    backend: ProverBackend | None = None) -> bytes:
+    """The 192-byte proof of one partition."""
+    check_params(c1, key.vk)
+    witness = synthesize(c1, partition).witness()
+    return groth16.prove(key, witness, backend).to_bytes()
+
+
+def prove_c1(c1: C1, key: ProvingKey, backend: ProverBackend | None = None,
+             progress: Callable[[int], None] | None = None) -> bytes:
+    """All partitions' proofs concatenated; ``progress(done)`` after each partition."""
+    proofs = []
+    for partition in range(c1.partitions):
+        proofs.append(prove_partition(c1, partition, key, backend))
+        if progress is not None:
+            progress(partition + 1)
+    return b"".join(proofs)
+
+
+def verify_partition(c1: C1, partition: int, vk: VerifyingKey, proof: bytes) -> bool:
+    """Check one partition's proof (``ProofFormatError``/``C1Error`` for malformed input)."""
+    check_params(c1, vk)
+    check_public_inputs(c1)
+    decoded = Proof.from_bytes(proof, name=f"proof[{partition}]")
+    return groth16.verify(vk, public_inputs(c1, partition), decoded)
+
+
+def verify_c1(c1: C1, vk: VerifyingKey, proof: bytes) -> bool:
+    """Check a whole C1's proofs: ``False`` if any partition's proof is wrong."""
+    check_params(c1, vk)
+    check_public_inputs(c1)
+    proofs = split_proofs(proof, c1.partitions)
+    return all(groth16.verify(vk, public_inputs(c1, p), decoded)
+               for p, decoded in enumerate(proofs))

@@ -1,0 +1,111 @@
+"""C1 parsing: shape and type errors name the field in one line (no proofs, fast)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from config.settings import get_settings
+from snark.fields import FR_MODULUS, limbs_to_ints, random_fr
+from snark.porep.c1 import C1Error, circuit_name, fr_hex, parse_c1, parse_size, size_name
+
+
+def random_c1_dict(sector_size=2048, partitions=2, challenges=3, rng=None) -> dict:
+    """A C1 of the right shape filled with random field elements (values unchecked here)."""
+    rng = rng or np.random.default_rng()
+    depth = (sector_size // 32).bit_length() - 1
+    values = iter(limbs_to_ints(random_fr(5 + partitions * challenges * (2 + 2 * depth), rng)))
+    hx = lambda: fr_hex(next(values))  # noqa: E731
+    doc = {"sector_size": sector_size, "partitions": partitions, "challenges": challenges}
+    doc |= {name: hx() for name in ("comm_d", "comm_r", "replica_id", "seed", "ticket")}
+    doc["vanilla_proofs"] = [{"challenges": [
+        {"index": int(rng.integers(sector_size // 32)), "data_leaf": hx(), "replica_leaf": hx(),
+         "d_path": [hx() for _ in range(depth)], "r_path": [hx() for _ in range(depth)]}
+        for _ in range(challenges)]} for _ in range(partitions)]
+    return doc
+
+
+def test_round_trip_through_json():
+    doc = random_c1_dict()
+    c1 = parse_c1(json.dumps(doc))
+    assert c1.nodes == 64 and c1.depth == 6
+    assert json.loads(c1.to_json()) == doc | {"format": "proofq-porep-c1/1"}
+    assert parse_c1(c1.to_json().encode()) == c1 == parse_c1(doc)
+
+
+def _first_challenge(doc):
+    return doc["vanilla_proofs"][0]["challenges"][0]
+
+
+BAD = {
+    "missing field": (lambda d: d.pop("seed"), "seed: required field is missing"),
+    "missing nested field": (lambda d: _first_challenge(d).pop("r_path"),
+                             "vanilla_proofs[0].challenges[0].r_path: required field"),
+    "unknown field": (lambda d: d.update(extra=1), "extra: unknown field"),
+    "wrong type int as str": (lambda d: d.update(sector_size="2048"), "sector_size: input should"),
+    "wrong type hex as int": (lambda d: d.update(comm_r=5), "comm_r: expected a 0x-prefixed"),
+    "bool is not an int": (lambda d: _first_challenge(d).update(index=True),
+                           "vanilla_proofs[0].challenges[0].index"),
+    "malformed hex": (lambda d: d.update(comm_d="0x12ab"), "comm_d: malformed hex"),
+    "hex without 0x": (lambda d: d.update(ticket="ab" * 32), "ticket: malformed hex"),
+    "hex with junk": (lambda d: d.update(seed="0x" + "g" * 64), "seed: malformed hex"),
+    "non-canonical hex": (lambda d: d.update(replica_id=fr_hex(FR_MODULUS)),
+                          "replica_id: non-canonical"),
+    "non-canonical sibling": (lambda d: _first_challenge(d)["d_path"].__setitem__(2, "0x" + "f" * 64),
+                              "vanilla_proofs[0].challenges[0].d_path[2]: non-canonical"),
+    "short path": (lambda d: _first_challenge(d)["d_path"].pop(),
+                   "vanilla_proofs[0].challenges[0].d_path: expected 6 siblings, got 5"),
+    "long path": (lambda d: _first_challenge(d)["r_path"].append(_first_challenge(d)["r_path"][0]),
+                  "vanilla_proofs[0].challenges[0].r_path: expected 6 siblings, got 7"),
+    "index out of range": (lambda d: _first_challenge(d).update(index=64),
+                           "vanilla_proofs[0].challenges[0].index: 64 is out of range"),
+    "negative index": (lambda d: _first_challenge(d).update(index=-1),
+                       "vanilla_proofs[0].challenges[0].index"),
+    "partition count": (lambda d: d.update(partitions=3), "vanilla_proofs: expected 3 partitions"),
+    "challenge count": (lambda d: d["vanilla_proofs"][1]["challenges"].pop(),
+                        "vanilla_proofs[1].challenges: expected 3 challenges"),
+    "sector size not a power of two": (lambda d: d.update(sector_size=3072),
+                                       "sector_size: 3072 is not a power of two"),
+    "sector size too small": (lambda d: d.update(sector_size=1024), "sector_size: 1024"),
+    "zero partitions": (lambda d: d.update(partitions=0), "partitions:"),
+    "wrong format": (lambda d: d.update(format="other/1"), "format:"),
+}
+
+
+@pytest.mark.parametrize("mutate, expected", BAD.values(), ids=BAD.keys())
+def test_bad_input_names_the_field(mutate, expected):
+    doc = random_c1_dict()
+    mutate(doc)
+    for raw in (doc, json.dumps(doc)):
+        with pytest.raises(C1Error) as err:
+            parse_c1(raw)
+        message = str(err.value)
+        assert message.startswith(expected), message
+        assert "\n" not in message
+
+
+def test_invalid_json_and_size_limit(monkeypatch):
+    with pytest.raises(C1Error, match=r"^c1: not valid JSON"):
+        parse_c1('{"sector_size": ')
+    with pytest.raises(C1Error, match=r"^c1: input should be an object, got list"):
+        parse_c1("[1, 2]")
+    raw = json.dumps(random_c1_dict())
+    monkeypatch.setenv("PROOFQ_MAX_C1_BYTES", str(len(raw) - 1))
+    get_settings.cache_clear()
+    try:
+        with pytest.raises(C1Error, match=r"exceeds max_c1_bytes"):
+            parse_c1(raw)
+    finally:
+        monkeypatch.delenv("PROOFQ_MAX_C1_BYTES")
+        get_settings.cache_clear()
+
+
+def test_sizes_and_names():
+    assert parse_size("2KiB") == 2048 and parse_size("32GiB") == 32 << 30
+    assert parse_size("4096") == 4096 and size_name(8 << 20) == "8MiB"
+    assert circuit_name(2048, 7) == "porep-2KiB-k7"
+    with pytest.raises(C1Error, match="sector_size: cannot read"):
+        parse_size("2 KB")
+
