@@ -51,6 +51,9 @@ class Settings(BaseSettings):
     task_max_retries: int = Field(3, ge=0)
     retry_backoff_s: float = Field(2.0, gt=0)
     events_maxlen: int = Field(100_000, gt=0, description="cap of the proofq:events stream")
+    results_maxlen: int = Field(10_000, gt=0, description="cap of the proofq:results stream")
+    job_ttl_s: int = Field(7 * 24 * 3600, gt=0,
+                           description="how long a finished job's state and result are kept")
 
     # GPU worker runtime.
     workers_per_gpu: int = Field(2, ge=1)
@@ -60,6 +63,9 @@ class Settings(BaseSettings):
                                           description="None = read once at worker start")
     vram_headroom_bytes: int = Field(2 * 1024**3, ge=0)
     prestage: bool = Field(True, description="upload inputs in the memory phase when they fit")
+    metrics_port: int | None = Field(None, ge=1, le=65535,
+                                     description="Prometheus /metrics port (first free at or "
+                                                 "above it, one per worker process); None = off")
 
     @model_validator(mode="after")
     def _heartbeat_within_lease(self) -> "Settings":

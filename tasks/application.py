@@ -1,0 +1,82 @@
+"""The Celery app: JSON only, late acks, one task in hand per process, three priorities.
+
+Everything a worker, Flower or a client needs to agree on lives here: the broker URL, the
+queues and how priorities map onto the Redis transport. Priorities follow the transport's
+emulation (one list per priority step, a *lower* number is served first), so the names map
+to steps and every message carries one; a message without a priority would otherwise land
+in step 0 and overtake everything.
+"""
+
+from __future__ import annotations
+
+from celery import Celery
+from kombu import Queue
+
+from config.settings import Settings, get_settings
+
+#: Priority name → Redis transport priority step (lower is served first).
+PRIORITIES: dict[str, int] = {"high": 0, "normal": 3, "low": 6}
+DEFAULT_PRIORITY = "normal"
+
+#: Job-level work (key setup, fan-out) and per-partition proving.  Listed jobs-first so a
+#: new job's fan-out is not stuck behind the partitions of older jobs of the same priority.
+JOBS_QUEUE = "jobs"
+GPU_QUEUE = "gpu"
+
+
+class PriorityError(ValueError):
+    """An unknown priority name."""
+
+
+def priority_level(name: str) -> int:
+    try:
+        return PRIORITIES[name]
+    except KeyError:
+        raise PriorityError(f"priority: unknown priority {name!r} "
+                            f"(choose from {', '.join(PRIORITIES)})") from None
+
+
+def celery_config(settings: Settings) -> dict:
+    """Celery settings derived from proofq's; a broker-less app gets a placeholder URL."""
+    url = settings.redis_url or "redis://127.0.0.1:6379/0"
+    # The Redis transport re-delivers an unacked message after the visibility timeout, and
+    # Celery reads it from three places (celery/celery#7651): set it in all of them.
+    visibility = {"visibility_timeout": settings.visibility_timeout_s}
+    return dict(
+        broker_url=url,
+        result_backend=url,
+        broker_connection_retry_on_startup=True,
+        task_serializer="json",
+        result_serializer="json",
+        event_serializer="json",
+        accept_content=["json"],
+        result_accept_content=["json"],
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        worker_prefetch_multiplier=1,
+        visibility_timeout=settings.visibility_timeout_s,
+        broker_transport_options={
+            **visibility,
+            "priority_steps": sorted(PRIORITIES.values()),
+            "queue_order_strategy": "priority",
+            "sep": ":",
+        },
+        result_backend_transport_options=visibility,
+        result_expires=settings.job_ttl_s,
+        task_queues=[Queue(JOBS_QUEUE), Queue(GPU_QUEUE)],
+        task_default_queue=GPU_QUEUE,
+        task_default_priority=PRIORITIES[DEFAULT_PRIORITY],
+        task_routes={"proofq.submit": {"queue": JOBS_QUEUE}},
+        task_track_started=True,
+        worker_send_task_events=True,
+        task_send_sent_event=True,
+    )
+
+
+def create_app(settings: Settings | None = None) -> Celery:
+    app = Celery("proofq", include=["tasks.pipeline"])
+    app.conf.update(celery_config(settings or get_settings()))
+    return app
+
+
+app = create_app()

@@ -1,0 +1,115 @@
+"""The task graph: submit → prove one partition (× P) → assemble, with state in ``tasks.jobs``.
+
+Every task is safe to run twice: Celery's late acks re-deliver a message whose worker died,
+and the Redis scripts turn a second delivery into a no-op ('duplicate').  Only the call that
+stores the last missing partition assembles, so a job is verified and published once.
+Cancel and permanent failure are just job statuses: a queued partition finds the job no
+longer proving and is dropped; a running one sees it through ``cancelled()`` at the next
+phase boundary and is abandoned.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from typing import Any
+
+from celery import Task
+
+from config.settings import get_settings
+from tasks.application import GPU_QUEUE, PRIORITIES, app
+from tasks.jobs import JobStore
+from tasks.proof_types import proof_type
+from tasks.worker import runtime
+
+log = logging.getLogger(__name__)
+
+
+@functools.cache
+def job_store() -> JobStore:
+    """One store (one connection pool) per process."""
+    return JobStore.from_settings(get_settings())
+
+
+@functools.lru_cache(maxsize=4)
+def job_input(job_id: str) -> Any:
+    """The parsed input of a job; a process proving several partitions parses it once."""
+    store = job_store()
+    raw = store.input_json(job_id)
+    if raw is None:
+        raise LookupError(f"job {job_id}: input is gone (the job has ended)")
+    return proof_type(store.state(job_id).proof_type).parse(raw)
+
+
+@app.task(name="proofq.submit", bind=True)
+def submit(self: Task, job_id: str) -> dict:
+    """Make sure the proving key exists, then send one task per partition."""
+    store = job_store()
+    state = store.state(job_id)
+    if state is None or state.status != "queued" or store.fanned_out(job_id):
+        return {"job": job_id, "outcome": "skipped"}
+    try:
+        proof_type(state.proof_type).ensure_key(job_input(job_id), get_settings().params_dir)
+    except Exception as exc:
+        store.fail(job_id, f"setup: {exc}")
+        raise
+    for partition in range(state.partitions):
+        prove_partition.apply_async((job_id, partition), queue=GPU_QUEUE,
+                                    priority=PRIORITIES[state.priority])
+    store.mark_fanned_out(job_id)
+    return {"job": job_id, "outcome": "fanned_out", "partitions": state.partitions}
+
+
+@app.task(name="proofq.prove_partition", bind=True)
+def prove_partition(self: Task, job_id: str, partition: int) -> dict:
+    from workers.runtime import PartitionCancelled, PartitionFailed
+
+    store = job_store()
+    outcome = store.begin_partition(job_id, partition)
+    if outcome == "assembling" and self.request.delivery_info.get("redelivered"):
+        # The worker that completed the set died before publishing: finish its assembly.
+        return {"job": job_id, "partition": partition, "outcome": assemble(job_id)}
+    if outcome != "run":
+        return {"job": job_id, "partition": partition, "outcome": outcome}
+
+    def progress(phase: str, info: dict) -> None:
+        self.send_event("task-progress", job=job_id, partition=partition, phase=phase,
+                        **{k: v for k, v in info.items() if isinstance(v, (str, int, float))})
+
+    try:
+        proof = runtime().prove_partition(job_id=job_id, partition=partition,
+                                          c1=job_input(job_id), progress=progress,
+                                          cancelled=lambda: not store.is_active(job_id))
+    except PartitionCancelled:
+        return {"job": job_id, "partition": partition, "outcome": "abandoned"}
+    except PartitionFailed as exc:
+        settings = get_settings()
+        if exc.transient and self.request.retries < settings.task_max_retries:
+            raise self.retry(exc=exc, max_retries=settings.task_max_retries,
+                             countdown=settings.retry_backoff_s * 2 ** self.request.retries)
+        store.fail(job_id, f"partition {partition}: {exc}")
+        return {"job": job_id, "partition": partition, "outcome": "failed", "error": str(exc)}
+    except Exception as exc:
+        store.fail(job_id, f"partition {partition}: worker: {type(exc).__name__}: {exc}")
+        raise
+
+    outcome = store.store_part(job_id, partition, proof)
+    if outcome == "complete":
+        outcome = assemble(job_id)
+    return {"job": job_id, "partition": partition, "outcome": outcome}
+
+
+def assemble(job_id: str) -> str:
+    """Concatenate the partition proofs in order, verify the whole, publish it once."""
+    store = job_store()
+    state = store.state(job_id)
+    try:
+        proof = b"".join(store.parts(job_id, state.partitions))
+        valid = proof_type(state.proof_type).verify(job_input(job_id), get_settings().params_dir,
+                                                    proof)
+    except Exception as exc:
+        store.fail(job_id, f"assembly: {type(exc).__name__}: {exc}")
+        raise
+    if not valid:
+        return store.fail(job_id, "assembly: the assembled proof does not verify")
+    return store.finish(job_id, proof)

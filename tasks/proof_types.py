@@ -1,0 +1,79 @@
+"""What the pipeline needs to know about a kind of proof, and the kinds it knows.
+
+The task graph is the same for every proof type: validate the input, split it into
+partitions, prove each, assemble, verify.  A ``ProofType`` supplies the type-specific
+steps; ``porep`` (DESIGN.md §5) is the one there is.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Protocol
+
+from snark.porep.c1 import C1, parse_c1
+from snark.porep.prove import load_or_setup_key, load_verifying_key, verify_c1
+from snark.porep.vanilla import verify_vanilla
+
+
+class UnknownProofType(ValueError):
+    """A proof type the pipeline has no implementation for."""
+
+
+class ProofType(Protocol):
+    name: str
+
+    def parse(self, raw: Any) -> Any:
+        """Validated input from JSON text, bytes, a dict or the model (ValueError naming the field)."""
+
+    def check(self, job_input: Any) -> None:
+        """Native checks of the input's values, before anything is enqueued."""
+
+    def canonical_json(self, job_input: Any) -> str:
+        """One JSON text per input value: what is stored and what idempotency compares."""
+
+    def partitions(self, job_input: Any) -> int: ...
+
+    def ensure_key(self, job_input: Any, params_dir: Path) -> None:
+        """Make the proving key exist (setup once per circuit, cached in params_dir)."""
+
+    def verify(self, job_input: Any, params_dir: Path, proof: bytes) -> bool: ...
+
+
+class PorepType:
+    name = "porep"
+
+    def parse(self, raw: Any) -> C1:
+        # Models and dicts go through JSON text too, so one size limit and one validation
+        # apply to every way of handing in a C1 (a model may be built without validation).
+        if isinstance(raw, C1):
+            raw = raw.to_json()
+        elif isinstance(raw, dict):
+            raw = json.dumps(raw)
+        return parse_c1(raw)
+
+    def check(self, job_input: C1) -> None:
+        verify_vanilla(job_input)
+
+    def canonical_json(self, job_input: C1) -> str:
+        return job_input.to_json()
+
+    def partitions(self, job_input: C1) -> int:
+        return job_input.partitions
+
+    def ensure_key(self, job_input: C1, params_dir: Path) -> None:
+        load_or_setup_key(job_input, params_dir)
+
+    def verify(self, job_input: C1, params_dir: Path, proof: bytes) -> bool:
+        return verify_c1(job_input, load_verifying_key(job_input, params_dir), proof)
+
+
+PROOF_TYPES: dict[str, ProofType] = {kind.name: kind for kind in (PorepType(),)}
+
+
+def proof_type(name: str) -> ProofType:
+    try:
+        return PROOF_TYPES[name]
+    except KeyError:
+        raise UnknownProofType(f"proof_type: unknown proof type {name!r} "
+                               f"(known: {', '.join(PROOF_TYPES)})") from None

@@ -1,0 +1,60 @@
+"""Accepting a job: every check that can refuse it runs here, before anything is enqueued.
+
+Producers (the Python API, the CLI, the stream intake) call ``accept`` in their own process,
+so bad input is answered at once with one line naming the problem, instead of surfacing
+later as a failed task.  An accepted job is stored (idempotently, by job id) and then handed
+to the ``proofq.submit`` task, which makes the proving key and fans out the partitions.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from celery import Celery
+
+from tasks.application import PRIORITIES, priority_level
+from tasks.jobs import JobStore, check_job_id, content_digest
+from tasks.proof_types import proof_type as proof_type_named
+
+
+class SubmitError(ValueError):
+    """A job was refused; the message names the field and the problem."""
+
+
+@dataclass(frozen=True)
+class Accepted:
+    job_id: str
+    partitions: int
+    created: bool  # False: the same job was submitted before under this id
+
+
+def accept(store: JobStore, raw_input: Any, *, proof_type: str = "porep",
+           priority: str = "normal", job_id: str | None = None) -> Accepted:
+    """Validate and store a job; raise ``SubmitError`` without storing anything if it is bad."""
+    try:
+        kind = proof_type_named(proof_type)
+        priority_level(priority)
+        job_id = uuid.uuid4().hex if job_id is None else check_job_id(job_id)
+        job_input = kind.parse(raw_input)
+        kind.check(job_input)
+    except ValueError as exc:
+        raise SubmitError(str(exc)) from None
+    canonical = kind.canonical_json(job_input)
+    partitions = kind.partitions(job_input)
+    outcome = store.create(job_id, digest=content_digest(kind.name, canonical),
+                           proof_type=kind.name, partitions=partitions, priority=priority,
+                           input_json=canonical)
+    if outcome == "conflict":
+        raise SubmitError(f"job_id: {job_id!r} is already used by a job with different content")
+    return Accepted(job_id=job_id, partitions=partitions, created=outcome == "created")
+
+
+def enqueue(app: Celery, store: JobStore, accepted: Accepted, *, connection=None) -> None:
+    """Hand an accepted job to the workers (again, if a resubmission finds it never was)."""
+    state = store.state(accepted.job_id)
+    if state is None or state.status != "queued" or store.fanned_out(accepted.job_id):
+        return
+    app.send_task("proofq.submit", args=[accepted.job_id],
+                  priority=PRIORITIES[state.priority], connection=connection)

@@ -1,0 +1,85 @@
+"""The worker side of the app: ``--gpu N`` and one proving runtime per pool process.
+
+``celery -A tasks worker --gpu N`` pins the whole worker to GPU N.  The pinning runs in a
+bootstep's constructor, in the parent process before the pool forks, so every pool process
+inherits ``CUDA_VISIBLE_DEVICES`` and nothing can have touched CUDA yet.  The worker is named
+``gpuN@host`` unless ``-n`` names it otherwise.  Without ``--gpu`` the worker proves on the
+CPU backend.
+
+Each pool process starts its own ``WorkerRuntime`` once (``worker_process_init``): the
+runtime holds the device context and the GPU locks' heartbeat, which cannot cross a fork.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+import click
+from celery import bootsteps, signals
+from celery.utils.nodenames import default_nodename, host_format
+
+from config.settings import get_settings
+from tasks.application import app
+from workers.gpu_binding import pin_process
+
+log = logging.getLogger(__name__)
+
+
+class _Binding:
+    """What the parent learned at start; pool processes inherit it through fork."""
+
+    gpu: int | None = None
+    node_name: str | None = None
+
+
+class GpuBinding(bootsteps.Step):
+    """Pin the worker to ``--gpu N`` and name it after the host and the GPU."""
+
+    def __init__(self, worker, gpu: int | None = None, **options) -> None:
+        super().__init__(worker, **options)
+        if gpu is not None:
+            pin_process(gpu)
+            if worker.hostname == default_nodename(None):
+                worker.hostname = host_format(f"gpu{gpu}@%h")
+        _Binding.gpu = gpu
+        _Binding.node_name = worker.hostname
+
+
+app.user_options["worker"].add(click.Option(
+    ["--gpu"], type=click.IntRange(min=0), default=None,
+    help="prove on GPU N only (pins CUDA_VISIBLE_DEVICES); without it, prove on the CPU"))
+app.steps["worker"].add(GpuBinding)
+
+
+class _Runtime:
+    current = None
+
+
+def runtime():
+    """This process's proving runtime, started on first use."""
+    if _Runtime.current is None:
+        from workers.runtime import WorkerRuntime
+
+        settings = get_settings()
+        name = f"{_Binding.node_name or default_nodename(None)}/{os.getpid()}"
+        _Runtime.current = WorkerRuntime.start(redis_url=settings.redis_url, gpu=_Binding.gpu,
+                                               settings=settings, worker_name=name)
+    return _Runtime.current
+
+
+@signals.worker_process_init.connect
+def _start_runtime(**_) -> None:
+    # Start eagerly so the first partition does not pay for device start-up; a failure is
+    # logged and retried by the first task, which then records it on the job.
+    try:
+        runtime()
+    except Exception:
+        log.exception("proving runtime did not start")
+
+
+@signals.worker_process_shutdown.connect
+def _close_runtime(**_) -> None:
+    if _Runtime.current is not None:
+        _Runtime.current.close()
+        _Runtime.current = None

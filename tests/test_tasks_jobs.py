@@ -1,0 +1,126 @@
+"""Job state transitions against a real redis-server: idempotent creation, atomic completion."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import pytest
+import redis
+
+from tasks.jobs import RESULTS_STREAM, JobIdError, JobStore, check_job_id, content_digest
+
+
+@pytest.fixture()
+def store(redis_url):
+    return JobStore(redis.Redis.from_url(redis_url), ttl_s=600, results_maxlen=100)
+
+
+def _create(store, job_id="job-1", partitions=3, content="c1"):
+    return store.create(job_id, digest=content_digest("porep", content), proof_type="porep",
+                        partitions=partitions, priority="normal", input_json=content)
+
+
+def _proof() -> bytes:
+    return os.urandom(192)
+
+
+def test_create_is_idempotent_on_content(store):
+    assert _create(store) == "created"
+    assert _create(store) == "exists"
+    assert _create(store, content="other c1") == "conflict"
+    state = store.state("job-1")
+    assert (state.status, state.partitions, state.parts_done) == ("queued", 3, 0)
+    assert store.input_json("job-1") == b"c1"
+
+
+def test_last_partition_completes_once_and_result_is_ordered(store):
+    _create(store, partitions=3)
+    proofs = [_proof() for _ in range(3)]
+    assert store.begin_partition("job-1", 2) == "run"
+    assert store.state("job-1").status == "proving"
+    assert store.store_part("job-1", 2, proofs[2]) == "stored"
+    assert store.store_part("job-1", 0, proofs[0]) == "stored"
+    assert store.begin_partition("job-1", 0) == "duplicate"
+    assert store.store_part("job-1", 0, _proof()) == "duplicate"  # never replaced
+    assert store.store_part("job-1", 1, proofs[1]) == "complete"
+    assert store.state("job-1").status == "assembling"
+    assert store.store_part("job-1", 1, proofs[1]) == "assembling"
+    assembled = b"".join(store.parts("job-1", 3))
+    assert assembled == b"".join(proofs)
+    assert store.finish("job-1", assembled) == "done"
+    assert store.finish("job-1", assembled) == "done"  # the status found, no second publish
+    assert store.result("job-1") == assembled
+    entries = store.redis.xrange(RESULTS_STREAM)
+    assert len(entries) == 1
+    assert entries[0][1][b"proof"].decode() == assembled.hex()
+    assert store.input_json("job-1") is None  # input dropped once the job ended
+    assert store.redis.ttl(store.key("job-1")) > 0
+
+
+def test_concurrent_deliveries_complete_exactly_once(store, redis_url):
+    partitions = 8
+    _create(store, partitions=partitions)
+    outcomes: list[str] = []
+    lock = threading.Lock()
+
+    def deliver(partition: int) -> None:
+        local = JobStore(redis.Redis.from_url(redis_url), ttl_s=600, results_maxlen=100)
+        outcome = local.store_part("job-1", partition, _proof())
+        with lock:
+            outcomes.append(outcome)
+
+    threads = [threading.Thread(target=deliver, args=(p % partitions,))
+               for p in range(3 * partitions)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert outcomes.count("complete") == 1
+    assert outcomes.count("stored") == partitions - 1
+    assert store.state("job-1").parts_done == partitions
+
+
+def test_cancel_stops_a_job_and_later_work_is_refused(store):
+    _create(store, partitions=2)
+    assert store.begin_partition("job-1", 0) == "run"
+    assert store.cancel("job-1") == "cancelled"
+    assert store.cancel("job-1") == "cancelled"
+    assert not store.is_active("job-1")
+    assert store.begin_partition("job-1", 1) == "cancelled"
+    assert store.store_part("job-1", 0, _proof()) == "cancelled"
+    state = store.state("job-1")
+    assert state.status == "cancelled" and state.error == "cancelled by request"
+    [(_, fields)] = store.redis.xrange(RESULTS_STREAM)
+    assert fields[b"status"] == b"cancelled"
+
+
+def test_failure_is_recorded_once_and_other_jobs_are_untouched(store):
+    _create(store, "bad", partitions=2)
+    _create(store, "good", partitions=1)
+    assert store.fail("bad", "partition 1: compute: out of memory") == "failed"
+    assert store.fail("bad", "partition 0: later error") == "failed"
+    assert store.state("bad").error == "partition 1: compute: out of memory"
+    assert store.begin_partition("good", 0) == "run"
+    assert store.store_part("good", 0, _proof()) == "complete"
+
+
+def test_cancel_after_done_keeps_the_result(store):
+    _create(store, partitions=1)
+    proof = _proof()
+    store.store_part("job-1", 0, proof)
+    store.finish("job-1", proof)
+    assert store.cancel("job-1") == "done"
+    assert store.result("job-1") == proof
+
+
+def test_unknown_job(store):
+    assert store.state("nope") is None
+    assert store.begin_partition("nope", 0) == "missing"
+    assert store.cancel("nope") == "missing"
+
+
+@pytest.mark.parametrize("job_id", ["", "-x", "a b", "x" * 129, "a/b", "é"])
+def test_job_ids_that_cannot_name_keys_are_refused(job_id):
+    with pytest.raises(JobIdError, match="job_id"):
+        check_job_id(job_id)
