@@ -1,0 +1,84 @@
+"""Which device a worker process owns, and the identity its locks and ledger are keyed by.
+
+A worker serves one GPU. ``pin_process`` restricts CUDA to that GPU through
+``CUDA_VISIBLE_DEVICES`` — it must run before anything initialises CUDA, after which the GPU
+is device 0 inside the process. Locks are keyed by host name and GPU UUID (stable across
+processes and reboots, unlike an index that depends on the visible-device list). A CPU
+worker gets the pseudo-UUID ``cpu-N`` for "GPU N", so several CPU processes can stand in for
+workers sharing one GPU, or ``cpu`` when it serves no GPU number at all.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from dataclasses import dataclass
+
+from workers.locks import GpuId
+
+
+class BindingError(RuntimeError):
+    """The requested GPU cannot be bound; the message says why."""
+
+
+@dataclass(frozen=True)
+class Binding:
+    gpu: GpuId
+    number: int | None       # the GPU number the worker was started for
+    device_id: int | None    # CUDA device inside this process (0 after pinning); None on CPU
+    total_bytes: int         # device memory (host RAM for the CPU backend), read once
+
+    @property
+    def label(self) -> str:
+        return self.gpu.uuid
+
+
+def host_name() -> str:
+    return socket.gethostname()
+
+
+#: Set with the pin, so a child process (fork or spawn) sees its parent already pinned.
+PINNED_ENV = "PROOFQ_PINNED_GPU"
+
+
+def pin_process(number: int) -> None:
+    """Make GPU ``number`` the only CUDA device of this process (device 0).
+
+    If a launcher already narrowed ``CUDA_VISIBLE_DEVICES``, ``number`` indexes that list.
+    Pinning again to the same GPU (here or in a parent) is a no-op; to another one, an
+    error, since CUDA may already be up.
+    """
+    if number < 0:
+        raise BindingError(f"gpu: {number} is not a GPU number (expected >= 0)")
+    pinned = os.environ.get(PINNED_ENV)
+    if pinned is not None:
+        if pinned != str(number):
+            raise BindingError(f"gpu {number}: this process is already pinned to gpu {pinned}")
+        return
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        entries = [v.strip() for v in visible.split(",") if v.strip()]
+        if not 0 <= number < len(entries):
+            raise BindingError(f"gpu {number}: CUDA_VISIBLE_DEVICES={visible!r} lists "
+                               f"{len(entries)} device(s)")
+        os.environ["CUDA_VISIBLE_DEVICES"] = entries[number]
+    else:
+        os.environ["CUDA_VISIBLE_DEVICES"] = str(number)
+    os.environ[PINNED_ENV] = str(number)
+
+
+def bind_gpu(number: int) -> Binding:
+    """Pin to GPU ``number`` and read its UUID and total memory once."""
+    pin_process(number)
+    from gpu import device
+
+    return Binding(GpuId(host_name(), device.uuid(0)), number, 0, device.total_memory(0))
+
+
+def bind_cpu(number: int | None) -> Binding:
+    """A CPU worker, optionally standing in for GPU ``number`` (shared pseudo-UUID)."""
+    if number is not None and number < 0:
+        raise BindingError(f"gpu: {number} is not a GPU number (expected >= 0)")
+    uuid = "cpu" if number is None else f"cpu-{number}"
+    ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return Binding(GpuId(host_name(), uuid), number, None, ram)

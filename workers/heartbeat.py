@@ -1,0 +1,80 @@
+"""One renewal thread per worker process for every lease it holds (locks, VRAM reservations).
+
+A lease is only as good as its renewals: the thread renews everything registered each
+``period_s``. A renewal that Redis refuses (the lease was lost) or that has not succeeded
+within the lease's own length marks the lease lost; the pipeline checks that flag before it
+touches the GPU again. Leases therefore survive a long kernel as long as the process lives,
+and expire on their own when it dies.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Protocol
+
+log = logging.getLogger(__name__)
+
+
+class Renewable(Protocol):
+    def renew(self) -> None:
+        """Extend the lease in Redis; mark itself lost if Redis says it is gone."""
+
+
+class Heartbeat:
+    def __init__(self, period_s: float, name: str = "proofq-heartbeat") -> None:
+        self.period_s = period_s
+        self._items: set[Renewable] = set()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    def register(self, item: Renewable) -> None:
+        with self._lock:
+            self._items.add(item)
+
+    def unregister(self, item: Renewable) -> None:
+        with self._lock:
+            self._items.discard(item)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.period_s):
+            with self._lock:
+                items = list(self._items)
+            for item in items:
+                try:
+                    item.renew()
+                except Exception:  # Redis unreachable: the lease's own deadline decides
+                    log.warning("lease renewal failed for %r", item, exc_info=True)
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=self.period_s + 1)
+
+
+class LeaseClock:
+    """Local view of a Redis lease: valid until ``lease_s`` after the last confirmed write.
+
+    The deadline counts from when the request was *sent*, so it never outlives the lease
+    Redis holds; a process stalled longer than the lease sees itself lost.
+    """
+
+    def __init__(self, lease_s: float, sent_at: float) -> None:
+        self.lease_s = lease_s
+        self._valid_until = sent_at + lease_s
+        self._lost_reason: str | None = None
+
+    def confirm(self, sent_at: float) -> None:
+        self._valid_until = sent_at + self.lease_s
+
+    def mark_lost(self, reason: str) -> None:
+        self._lost_reason = self._lost_reason or reason
+
+    @property
+    def lost_reason(self) -> str | None:
+        """Why the lease is gone, or None while it is valid."""
+        if self._lost_reason is None and time.monotonic() >= self._valid_until:
+            return f"not renewed within its {self.lease_s:g} s lease"
+        return self._lost_reason

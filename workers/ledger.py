@@ -1,0 +1,137 @@
+"""The VRAM ledger of one GPU: a budget and leased reservations in Redis (DESIGN.md §6).
+
+Pre-staging a partition means holding its buffers on the device from the memory phase to
+the end of its compute phase, while other processes' keys and partitions share the device.
+Asking the driver how much is free would synchronise with the other process's kernels —
+the failure the lock pair exists to avoid — so free memory is never queried. Instead the
+workers of a GPU account for what they hold: a reservation is granted atomically only if
+the live reservations plus the request fit in the budget (read once at worker start), and
+it carries a lease renewed by the worker's heartbeat, so a dead worker's bytes come back
+by themselves.
+
+Keys, for ``base = proofq:gpu:<host>:<gpu-uuid>``: ``base:vram`` (zset reservation id →
+lease deadline, server ms) and ``base:vram:bytes`` (hash reservation id → bytes).
+
+What the budget covers: resident proving keys (reserved with ``force``: a key must be
+resident to prove at all, but its bytes still count against everyone's pre-staging) and
+pre-staged partitions. The fallback path streams inputs inside the compute phase, where one
+partition at a time runs per GPU; ``vram_headroom_bytes`` must cover that one working set.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from dataclasses import dataclass
+
+import redis
+
+from snark.keys import ProvingKey
+from workers.heartbeat import Heartbeat, LeaseClock
+from workers.locks import GpuId
+
+FR_BYTES = 32
+
+# KEYS: expiry zset, bytes hash   ARGV: id, nbytes, budget, lease_ms, force
+# → {granted 0/1, bytes reserved after the call}
+_RESERVE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)) do
+  redis.call('HDEL', KEYS[2], id)
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local used = 0
+for _, v in ipairs(redis.call('HVALS', KEYS[2])) do used = used + tonumber(v) end
+local want = tonumber(ARGV[2])
+if ARGV[5] ~= '1' and used + want > tonumber(ARGV[3]) then return {0, used} end
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[4]), ARGV[1])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+return {1, used + want}
+"""
+
+# KEYS: expiry zset   ARGV: id, lease_ms → 1 renewed, 0 gone
+_RENEW = """
+if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[2]), ARGV[1])
+return 1
+"""
+
+
+def partition_bytes(key: ProvingKey) -> int:
+    """Device bytes one partition holds: its witness, A·w/B·w/C·w on the domain, and H."""
+    return FR_BYTES * (key.r1cs.num_variables + 4 * key.domain_size)
+
+
+def key_bytes(key: ProvingKey) -> int:
+    """Device bytes of a resident key: the MSM bases and the R1CS matrices."""
+    bases = sum(getattr(key, name).xy.nbytes
+                for name in ("a_g1", "b_g1", "b_g2", "l_g1", "h_g1"))
+    matrices = sum(arr.nbytes for m in (key.r1cs.a, key.r1cs.b, key.r1cs.c)
+                   for arr in (m.indptr, m.indices, m.data))
+    return bases + matrices
+
+
+@dataclass(eq=False)
+class Reservation:
+    ledger: "VramLedger"
+    id: str
+    nbytes: int
+    clock: LeaseClock
+    released: bool = False
+
+    @property
+    def lost_reason(self) -> str | None:
+        return self.clock.lost_reason
+
+    def renew(self) -> None:
+        sent = time.monotonic()
+        if self.ledger._renew(keys=[self.ledger.expiry_key], args=[self.id, self.ledger.lease_ms]):
+            self.clock.confirm(sent)
+        else:
+            self.clock.mark_lost("reservation expired in the ledger")
+
+    def release(self) -> None:
+        if self.released:
+            return
+        self.released = True
+        self.ledger.heartbeat.unregister(self)
+        with self.ledger.client.pipeline() as pipe:
+            pipe.zrem(self.ledger.expiry_key, self.id)
+            pipe.hdel(self.ledger.bytes_key, self.id)
+            pipe.execute()
+
+
+class VramLedger:
+    def __init__(self, client: redis.Redis, gpu: GpuId, *, budget_bytes: int, lease_s: float,
+                 heartbeat: Heartbeat) -> None:
+        self.client = client
+        self.budget_bytes = budget_bytes
+        self.lease_s = lease_s
+        self.lease_ms = max(1, int(lease_s * 1000))
+        self.heartbeat = heartbeat
+        self.expiry_key = f"{gpu.key_prefix}:vram"
+        self.bytes_key = f"{gpu.key_prefix}:vram:bytes"
+        self._reserve = client.register_script(_RESERVE)
+        self._renew = client.register_script(_RENEW)
+
+    def reserve(self, owner: str, nbytes: int, *, force: bool = False) -> Reservation | None:
+        """A renewed reservation of ``nbytes``, or None if it does not fit the budget."""
+        rid = f"{owner}:{secrets.token_hex(6)}"
+        sent = time.monotonic()
+        granted, _ = self._reserve(
+            keys=[self.expiry_key, self.bytes_key],
+            args=[rid, nbytes, self.budget_bytes, self.lease_ms, "1" if force else "0"])
+        if not granted:
+            return None
+        reservation = Reservation(self, rid, nbytes, LeaseClock(self.lease_s, sent))
+        self.heartbeat.register(reservation)
+        return reservation
+
+    def reserved_bytes(self) -> int:
+        """Bytes held by live (unexpired) reservations."""
+        seconds, micros = self.client.time()
+        live = self.client.zrangebyscore(self.expiry_key, seconds * 1000 + micros // 1000, "+inf")
+        return sum(int(v) for v in self.client.hmget(self.bytes_key, live) if v) if live else 0

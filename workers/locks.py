@@ -1,0 +1,267 @@
+"""The GPU lock pair: a short memory lock and a long compute lock per GPU (DESIGN.md §6).
+
+Keys, for ``base = proofq:gpu:<host>:<gpu-uuid>``:
+
+    base:mem, base:compute          the holder's token, with a lease (PX)
+    base:fence                      INCR at every acquire of either lock: the fencing token
+    base:<lock>:queue               waiting tokens scored by ticket number (FIFO)
+    base:<lock>:alive               waiting token → lease deadline (server ms)
+    base:<lock>:tickets             ticket counter
+    base:<lock>:wake:<token>        list pushed on release to wake the head waiter
+
+Waiting is a ticket queue: a waiter enqueues once, then retries the acquire script, which
+grants the lock only to the live waiter with the lowest ticket while the lock is free — so
+grants follow arrival order and nobody starves. Waiters refresh their own lease on every
+retry; a waiter that died stops refreshing and is dropped when it reaches the head, so it
+never blocks the queue. A holder that died stops renewing and its lock expires with the
+lease; the head waiter notices on its next retry (every ``poll_s``). A live holder releases
+with compare-and-delete and wakes the head waiter at once through its wake list, so a
+hand-over costs one round trip, not a poll period.
+
+All time comparisons use the Redis server clock (``TIME`` inside the scripts), so worker
+clocks never need to agree.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+import redis
+
+from workers.events import LOCK_HOLD_SECONDS, LOCK_WAIT_SECONDS
+from workers.heartbeat import Heartbeat, LeaseClock
+
+LockName = Literal["mem", "compute"]
+
+_NOW_MS = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+"""
+
+# KEYS: lock, queue, alive, tickets, fence   ARGV: token, lease_ms, waiter_lease_ms
+# → {fence, ticket, fence_at_enqueue}; fence 0 = not granted yet.
+_ACQUIRE = _NOW_MS + """
+local token = ARGV[1]
+while true do
+  local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+  if not head or head == token then break end
+  if tonumber(redis.call('HGET', KEYS[3], head) or '0') >= now then break end
+  redis.call('ZREM', KEYS[2], head)
+  redis.call('HDEL', KEYS[3], head)
+end
+local ticket = redis.call('ZSCORE', KEYS[2], token)
+if not ticket then
+  ticket = redis.call('INCR', KEYS[4])
+  redis.call('ZADD', KEYS[2], ticket, token)
+end
+redis.call('HSET', KEYS[3], token, now + tonumber(ARGV[3]))
+local fence_now = tonumber(redis.call('GET', KEYS[5]) or '0')
+local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+if head ~= token or redis.call('EXISTS', KEYS[1]) == 1 then
+  return {0, tonumber(ticket), fence_now}
+end
+redis.call('SET', KEYS[1], token, 'PX', ARGV[2])
+redis.call('ZREM', KEYS[2], token)
+redis.call('HDEL', KEYS[3], token)
+return {redis.call('INCR', KEYS[5]), tonumber(ticket), fence_now}
+"""
+
+# KEYS: lock   ARGV: token, lease_ms → 1 renewed, 0 lost
+_RENEW = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+"""
+
+# Wake the head waiter (if the lock is free) so the hand-over does not wait for a poll.
+_WAKE_HEAD = """
+local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+if head and redis.call('EXISTS', KEYS[1]) == 0 then
+  local wake = KEYS[3] .. head
+  redis.call('RPUSH', wake, '1')
+  redis.call('PEXPIRE', wake, ARGV[2])
+end
+"""
+
+# KEYS: lock, queue, wake_prefix   ARGV: token, waiter_lease_ms → 1 released, 0 not ours
+_RELEASE = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+""" + _WAKE_HEAD + """
+return 1
+"""
+
+# KEYS: lock, queue, wake_prefix, alive   ARGV: token, waiter_lease_ms
+_LEAVE = """
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('HDEL', KEYS[4], ARGV[1])
+redis.call('DEL', KEYS[3] .. ARGV[1])
+""" + _WAKE_HEAD
+
+
+class LeaseLost(RuntimeError):
+    """A held lock's lease is gone (expired or taken); stop before touching the GPU."""
+
+
+class LockWaitAborted(RuntimeError):
+    """Waiting for a lock was given up (cancelled or timed out); nothing is held."""
+
+
+@dataclass(frozen=True)
+class GpuId:
+    """Where a GPU is: the host name and a UUID that is stable across processes."""
+
+    host: str
+    uuid: str
+
+    @property
+    def key_prefix(self) -> str:
+        return f"proofq:gpu:{self.host}:{self.uuid}"
+
+
+@dataclass(eq=False)
+class HeldLock:
+    """A granted lock. ``check()`` raises ``LeaseLost`` once the lease cannot be trusted."""
+
+    lock: "GpuLock"
+    token: str
+    fence: int
+    ticket: int
+    fence_at_enqueue: int
+    wait_s: float
+    clock: LeaseClock
+    acquired_at: float = field(default_factory=time.monotonic)
+    released: bool = False
+
+    @property
+    def name(self) -> LockName:
+        return self.lock.name
+
+    @property
+    def lost_reason(self) -> str | None:
+        return self.clock.lost_reason
+
+    def check(self) -> None:
+        reason = self.lost_reason
+        if reason is not None:
+            raise LeaseLost(f"{self.name} lock lease lost (fence {self.fence}): {reason}")
+
+    def renew(self) -> None:
+        sent = time.monotonic()
+        if self.lock._renew(keys=[self.lock.key], args=[self.token, self.lock.lease_ms]):
+            self.clock.confirm(sent)
+        else:
+            self.clock.mark_lost("Redis no longer holds our token (expired or taken)")
+
+    def release(self) -> bool:
+        """Compare-and-delete; True if we still held it. Idempotent."""
+        if self.released:
+            return False
+        self.released = True
+        self.lock.heartbeat.unregister(self)
+        LOCK_HOLD_SECONDS.labels(lock=self.name).observe(time.monotonic() - self.acquired_at)
+        return bool(self.lock._release(
+            keys=[self.lock.key, self.lock.queue_key, self.lock.wake_prefix],
+            args=[self.token, self.lock.waiter_lease_ms]))
+
+    def __enter__(self) -> "HeldLock":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
+class GpuLock:
+    """One of the pair (``mem`` or ``compute``) for one GPU."""
+
+    def __init__(self, client: redis.Redis, gpu: GpuId, name: LockName, *, lease_s: float,
+                 heartbeat: Heartbeat, poll_s: float | None = None) -> None:
+        self.client = client
+        self.gpu = gpu
+        self.name = name
+        self.lease_s = lease_s
+        self.lease_ms = max(1, int(lease_s * 1000))
+        self.waiter_lease_ms = self.lease_ms
+        self.heartbeat = heartbeat
+        # A waiter must refresh well within its lease; the poll also bounds how late the
+        # head notices a dead holder's expiry.
+        self.poll_s = poll_s if poll_s is not None else min(0.25, lease_s / 4)
+        base = gpu.key_prefix
+        self.key = f"{base}:{name}"
+        self.fence_key = f"{base}:fence"
+        self.queue_key = f"{base}:{name}:queue"
+        self.alive_key = f"{base}:{name}:alive"
+        self.tickets_key = f"{base}:{name}:tickets"
+        self.wake_prefix = f"{base}:{name}:wake:"
+        self._acquire = client.register_script(_ACQUIRE)
+        self._renew = client.register_script(_RENEW)
+        self._release = client.register_script(_RELEASE)
+        self._leave = client.register_script(_LEAVE)
+
+    def acquire(self, owner: str, *, should_stop: Callable[[], bool] | None = None,
+                timeout_s: float | None = None) -> HeldLock:
+        """Wait in line for the lock; the returned lock is renewed until released.
+
+        ``should_stop`` is polled while waiting (cancellation); ``LockWaitAborted`` means
+        we left the queue holding nothing.
+        """
+        token = f"{owner}:{secrets.token_hex(8)}"
+        wake_key = self.wake_prefix + token
+        started = time.monotonic()
+        first_fence_seen: int | None = None
+        try:
+            while True:
+                sent = time.monotonic()
+                fence, ticket, fence_now = self._acquire(
+                    keys=[self.key, self.queue_key, self.alive_key, self.tickets_key,
+                          self.fence_key],
+                    args=[token, self.lease_ms, self.waiter_lease_ms])
+                if first_fence_seen is None:
+                    first_fence_seen = int(fence_now)
+                if fence:
+                    break
+                if should_stop is not None and should_stop():
+                    raise LockWaitAborted(f"{self.name} lock: wait cancelled")
+                if timeout_s is not None and time.monotonic() - started > timeout_s:
+                    raise LockWaitAborted(f"{self.name} lock: not granted within {timeout_s:g} s")
+                self.client.blpop([wake_key], timeout=self.poll_s)
+        except BaseException:
+            self._leave(keys=[self.key, self.queue_key, self.wake_prefix, self.alive_key],
+                        args=[token, self.waiter_lease_ms])
+            raise
+        self.client.delete(wake_key)
+        wait_s = time.monotonic() - started
+        LOCK_WAIT_SECONDS.labels(lock=self.name).observe(wait_s)
+        held = HeldLock(self, token, int(fence), int(ticket), first_fence_seen, wait_s,
+                        LeaseClock(self.lease_s, sent))
+        self.heartbeat.register(held)
+        return held
+
+    def holder(self) -> str | None:
+        """The token of the current holder (for tools and tests)."""
+        value = self.client.get(self.key)
+        return value.decode() if value is not None else None
+
+
+class LockPair:
+    """The memory and compute locks of one GPU; enforces memory-before-compute, never both."""
+
+    def __init__(self, client: redis.Redis, gpu: GpuId, *, lease_s: float,
+                 heartbeat: Heartbeat, poll_s: float | None = None) -> None:
+        self.mem = GpuLock(client, gpu, "mem", lease_s=lease_s, heartbeat=heartbeat,
+                           poll_s=poll_s)
+        self.compute = GpuLock(client, gpu, "compute", lease_s=lease_s, heartbeat=heartbeat,
+                               poll_s=poll_s)
+        self._held: HeldLock | None = None
+
+    def acquire(self, name: LockName, owner: str, **wait) -> HeldLock:
+        if self._held is not None and not self._held.released:
+            raise RuntimeError(f"{name} lock requested while holding the {self._held.name} "
+                               "lock: a worker never holds both")
+        self._held = (self.mem if name == "mem" else self.compute).acquire(owner, **wait)
+        return self._held

@@ -1,0 +1,342 @@
+"""The partition pipeline of one worker process bound to one GPU.
+
+    synthesize    CPU, no lock: circuit → witness (the key is loaded once per process)
+    mem_wait/mem  memory lock: reserve VRAM in the ledger; if granted, upload the witness
+                  (pre-stage); a refused reservation or a failed allocation takes the
+                  fallback path instead. Released before compute is requested.
+    compute_wait/compute
+                  compute lock: (fallback: upload here) A·w, B·w, C·w → H → the MSMs
+    finalize      no lock: randomisation and serialisation
+    verify        no lock: the pairing check; a proof that fails it is never returned
+
+While one process holds compute, the others synthesize and pre-stage, so the GPU's kernels
+run back to back. Every phase emits an event and observes a histogram (``workers.events``);
+every failure is a ``PartitionFailed`` naming the phase and the reason, marked transient
+(retry, possibly elsewhere) or permanent (the job fails).
+
+Lease loss: all backend calls made under a lock go through ``_FencedBackend``, which checks
+the lock's lease first, so a worker whose lease expired stops before touching the GPU again.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import redis
+
+from config.settings import Settings, SettingsError, get_settings
+from snark import groth16
+from snark.backend import BackendUnavailable, DeviceMemoryError, ProverBackend
+from snark.keys import KeyFileError, ProvingKey
+from snark.porep.c1 import C1, C1Error
+from snark.porep.circuit import synthesize
+from snark.porep.prove import load_or_setup_key
+from snark.r1cs import UnsatisfiedConstraint
+from workers import gpu_binding
+from workers.events import (PARTITION_FAILURES, STAGING, EventLog, PhaseEvent,
+                            serve_metrics)
+from workers.gpu_binding import Binding
+from workers.heartbeat import Heartbeat
+from workers.ledger import Reservation, VramLedger, key_bytes, partition_bytes
+from workers.locks import HeldLock, LeaseLost, LockPair, LockWaitAborted
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[str, dict], None]
+
+#: Errors that say the input or the key is wrong: retrying cannot help.
+_PERMANENT = (C1Error, UnsatisfiedConstraint, KeyFileError)
+#: Errors of this worker's situation (Redis, device, lease): another attempt may succeed.
+_TRANSIENT = (redis.RedisError, LeaseLost, LockWaitAborted, DeviceMemoryError,
+              BackendUnavailable, OSError)
+
+
+class PartitionFailed(Exception):
+    """A partition failed in ``phase``; ``transient`` → retry, otherwise the job fails."""
+
+    def __init__(self, phase: str, reason: str, transient: bool) -> None:
+        super().__init__(f"{phase}: {reason}")
+        self.phase = phase
+        self.reason = reason
+        self.transient = transient
+
+    def __reduce__(self):
+        return type(self), (self.phase, self.reason, self.transient)
+
+
+class PartitionCancelled(Exception):
+    """The job was cancelled; the partition stopped at a phase boundary."""
+
+
+class _FencedBackend:
+    """The backend, with the held lock's lease checked before every device call."""
+
+    def __init__(self, backend: ProverBackend, held: HeldLock) -> None:
+        self._backend = backend
+        self._held = held
+        self.name = backend.name
+
+    def _device(self, method: str) -> Callable:
+        def call(*args):
+            self._held.check()
+            return getattr(self._backend, method)(*args)
+        return call
+
+    def __getattr__(self, method: str) -> Callable:
+        if method not in ("prepare", "load_witness", "evaluate_abc", "quotient", "msm_g1",
+                          "msm_g2"):
+            raise AttributeError(method)
+        return self._device(method)
+
+    def release(self, *handles: Any) -> None:
+        """Freeing our own buffers is always allowed, lease or not."""
+        self._backend.release(*handles)
+
+
+@dataclass
+class _Phase:
+    """What a running phase reports in its event (filled in while it runs)."""
+
+    fence: int = 0
+    path: str = ""
+
+
+@dataclass
+class _PartitionRun:
+    job: str
+    partition: int
+    progress: Progress | None
+    cancelled: Callable[[], bool] | None
+    staged_path: str = field(default="")
+
+    def is_cancelled(self) -> bool:
+        return bool(self.cancelled and self.cancelled())
+
+
+class WorkerRuntime:
+    """One worker process's view of its GPU: locks, ledger, events, backend, keys."""
+
+    def __init__(self, *, client: redis.Redis, settings: Settings, worker_name: str,
+                 binding: Binding, backend: ProverBackend) -> None:
+        self.client = client
+        self.settings = settings
+        self.worker_name = worker_name
+        self.binding = binding
+        self.backend = backend
+        self.heartbeat = Heartbeat(settings.heartbeat_s)
+        self.locks = LockPair(client, binding.gpu, lease_s=settings.lock_lease_s,
+                              heartbeat=self.heartbeat)
+        budget = _budget(settings, binding)
+        self.ledger = VramLedger(client, binding.gpu, budget_bytes=budget,
+                                 lease_s=settings.lock_lease_s, heartbeat=self.heartbeat)
+        self.events = EventLog(client, settings.events_maxlen)
+        self._keys: dict[tuple[int, int], ProvingKey] = {}
+        self._resident: dict[str, Reservation] = {}
+        log.info("worker %s on %s (%s backend), VRAM budget %d bytes", worker_name,
+                 binding.gpu.key_prefix, backend.name, budget)
+
+    # -- lifecycle ------------------------------------------------------------------------
+    @classmethod
+    def start(cls, *, redis_url: str, gpu: int | None, settings: Settings | None = None,
+              worker_name: str | None = None) -> "WorkerRuntime":
+        """Bind the GPU (before CUDA starts), read its memory once, connect to Redis."""
+        settings = settings or get_settings()
+        binding, backend = _bind(gpu, settings)
+        if settings.metrics_port is not None:
+            _serve_metrics_once(settings.metrics_port)
+        name = worker_name or f"{binding.gpu.host}:{binding.label}:{os.getpid()}"
+        client = redis.Redis.from_url(redis_url)
+        client.ping()
+        return cls(client=client, settings=settings, worker_name=name, binding=binding,
+                   backend=backend)
+
+    def close(self) -> None:
+        """Stop renewing and give back the resident keys' reservations."""
+        self.heartbeat.close()
+        for reservation in self._resident.values():
+            reservation.release()
+        self._resident.clear()
+        self.client.close()
+
+    # -- the pipeline ---------------------------------------------------------------------
+    def prove_partition(self, *, job_id: str, partition: int, c1: C1,
+                        progress: Progress | None = None,
+                        cancelled: Callable[[], bool] | None = None) -> bytes:
+        """Prove one partition through all phases; return its verified 192-byte proof."""
+        run = _PartitionRun(job_id, partition, progress, cancelled)
+        with self._phase(run, "synthesize"):
+            key = self._key(c1)
+            cs = synthesize(c1, partition)
+            witness, public = cs.witness(), cs.public_inputs()
+        staged, reservation = self._memory_phase(run, key, witness)
+        try:
+            parts = self._compute_phase(run, key, witness, staged)
+        finally:
+            if reservation is not None:
+                reservation.release()
+        with self._phase(run, "finalize"):
+            proof = groth16.finalize(key, parts)
+            encoded = proof.to_bytes()
+        with self._phase(run, "verify"):
+            if not groth16.verify(key.vk, public, proof):
+                raise PartitionFailed("verify", "the proof does not pass the pairing check "
+                                      "(a backend computed a wrong MSM or quotient)",
+                                      transient=False)
+        return encoded
+
+    def _key(self, c1: C1) -> ProvingKey:
+        shape = (c1.sector_size, c1.challenges)
+        if shape not in self._keys:
+            self._keys[shape] = load_or_setup_key(c1, self.settings.params_dir)
+        return self._keys[shape]
+
+    def _memory_phase(self, run: _PartitionRun, key: ProvingKey,
+                      witness: np.ndarray) -> tuple[Any, Reservation | None]:
+        """Pre-stage when the ledger grants it; (None, None) means: stream in compute."""
+        with self._phase(run, "mem_wait"):
+            held = self.locks.acquire("mem", self.worker_name, should_stop=run.is_cancelled)
+        with held, self._phase(run, "mem", fence=held.fence) as phase:
+            self._reserve_resident(key)
+            run.staged_path = phase.path = "stream"
+            if not self.settings.prestage:
+                STAGING.labels(path="stream_disabled").inc()
+                return None, None
+            reservation = self.ledger.reserve(self.worker_name, partition_bytes(key))
+            if reservation is None:
+                STAGING.labels(path="stream_no_budget").inc()
+                return None, None
+            try:
+                staged = groth16.stage(key, witness, _FencedBackend(self.backend, held))
+            except DeviceMemoryError:
+                reservation.release()
+                STAGING.labels(path="stream_device_oom").inc()
+                return None, None
+            except BaseException:
+                reservation.release()
+                raise
+            STAGING.labels(path="prestage").inc()
+            run.staged_path = phase.path = "prestage"
+            return staged, reservation
+
+    def _reserve_resident(self, key: ProvingKey) -> None:
+        """Count a key's resident bases against the budget once per process (forced)."""
+        if key.circuit_id not in self._resident:
+            self._resident[key.circuit_id] = self.ledger.reserve(
+                f"{self.worker_name}:key", key_bytes(key), force=True)
+
+    def _compute_phase(self, run: _PartitionRun, key: ProvingKey, witness: np.ndarray,
+                       staged: Any) -> groth16.MsmParts:
+        """Compute under the lock; on any failure the partition's device buffers are freed."""
+        try:
+            with self._phase(run, "compute_wait"):
+                held = self.locks.acquire("compute", self.worker_name,
+                                          should_stop=run.is_cancelled)
+            with held, self._phase(run, "compute", fence=held.fence, path=run.staged_path):
+                fenced = _FencedBackend(self.backend, held)
+                if staged is None:
+                    staged = groth16.stage(key, witness, fenced)
+                return groth16.compute(key, staged, fenced)
+        except BaseException:
+            if staged is not None:
+                self.backend.release(staged)
+            raise
+
+    # -- phases ---------------------------------------------------------------------------
+    @contextmanager
+    def _phase(self, run: _PartitionRun, name: str, *, fence: int = 0,
+               path: str = "") -> Iterator[_Phase]:
+        """Check cancellation, report progress, time the phase, name its failure."""
+        if run.is_cancelled():
+            raise PartitionCancelled(f"job {run.job} cancelled before {name}")
+        phase = _Phase(fence, path)
+        if run.progress is not None:
+            run.progress(name, {"job": run.job, "partition": run.partition, "fence": fence,
+                                "gpu": self.binding.label, "worker": self.worker_name})
+        start = time.time()
+        error: BaseException | None = None
+        try:
+            yield phase
+        except BaseException as exc:
+            error = exc
+            failure = _as_failure(name, exc, run)
+            if failure is exc:
+                raise
+            raise failure from exc
+        finally:
+            self._record(run, name, start, time.time(), phase, error)
+
+    def _record(self, run: _PartitionRun, name: str, start: float, end: float, phase: _Phase,
+                error: BaseException | None) -> None:
+        event = PhaseEvent(run.job, run.partition, self.worker_name, self.binding.label,
+                           self.binding.gpu.host, name, start, end, phase.fence, phase.path,
+                           _describe(error) if error is not None else "")
+        try:
+            self.events.record(event)
+        except redis.RedisError:  # never let bookkeeping hide the partition's own outcome
+            log.warning("could not record %s event of %s/%d", name, run.job, run.partition,
+                        exc_info=True)
+
+
+def _as_failure(phase: str, exc: BaseException, run: _PartitionRun) -> BaseException:
+    if isinstance(exc, (PartitionFailed, PartitionCancelled)):
+        return exc
+    if isinstance(exc, LockWaitAborted) and run.is_cancelled():
+        return PartitionCancelled(f"job {run.job} cancelled while waiting ({phase})")
+    if not isinstance(exc, Exception):  # KeyboardInterrupt, SystemExit: not ours to wrap
+        return exc
+    transient = isinstance(exc, _TRANSIENT) and not isinstance(exc, _PERMANENT)
+    failure = PartitionFailed(phase, _describe(exc), transient)
+    PARTITION_FAILURES.labels(phase=phase, transient=str(transient).lower()).inc()
+    return failure
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, PartitionFailed):
+        return exc.reason
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+def _bind(gpu: int | None, settings: Settings) -> tuple[Binding, ProverBackend]:
+    """CPU backend for ``gpu=None`` or ``backend="cpu"``; otherwise pin and use GPU N."""
+    from snark.cpu_backend import CpuBackend
+
+    if gpu is None or settings.backend == "cpu":
+        return gpu_binding.bind_cpu(gpu), CpuBackend()
+    gpu_binding.pin_process(gpu)  # before anything in gpu/ can initialise CUDA
+    import gpu as gpu_room
+
+    ok, reason = gpu_room.available()
+    if not ok:
+        if settings.backend == "gpu":
+            raise BackendUnavailable(f"gpu {gpu}: {reason}")
+        log.warning("gpu %d: %s; proving on the CPU instead", gpu, reason)
+        return gpu_binding.bind_cpu(gpu), CpuBackend()
+    binding = gpu_binding.bind_gpu(gpu)
+    return binding, gpu_room.get_backend(device_id=binding.device_id)
+
+
+def _budget(settings: Settings, binding: Binding) -> int:
+    """VRAM for keys and pre-staged partitions: configured, or device total − headroom."""
+    if settings.vram_budget_bytes is not None:
+        return settings.vram_budget_bytes
+    budget = binding.total_bytes - settings.vram_headroom_bytes
+    if budget <= 0:
+        raise SettingsError(f"PROOFQ_VRAM_HEADROOM_BYTES: {settings.vram_headroom_bytes} leaves "
+                            f"no budget on a device of {binding.total_bytes} bytes")
+    return budget
+
+
+_metrics_port: int | None = None
+
+
+def _serve_metrics_once(port: int) -> None:
+    global _metrics_port
+    if _metrics_port is None:
+        _metrics_port = serve_metrics(port)

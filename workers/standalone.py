@@ -1,0 +1,73 @@
+"""A Celery-free worker process that proves partitions taken from a Redis list.
+
+It runs the same ``WorkerRuntime`` as a Celery worker, without the task layer, so the
+overlap bench and the multi-process tests can start, count and ``kill -9`` real worker
+processes sharing one GPU::
+
+    python -m workers.standalone --redis-url URL --gpu 0 --c1 c1.json --queue bench:q
+
+Queue entries are JSON ``{"job": "<id>", "partition": p}`` (all of the one C1 given). Each
+outcome is pushed to ``<queue>:results`` as JSON ``{"job", "partition", "worker", "proof"}``
+(hex) or ``{…, "error", "transient"}``. A transient failure puts the entry back on the
+queue, as Celery's retry would. The process exits when the queue is empty. Settings come
+from the environment (``PROOFQ_*``) like a Celery worker's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+from pathlib import Path
+
+from config.settings import load_settings
+from snark.porep.c1 import parse_c1
+from workers.runtime import PartitionFailed, WorkerRuntime
+
+
+def results_key(queue: str) -> str:
+    return f"{queue}:results"
+
+
+def serve(runtime: WorkerRuntime, queue: str, c1) -> int:
+    """Prove entries until the queue is empty; return how many proofs were produced."""
+    proved = 0
+    while (raw := runtime.client.lpop(queue)) is not None:
+        entry = json.loads(raw)
+        outcome = {"job": entry["job"], "partition": entry["partition"],
+                   "worker": runtime.worker_name}
+        try:
+            proof = runtime.prove_partition(job_id=entry["job"], partition=entry["partition"],
+                                            c1=c1)
+        except PartitionFailed as exc:
+            outcome.update(error=str(exc), transient=exc.transient)
+            if exc.transient:
+                runtime.client.rpush(queue, raw)
+        else:
+            outcome["proof"] = proof.hex()
+            proved += 1
+        runtime.client.rpush(results_key(queue), json.dumps(outcome))
+    return proved
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m workers.standalone", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--redis-url", required=True)
+    parser.add_argument("--gpu", type=int, default=None, help="GPU number (default: CPU)")
+    parser.add_argument("--c1", type=Path, required=True, help="C1 JSON file")
+    parser.add_argument("--queue", required=True, help="Redis list of partition entries")
+    parser.add_argument("--name", default=None, help="worker name in events and lock tokens")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    c1 = parse_c1(args.c1.read_bytes())
+    runtime = WorkerRuntime.start(redis_url=args.redis_url, gpu=args.gpu,
+                                  settings=load_settings(), worker_name=args.name)
+    try:
+        serve(runtime, args.queue, c1)
+    finally:
+        runtime.close()
+
+
+if __name__ == "__main__":
+    main()
