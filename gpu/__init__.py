@@ -1,0 +1,35 @@
+"""The GPU prover backend (CuPy + NVRTC kernels), DESIGN.md §4.
+
+Importing this package never touches CUDA or CuPy, so it works on machines without a GPU:
+``available()`` says whether a backend can be made here and, if not, why;
+``get_backend()`` makes one or raises ``BackendUnavailable`` with that reason.
+"""
+
+from __future__ import annotations
+
+from snark.backend import BackendUnavailable
+
+from gpu import device
+
+
+def available() -> tuple[bool, str]:
+    """``(True, what was found)`` or ``(False, why not)``; never raises."""
+    count, reason = device.device_count()
+    if count == 0:
+        return False, reason
+    return True, f"{count} CUDA device(s) visible"
+
+
+def get_backend(device_id: int | None = None):
+    """A ``GpuBackend`` on ``device_id`` (an index into the visible devices; ``None``: the first)."""
+    index = device.resolve(device_id)
+    from gpu.backend import GpuBackend
+
+    try:
+        return GpuBackend(index)
+    except (ImportError, OSError, RuntimeError) as exc:  # NVRTC missing, driver errors
+        raise BackendUnavailable(f"GPU backend failed to start on device {index} "
+                                 f"({type(exc).__name__}: {exc})") from exc
+
+
+__all__ = ["BackendUnavailable", "available", "get_backend", "device"]

@@ -1,0 +1,77 @@
+"""Which CUDA device this process uses, and the facts about it read once at start.
+
+``CUDA_VISIBLE_DEVICES`` is honoured by the CUDA runtime itself: an explicit ``device_id``
+indexes the devices it leaves visible, and ``None`` means the first of them. Nothing here
+runs on the proving path: the worker runtime calls these when it starts.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+
+from snark.backend import BackendUnavailable
+
+
+def cupy_or_reason():
+    """``(cupy, None)`` when CuPy imports, else ``(None, why)``; never raises."""
+    try:
+        import cupy
+    except Exception as exc:  # ImportError, or a broken CUDA install raising at import
+        return None, f"CuPy is not importable ({type(exc).__name__}: {exc})"
+    return cupy, None
+
+
+def device_count() -> tuple[int, str | None]:
+    """How many devices are visible, or 0 and the reason none can be used."""
+    cupy, reason = cupy_or_reason()
+    if cupy is None:
+        return 0, reason
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:  # no driver, no device, driver/runtime mismatch
+        return 0, f"no usable CUDA device ({type(exc).__name__}: {exc})"
+    if count == 0:
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+        return 0, "no CUDA device is visible" + (
+            f" (CUDA_VISIBLE_DEVICES={visible!r})" if visible is not None else "")
+    return count, None
+
+
+def resolve(device_id: int | None) -> int:
+    """The device index to use, or ``BackendUnavailable`` naming why there is none."""
+    count, reason = device_count()
+    if count == 0:
+        raise BackendUnavailable(reason)
+    index = 0 if device_id is None else int(device_id)
+    if not 0 <= index < count:
+        raise BackendUnavailable(f"device_id {index} is out of range: {count} device(s) visible")
+    return index
+
+
+@functools.lru_cache(maxsize=None)
+def _properties(device_id: int) -> dict:
+    import cupy
+    return cupy.cuda.runtime.getDeviceProperties(device_id)
+
+
+def name(device_id: int) -> str:
+    raw = _properties(device_id)["name"]
+    return raw.decode() if isinstance(raw, bytes) else str(raw)
+
+
+def uuid(device_id: int) -> str:
+    """``GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx``, the form ``nvidia-smi -L`` prints."""
+    raw = bytes(_properties(device_id)["uuid"])
+    h = raw.hex()
+    return f"GPU-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
+
+
+def total_memory(device_id: int) -> int:
+    """Device memory in bytes (the VRAM budget's upper bound)."""
+    return int(_properties(device_id)["totalGlobalMem"])
+
+
+def compute_capability(device_id: int) -> tuple[int, int]:
+    props = _properties(device_id)
+    return int(props["major"]), int(props["minor"])

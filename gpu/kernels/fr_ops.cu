@@ -1,0 +1,18 @@
+// Element-wise Fr vector kernels of the prover: a constant product (form conversions)
+// and the quotient's pointwise step on the coset.
+#include "fr_vec.cuh"
+
+// x[i] = x[i] * c * R^-1 (a Montgomery product with the raw limbs c): with c = R^2 this
+// enters Montgomery form, with c = 1 it leaves it, with c = R^3 it enters twice.
+extern "C" __global__ void fr_mul_raw(uint64_t* x, const uint64_t* __restrict__ c, uint32_t n) {
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) fr_store(x, i, fr_load(x, i) * fr_load_ro(c, 0));
+}
+
+// a[i] = (a[i] * b[i] - c[i]) * z_inv: H on the coset, where Z(g w^i) = g^n - 1 is one
+// constant. All Montgomery.
+extern "C" __global__ void fr_quotient_on_coset(uint64_t* a, const uint64_t* b, const uint64_t* c,
+                                                const uint64_t* __restrict__ z_inv, uint32_t n) {
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) fr_store(a, i, (fr_load(a, i) * fr_load(b, i) - fr_load(c, i)) * fr_load_ro(z_inv, 0));
+}

@@ -1,0 +1,91 @@
+"""The GPU backend against the CPU backend: A·w, B·w, C·w, the quotient and whole Groth16
+proofs (byte-identical for the same witness and r, s, and verifying). Needs a GPU."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+import gpu
+from snark import groth16
+from snark.cpu_backend import CpuBackend
+from snark.backend import DeviceMemoryError
+from snark.fields import FR_MODULUS as R
+from snark.fields import fr_to_limbs, from_montgomery, limbs_to_ints
+from tests.circuits import random_circuit
+
+GPU_OK, GPU_WHY = gpu.available()
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not GPU_OK, reason=GPU_WHY)]
+
+
+@pytest.fixture(scope="module")
+def backend():
+    return gpu.get_backend()
+
+
+@pytest.fixture(scope="module", params=[300, 1500], ids=["one-pass", "two-pass"])
+def circuit(request):
+    # 300 constraints: a 2^9 domain (one NTT pass); 1500: 2^11 (two passes).
+    return random_circuit(num_inputs=3, num_constraints=request.param, seed=random.randrange(2**32))
+
+
+@pytest.fixture(scope="module")
+def key(circuit):
+    return groth16.setup(circuit.compile())
+
+
+def _ints(x) -> list[int]:
+    return limbs_to_ints(x.get())
+
+
+def test_abc_matches_cpu(backend, key, circuit):
+    cpu = CpuBackend()
+    w = circuit.witness()
+    want = cpu.evaluate_abc(key, cpu.load_witness(key, w))
+    got = backend.evaluate_abc(key, backend.load_witness(key, w))
+    for name, g, c in zip("abc", got, want):
+        assert from_montgomery(g.get(), R) == list(c), name
+
+
+def test_quotient_matches_cpu(backend, key, circuit):
+    cpu = CpuBackend()
+    w = circuit.witness()
+    want = cpu.quotient(key, cpu.evaluate_abc(key, cpu.load_witness(key, w)))
+    abc = backend.evaluate_abc(key, backend.load_witness(key, w))
+    h = backend.quotient(key, abc)
+    assert h.shape == (key.domain_size - 1, 4)
+    assert _ints(h) == list(want)
+
+
+def test_proof_is_byte_identical_to_cpu_and_verifies(backend, key, circuit):
+    w = circuit.witness()
+    r, s = random.randrange(1, R), random.randrange(1, R)
+    on_gpu = groth16.prove(key, w, backend, r=r, s=s)
+    assert on_gpu.to_bytes() == groth16.prove(key, w, CpuBackend(), r=r, s=s).to_bytes()
+    assert groth16.verify(key.vk, circuit.public_inputs(), on_gpu)
+
+
+def test_wrong_witness_gives_a_failing_proof(backend, key, circuit):
+    w = circuit.witness().copy()
+    i = random.randrange(key.r1cs.num_inputs, len(w))
+    w[i] = fr_to_limbs([(limbs_to_ints(w[i:i + 1])[0] + random.randrange(1, R)) % R])[0]
+    proof = groth16.prove(key, w, backend)
+    assert not groth16.verify(key.vk, circuit.public_inputs(), proof)
+
+
+def test_load_witness_rejects_bad_input(backend, key, circuit):
+    w = circuit.witness()
+    with pytest.raises(ValueError, match="witness: expected shape"):
+        backend.load_witness(key, w[:-1])
+    bad = w.copy()
+    bad[random.randrange(len(bad))] = np.uint64(2**64 - 1)
+    with pytest.raises(ValueError, match="not a canonical Fr element"):
+        backend.load_witness(key, bad)
+
+
+def test_allocation_failure_is_device_memory_error(backend):
+    with pytest.raises(DeviceMemoryError):
+        with backend._on_device() as cupy:
+            cupy.empty((1 << 43,), dtype=cupy.uint8)  # 8 TiB
