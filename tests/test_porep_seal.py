@@ -92,7 +92,7 @@ TAMPER = {
     "r sibling": (lambda d: _ch(d)["r_path"].__setitem__(0, _bump(_ch(d)["r_path"][0])),
                   "vanilla_proofs[1].challenges[2]: replica_leaf with r_path"),
     "comm_r": (lambda d: d.update(comm_r=_bump(d["comm_r"])),
-               "vanilla_proofs[0].challenges[0]: replica_leaf with r_path does not hash to comm_r"),
+               "comm_r: none of the 6 r_paths hashes to it (wrong comm_r)"),
 }
 
 

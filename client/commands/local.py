@@ -1,3 +1,298 @@
-"""local commands of proofq."""
+"""Local commands of ``proofq``: seal a sector, set up params, prove and verify a C1 here.
 
-COMMANDS: list = []
+Bad input never ends in a traceback: it is one line naming the file and field, exit code 2
+(click's own usage errors use 2 as well). ``verify`` exits 1 for a well-formed proof that
+does not verify. Outputs are written to a temporary file and renamed into place, so a failed
+command leaves nothing behind. Progress bars go to stderr and ``--json`` results to stdout.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import click
+from rich.console import Console
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn,
+                           TimeElapsedColumn)
+
+from config.settings import SettingsError, get_settings
+from snark.backend import BackendUnavailable, ProverBackend
+from snark.keys import KeyFileError, ProvingKey
+from snark.porep.c1 import C1, C1Error, parse_c1, parse_size
+from snark.porep.prove import (circuit_id_for, load_or_setup_key, load_verifying_key, prove_c1,
+                               verify_c1)
+from snark.porep.seal import seal as seal_sector
+from snark.porep.vanilla import verify_vanilla
+from snark.proof import ProofFormatError
+
+#: Errors that mean "the input is wrong", reported as one line with exit code 2.
+BAD_INPUT_ERRORS = (C1Error, ProofFormatError, KeyFileError, SettingsError, BackendUnavailable,
+                    OSError)
+
+JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="print a JSON result for scripts")
+C1_OPTION = click.option("--c1", "c1_path", required=True, type=click.Path(dir_okay=False),
+                         help="C1 JSON file (from proofq seal)")
+
+
+class BadInput(click.ClickException):
+    exit_code = 2
+
+
+def reports_bad_input(command: Callable) -> Callable:
+    """Turn the known input errors into ``BadInput`` (one line, exit code 2)."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except BAD_INPUT_ERRORS as exc:
+            raise BadInput(_one_line(exc)) from None
+
+    return wrapper
+
+
+def _one_line(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.filename:
+        return f"{exc.filename}: {exc.strerror or exc}"
+    return " ".join(str(exc).split())
+
+
+# -- files --------------------------------------------------------------------------------
+
+def output_path(path: str) -> Path:
+    """Check the output's directory before the work rather than after it."""
+    target = Path(path)
+    if not target.parent.is_dir():
+        raise BadInput(f"{path}: directory {target.parent} does not exist")
+    return target
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` via a temporary sibling and ``os.replace``."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_c1(path: str) -> C1:
+    """Parse and check a C1 file (shape and vanilla proofs); errors name the file."""
+    raw = Path(path).read_bytes()
+    try:
+        c1 = parse_c1(raw)
+        verify_vanilla(c1)
+    except C1Error as exc:
+        raise C1Error(f"{path}: {exc}") from None
+    return c1
+
+
+# -- output -------------------------------------------------------------------------------
+
+def _stderr() -> Console:
+    return Console(stderr=True)
+
+
+@contextmanager
+def progress_bar(enabled: bool = True) -> Iterator[Progress]:
+    """A transient rich progress display on stderr (silent under ``--json``)."""
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                  MofNCompleteColumn(), TimeElapsedColumn(), console=_stderr(),
+                  transient=True, disable=not enabled) as progress:
+        yield progress
+
+
+def emit(as_json: bool, result: dict[str, Any], lines: list[str]) -> None:
+    if as_json:
+        click.echo(json.dumps(result, indent=1))
+    else:
+        console = Console()
+        for line in lines:
+            console.print(line, highlight=False)
+
+
+def pick_backend(name: str) -> ProverBackend:
+    """``cpu``, ``gpu`` (``BackendUnavailable`` with the reason if it cannot run), or ``auto``."""
+    from snark.cpu_backend import CpuBackend
+
+    if name == "cpu":
+        return CpuBackend()
+    try:
+        return gpu_backend()
+    except BackendUnavailable:
+        if name == "gpu":
+            raise
+        return CpuBackend()
+
+
+def gpu_backend() -> ProverBackend:
+    try:
+        from gpu import get_backend
+    except ImportError as exc:
+        raise BackendUnavailable(f"gpu backend is not installed ({exc})") from None
+    return get_backend()
+
+
+# -- commands -----------------------------------------------------------------------------
+
+@click.command()
+@click.option("--sector-size", default="2KiB", show_default=True,
+              help="sector size: a power of two >= 2KiB (2KiB, 8MiB, 2048, ...)")
+@click.option("--partitions", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--challenges", type=click.IntRange(min=1), default=2, show_default=True,
+              help="challenges per partition (K)")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="where to write the C1 JSON")
+@click.option("--data", "data_path", type=click.Path(dir_okay=False),
+              help="sector data file of exactly sector-size bytes (default: random data)")
+@JSON_OPTION
+@reports_bad_input
+def seal(sector_size: str, partitions: int, challenges: int, output: str,
+         data_path: str | None, as_json: bool) -> None:
+    """Seal a sector and write its C1 (commitments and vanilla proofs)."""
+    size = parse_size(sector_size)
+    target = output_path(output)
+    data = Path(data_path).read_bytes() if data_path else None
+    if data is not None and len(data) != size:
+        raise BadInput(f"{data_path}: expected {size} bytes (the sector size), got {len(data)}")
+    started = time.perf_counter()
+    with progress_bar(not as_json) as progress:
+        progress.add_task(f"sealing {sector_size} sector", total=None)
+        c1 = seal_sector(size, partitions, challenges, data)
+    write_atomic(target, c1.to_json().encode())
+    seconds = time.perf_counter() - started
+    emit(as_json, {"c1": output, "circuit": c1.circuit_name, "sector_size": c1.sector_size,
+                   "partitions": c1.partitions, "challenges": c1.challenges,
+                   "comm_d": f"0x{c1.comm_d:064x}", "comm_r": f"0x{c1.comm_r:064x}",
+                   "seconds": round(seconds, 3)},
+         [f"sealed {c1.circuit_name} ({c1.partitions} partitions) in {seconds:.2f}s → {output}",
+          f"comm_r 0x{c1.comm_r:064x}"])
+
+
+@click.command()
+@C1_OPTION
+@JSON_OPTION
+@reports_bad_input
+def setup(c1_path: str, as_json: bool) -> None:
+    """Create (or find cached) Groth16 params for the C1's circuit."""
+    c1 = read_c1(c1_path)
+    params_dir = get_settings().params_dir
+    started = time.perf_counter()
+    with progress_bar(not as_json) as progress:
+        progress.add_task(f"setup {c1.circuit_name}", total=None)
+        key = load_or_setup_key(c1, params_dir)
+    seconds = time.perf_counter() - started
+    emit(as_json, _key_summary(key, params_dir) | {"seconds": round(seconds, 3)},
+         [f"params for {c1.circuit_name}: {key.r1cs.num_constraints} constraints, "
+          f"domain {key.domain_size} ({seconds:.2f}s)",
+          f"{Path(params_dir) / key.circuit_id}"])
+
+
+def _key_summary(key: ProvingKey, params_dir: Path) -> dict[str, Any]:
+    return {"circuit_id": key.circuit_id, "constraints": key.r1cs.num_constraints,
+            "domain_size": key.domain_size, "params": str(Path(params_dir) / key.circuit_id)}
+
+
+@click.command()
+@C1_OPTION
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="where to write the proofs (192 bytes per partition)")
+@click.option("--backend", "backend_name", type=click.Choice(["auto", "cpu", "gpu"]),
+              default=None, help="prover backend [default: the backend setting, auto]")
+@JSON_OPTION
+@reports_bad_input
+def prove(c1_path: str, output: str, backend_name: str | None, as_json: bool) -> None:
+    """Prove every partition of a C1 and write the concatenated proofs."""
+    target = output_path(output)
+    c1 = read_c1(c1_path)
+    settings = get_settings()
+    backend = pick_backend(backend_name or settings.backend)
+    started = time.perf_counter()
+    with progress_bar(not as_json) as progress:
+        task = progress.add_task("params", total=None)
+        key = load_or_setup_key(c1, settings.params_dir)
+        progress.update(task, description=f"proving on {backend.name}", total=c1.partitions)
+        proof = prove_c1(c1, key, backend, progress=lambda done: progress.update(task, completed=done))
+    write_atomic(target, proof)
+    seconds = time.perf_counter() - started
+    emit(as_json, {"proof": output, "bytes": len(proof), "partitions": c1.partitions,
+                   "backend": backend.name, "circuit_id": key.circuit_id,
+                   "seconds": round(seconds, 3)},
+         [f"proved {c1.partitions} partitions of {c1.circuit_name} on {backend.name} "
+          f"in {seconds:.2f}s → {output} ({len(proof)} bytes)"])
+
+
+@click.command()
+@C1_OPTION
+@click.option("--proof", "proof_path", required=True, type=click.Path(dir_okay=False),
+              help="proof file (from proofq prove)")
+@JSON_OPTION
+@reports_bad_input
+def verify(c1_path: str, proof_path: str, as_json: bool) -> None:
+    """Check a proof file against a C1 (exit 0 valid, 1 invalid, 2 bad input)."""
+    c1 = read_c1(c1_path)
+    proof = Path(proof_path).read_bytes()
+    vk = load_verifying_key(c1, get_settings().params_dir)
+    try:
+        valid = verify_c1(c1, vk, proof)
+    except ProofFormatError as exc:
+        raise ProofFormatError(f"{proof_path}: {exc}") from None
+    emit(as_json, {"valid": valid, "proof": proof_path, "partitions": c1.partitions},
+         [f"{proof_path}: {'valid' if valid else 'INVALID'} ({c1.partitions} partitions of "
+          f"{c1.circuit_name})"])
+    if not valid:
+        sys.exit(1)
+
+
+@click.command()
+@JSON_OPTION
+@reports_bad_input
+def info(as_json: bool) -> None:
+    """Versions, backend availability and the params directory."""
+    settings = get_settings()
+    versions = {name: _version(name) for name in
+                ("proofq", "py-arkworks-bls12381", "numpy", "pydantic", "click", "cupy-cuda12x")}
+    versions["python"] = platform.python_version()
+    backends = {"cpu": {"available": True, "reason": "always"}}
+    try:
+        gpu = gpu_backend()
+        backends["gpu"] = {"available": True, "reason": getattr(gpu, "description", gpu.name)}
+    except BackendUnavailable as exc:
+        backends["gpu"] = {"available": False, "reason": _one_line(exc)}
+    params_dir = Path(settings.params_dir)
+    cached = sorted(p.name for p in params_dir.iterdir() if (p / "manifest.json").exists()) \
+        if params_dir.is_dir() else []
+    result = {"versions": versions, "backends": backends, "backend_setting": settings.backend,
+              "params_dir": str(params_dir), "cached_params": cached}
+    lines = [f"{name} {version or '(not installed)'}" for name, version in versions.items()]
+    lines += [f"backend {name}: {'available' if b['available'] else 'unavailable'} ({b['reason']})"
+              for name, b in backends.items()]
+    lines += [f"backend setting: {settings.backend}",
+              f"params dir: {params_dir} ({len(cached)} cached circuits)"]
+    emit(as_json, result, lines)
+
+
+def _version(distribution: str) -> str | None:
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+COMMANDS: list[click.Command] = [seal, setup, prove, verify, info]

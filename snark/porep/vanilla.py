@@ -28,15 +28,19 @@ def verify_vanilla(c1: C1) -> None:
     data = np.array([ch.data_leaf for ch in flat], dtype=object)
     replica = np.array([ch.replica_leaf for ch in flat], dtype=object)
 
-    d_roots = path_roots(data, index, [ch.d_path for ch in flat])
-    _first_failure(d_roots == c1.comm_d, where, "data_leaf with d_path does not hash to comm_d "
-                   "(tampered leaf or sibling)")
-    r_roots = path_roots(replica, index, [ch.r_path for ch in flat])
-    _first_failure(r_roots == c1.comm_r, where, "replica_leaf with r_path does not hash to "
-                   "comm_r (tampered leaf or sibling, or wrong comm_r)")
+    for leaves, leaf_field, path_field, root_field in (
+            (data, "data_leaf", "d_path", "comm_d"), (replica, "replica_leaf", "r_path", "comm_r")):
+        roots = path_roots(leaves, index, [getattr(ch, path_field) for ch in flat])
+        ok = np.asarray(roots == getattr(c1, root_field), dtype=bool)
+        if len(ok) > 1 and not ok.any():
+            raise C1Error(f"{root_field}: none of the {len(ok)} {path_field}s hashes to it "
+                          f"(wrong {root_field})")
+        _first_failure(ok, where, f"{leaf_field} with {path_field} does not hash to "
+                       f"{root_field} (tampered leaf or sibling)")
     encoded = (data + replica_keys_at(c1.replica_id, index)) % FR_MODULUS
-    _first_failure(encoded == replica, where, "replica_leaf is not data_leaf + "
+    _first_failure(np.asarray(encoded == replica, dtype=bool), where, "replica_leaf is not data_leaf + "
                    "H(replica_id, index)")
+
 
 def check_public_inputs(c1: C1) -> None:
     """What a verifier recomputes: replica_id from the ticket, every index from the seed.
@@ -67,6 +71,6 @@ def path_roots(leaves: np.ndarray, index: np.ndarray, paths: list[list[int]]) ->
 
 
 def _first_failure(ok: np.ndarray, where: list[str], message: str) -> None:
-    bad = np.flatnonzero(~np.asarray(ok, dtype=bool))
+    bad = np.flatnonzero(~ok)
     if bad.size:
         raise C1Error(f"{where[bad[0]]}: {message}")

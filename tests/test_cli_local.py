@@ -1,0 +1,208 @@
+"""The local CLI: seal → setup → prove → verify, and every bad input as one line, exit 2."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from client.cli import main
+from config.settings import get_settings
+from snark.fields import FR_MODULUS
+from snark.porep.c1 import fr_hex
+from snark.porep.circuit import circuit_r1cs
+
+
+@pytest.fixture(scope="module")
+def params_dir(tmp_path_factory):
+    """Shared with test_porep through the session's base temp dir: one setup per shape."""
+    path = tmp_path_factory.getbasetemp() / "porep-params"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PROOFQ_PARAMS_DIR", str(path))
+        get_settings.cache_clear()
+        yield path
+    get_settings.cache_clear()
+
+
+def run(*args: str, code: int = 0) -> str:
+    result = CliRunner().invoke(main, list(args))
+    assert result.exit_code == code, (result.exit_code, result.output)
+    if code == 2:
+        assert "Traceback" not in result.output
+        assert len(result.output.strip().splitlines()) == 1, result.output
+    return result.output
+
+
+@pytest.fixture(scope="module")
+def workdir(params_dir, tmp_path_factory):
+    """A sealed 2KiB sector (2 partitions x 2 challenges), its params and its proof."""
+    work = tmp_path_factory.mktemp("cli")
+    c1, proof = work / "c1.json", work / "proof.bin"
+    run("seal", "--sector-size", "2KiB", "--partitions", "2", "--challenges", "2",
+        "-o", str(c1))
+    setup = json.loads(run("setup", "--c1", str(c1), "--json"))
+    assert Path(setup["params"]).parent == params_dir
+    proved = json.loads(run("prove", "--c1", str(c1), "-o", str(proof), "--backend", "cpu",
+                            "--json"))
+    assert proved["bytes"] == 384 and proof.stat().st_size == 384
+    return work
+
+
+def test_round_trip(workdir):
+    out = json.loads(run("verify", "--c1", str(workdir / "c1.json"),
+                         "--proof", str(workdir / "proof.bin"), "--json"))
+    assert out == {"valid": True, "proof": str(workdir / "proof.bin"), "partitions": 2}
+    assert "valid" in run("verify", "--c1", str(workdir / "c1.json"),
+                          "--proof", str(workdir / "proof.bin"))
+
+
+def test_a_proof_of_another_sector_exits_1(workdir, tmp_path):
+    other = tmp_path / "other.json"
+    run("seal", "--partitions", "2", "--challenges", "2", "-o", str(other))
+    out = run("verify", "--c1", str(other), "--proof", str(workdir / "proof.bin"), code=1)
+    assert "INVALID" in out
+
+
+def test_seal_with_data_file(tmp_path):
+    data = tmp_path / "sector.bin"
+    data.write_bytes(os.urandom(4096))
+    out = json.loads(run("seal", "--sector-size", "4KiB", "--data", str(data), "--challenges",
+                         "1", "-o", str(tmp_path / "c1.json"), "--json"))
+    again = json.loads(run("seal", "--sector-size", "4096", "--data", str(data), "--challenges",
+                           "1", "-o", str(tmp_path / "c2.json"), "--json"))
+    assert out["comm_d"] == again["comm_d"] and out["circuit"] == "porep-4KiB-k1"
+
+
+def _bump(value: str) -> str:
+    return fr_hex((int(value, 16) + 1) % FR_MODULUS)
+
+
+def _ch(doc):
+    return doc["vanilla_proofs"][1]["challenges"][0]
+
+
+C1_DEFECTS = {
+    "missing field": (lambda d: d.pop("comm_d"), "comm_d: required field is missing"),
+    "wrong type": (lambda d: d.update(partitions="2"), "partitions: input should be"),
+    "non-canonical hex": (lambda d: d.update(seed=fr_hex(FR_MODULUS + 5)), "seed: non-canonical"),
+    "malformed hex": (lambda d: _ch(d).update(data_leaf="0xzz"),
+                      "vanilla_proofs[1].challenges[0].data_leaf: malformed hex"),
+    "wrong path length": (lambda d: _ch(d)["r_path"].pop(),
+                          "vanilla_proofs[1].challenges[0].r_path: expected 6 siblings, got 5"),
+    "index out of range": (lambda d: _ch(d).update(index=99),
+                           "vanilla_proofs[1].challenges[0].index: 99 is out of range"),
+    "index not from seed": (lambda d: _ch(d).update(index=(_ch(d)["index"] + 1) % 64),
+                            "vanilla_proofs[1].challenges[0].index: "),
+    "tampered leaf": (lambda d: _ch(d).update(data_leaf=_bump(_ch(d)["data_leaf"])),
+                      "vanilla_proofs[1].challenges[0]: data_leaf with d_path"),
+    "tampered sibling": (lambda d: _ch(d)["r_path"].__setitem__(4, _bump(_ch(d)["r_path"][4])),
+                         "vanilla_proofs[1].challenges[0]: replica_leaf with r_path"),
+    "wrong comm_r": (lambda d: d.update(comm_r=_bump(d["comm_r"])),
+                     "comm_r: none of the 4 r_paths hashes to it (wrong comm_r)"),
+    "partition count": (lambda d: d.update(partitions=3),
+                        "vanilla_proofs: expected 3 partitions"),
+}
+
+
+@pytest.mark.parametrize("defect, message", C1_DEFECTS.values(), ids=C1_DEFECTS.keys())
+@pytest.mark.parametrize("command", ["prove", "verify", "setup"])
+def test_bad_c1_exits_2_naming_the_field(workdir, tmp_path, defect, message, command):
+    doc = json.loads((workdir / "c1.json").read_text())
+    defect(doc)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    out_file = tmp_path / "proof.bin"
+    args = {"prove": ["-o", str(out_file)], "verify": ["--proof", str(workdir / "proof.bin")],
+            "setup": []}[command]
+    output = run(command, "--c1", str(bad), *args, code=2)
+    assert f"Error: {bad}: {message}" in output, output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.json"]  # nothing written
+
+
+@pytest.mark.parametrize("size", [0, 191, 383, 385])
+def test_truncated_proof_file(workdir, tmp_path, size):
+    proof = tmp_path / "short.bin"
+    proof.write_bytes((workdir / "proof.bin").read_bytes()[:size].ljust(size, b"\0"))
+    output = run("verify", "--c1", str(workdir / "c1.json"), "--proof", str(proof), code=2)
+    assert f"{proof}: proof: expected 2 proofs = 384 bytes, got {size}" in output
+
+
+def test_params_for_another_circuit(workdir, params_dir, tmp_path):
+    """A key directory holding another circuit's params, under this circuit's id."""
+    c1 = tmp_path / "k1.json"
+    run("seal", "--challenges", "1", "--partitions", "2", "-o", str(c1))
+    k2_id = json.loads(run("setup", "--c1", str(workdir / "c1.json"), "--json"))["circuit_id"]
+    k1_dir = params_dir / circuit_r1cs(2048, 1).circuit_id()
+    if k1_dir.exists():
+        shutil.rmtree(k1_dir)
+    shutil.copytree(params_dir / k2_id, k1_dir)
+    try:
+        output = run("verify", "--c1", str(c1), "--proof", str(workdir / "proof.bin"), code=2)
+        assert f"params {k2_id}: made for another circuit; porep-2KiB-k1 needs" in output
+        output = run("prove", "--c1", str(c1), "-o", str(tmp_path / "p.bin"), code=2)
+        assert f"{k1_dir}: circuit id in manifest, vk.json and directory differ" in output
+        assert not (tmp_path / "p.bin").exists()
+    finally:
+        shutil.rmtree(k1_dir)
+
+
+def test_verify_without_params(tmp_path):
+    c1 = tmp_path / "big.json"
+    run("seal", "--sector-size", "8KiB", "--challenges", "3", "-o", str(c1))
+    output = run("verify", "--c1", str(c1), "--proof", str(c1), code=2)
+    assert "no params for porep-8KiB-k3" in output
+
+
+@pytest.mark.parametrize("args, message", [
+    (["seal", "--sector-size", "3KiB"], "sector_size: 3072 is not a power of two"),
+    (["seal", "--sector-size", "2 KB"], "sector_size: cannot read"),
+    (["seal", "--data", "{missing}"], "{missing}: No such file or directory"),
+    (["seal", "--data", "{c1}"], "{c1}: expected 2048 bytes (the sector size), got"),
+    (["prove", "--c1", "{missing}"], "{missing}: No such file or directory"),
+    (["prove", "--c1", "{proof}"], "{proof}: c1: not valid JSON"),
+    (["prove", "--c1", "{c1}", "-o", "{tmp}/no/such/dir/p.bin"], "does not exist"),
+])
+def test_bad_arguments(workdir, tmp_path, args, message):
+    names = {"missing": str(tmp_path / "missing"), "c1": str(workdir / "c1.json"),
+             "proof": str(workdir / "proof.bin"), "tmp": str(tmp_path)}
+    args = [a.format(**names) for a in args]
+    if args[0] == "seal":
+        args += ["-o", str(tmp_path / "out.json")]
+    if args[0] == "prove" and "-o" not in args:
+        args += ["-o", str(tmp_path / "out.bin")]
+    output = run(*args, code=2)
+    assert message.format(**names) in output, output
+    assert not any(p.name.startswith("out") for p in tmp_path.iterdir())
+
+
+def test_info_reports_backends(params_dir):
+    info = json.loads(run("info", "--json"))
+    assert info["backends"]["cpu"]["available"] is True
+    assert set(info["backends"]["gpu"]) == {"available", "reason"}
+    assert info["params_dir"] == str(params_dir)
+    assert info["versions"]["proofq"]
+
+
+def test_real_subprocess_reports_one_line(workdir, params_dir, tmp_path):
+    """The installed ``proofq`` entry point: exit codes and stderr without a traceback."""
+    proofq = Path(sys.executable).with_name("proofq")
+    env = os.environ | {"PROOFQ_PARAMS_DIR": str(params_dir)}
+    good = subprocess.run([str(proofq), "verify", "--c1", str(workdir / "c1.json"), "--proof",
+                           str(workdir / "proof.bin")], capture_output=True, text=True, env=env)
+    assert good.returncode == 0 and "valid" in good.stdout, good.stderr
+    doc = json.loads((workdir / "c1.json").read_text())
+    doc["vanilla_proofs"][0]["challenges"][1]["d_path"].pop()
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    failed = subprocess.run([str(proofq), "prove", "--c1", str(bad), "-o", str(tmp_path / "p")],
+                            capture_output=True, text=True, env=env)
+    assert failed.returncode == 2
+    assert failed.stderr.strip() == (f"Error: {bad}: vanilla_proofs[0].challenges[1].d_path: "
+                                     "expected 6 siblings, got 5")
+    assert not (tmp_path / "p").exists()
