@@ -9,8 +9,11 @@ import pytest
 
 from snark.fields import FR_MODULUS, fr_to_limbs, limbs_to_ints, random_fr
 from snark.poseidon import hash2, hash2_many, permute, poseidon_x5_255_3
+from snark.poseidon import hashing
 from snark.poseidon.fast import permute_words
 from snark.poseidon.gadget import hash_template, poseidon_hash2_gadget
+from snark.poseidon.linalg import charpoly, identity, matmul, roots
+from snark.poseidon.mds_security import is_secure_mds
 from snark.poseidon.params import derive_params
 from snark.r1cs import ONE, ConstraintSystem
 
@@ -42,7 +45,42 @@ def test_derived_parameters_have_the_reference_shape():
     assert len(diffs) == 1
 
 
-def test_seed_depends_on_every_parameter():
+def test_derived_mds_passes_the_security_tests_and_weak_matrices_fail():
+    assert is_secure_mds(poseidon_x5_255_3().mds, FR_MODULUS)
+    assert not is_secure_mds(identity(3), FR_MODULUS)  # scalar matrix
+    block = ((2, 1, 0), (1, 2, 0), (0, 0, 3))  # e2 spans an invariant subspace
+    assert not is_secure_mds(block, FR_MODULUS)
+
+
+def test_roots_finds_exactly_the_field_roots():
+    def times(f, g):
+        out = [0] * (len(f) + len(g) - 1)
+        for i, a in enumerate(f):
+            for j, b in enumerate(g):
+                out[i + j] = (out[i + j] + a * b) % FR_MODULUS
+        return out
+
+    expected = [rand() for _ in range(2)]
+    non_residue = next(a for a in range(2, 200) if pow(a, (FR_MODULUS - 1) // 2, FR_MODULUS) != 1)
+    f = [-non_residue % FR_MODULUS, 0, 1]  # x^2 - n has no root in the field
+    for r in expected:
+        f = times(f, [-r % FR_MODULUS, 1])
+    assert sorted(roots(f, FR_MODULUS)) == sorted(expected)
+
+
+def test_charpoly_annihilates_its_matrix():
+    a = tuple(tuple(rand() for _ in range(3)) for _ in range(3))
+    coeffs = charpoly(a, FR_MODULUS)
+    total = ((0,) * 3,) * 3
+    power = identity(3)
+    for c in coeffs:
+        total = tuple(tuple((x + c * y) % FR_MODULUS for x, y in zip(r1, r2))
+                      for r1, r2 in zip(total, power))
+        power = matmul(power, a, FR_MODULUS)
+    assert total == ((0,) * 3,) * 3
+
+
+def test_other_round_counts_seed_other_constants():
     base = poseidon_x5_255_3()
     other = derive_params(FR_MODULUS, 255, t=3, alpha=5, full_rounds=8, partial_rounds=56)
     assert other.round_constants[0] != base.round_constants[0]
@@ -60,7 +98,8 @@ def test_hash2_is_perm_first_element():
     assert hash2(x, y) != hash2(y, x)
 
 
-def test_hash2_many_limbs_match_scalar_hash():
+def test_hash2_many_limbs_match_scalar_hash(monkeypatch):
+    monkeypatch.setattr(hashing, "CHUNK", 4)  # 17 pairs cross several chunks
     xs, ys = random_fr(17), random_fr(17)
     out = hash2_many(xs, ys)
     assert out.shape == (17, 4) and out.dtype == np.uint64

@@ -19,7 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from snark.poseidon.params import Matrix, PoseidonParams, poseidon_x5_255_3
+from snark.poseidon.linalg import Matrix, inverse, matmul
+from snark.poseidon.params import PoseidonParams, poseidon_x5_255_3
 
 
 @dataclass(frozen=True)
@@ -43,26 +44,6 @@ class FastSchedule:
     mds: Matrix
 
 
-def _matmul(a: Matrix, b: Matrix, p: int) -> Matrix:
-    return tuple(tuple(sum(x * y for x, y in zip(row, col)) % p for col in zip(*b)) for row in a)
-
-
-def _inverse(m: Matrix, p: int) -> Matrix:
-    """Gauss–Jordan inverse mod p (the MDS minors are invertible: Cauchy matrices)."""
-    n = len(m)
-    rows = [list(row) + [int(i == j) for j in range(n)] for i, row in enumerate(m)]
-    for col in range(n):
-        pivot = next(r for r in range(col, n) if rows[r][col] % p)
-        rows[col], rows[pivot] = rows[pivot], rows[col]
-        inv = pow(rows[col][col], -1, p)
-        rows[col] = [x * inv % p for x in rows[col]]
-        for r in range(n):
-            if r != col and rows[r][col]:
-                f = rows[r][col]
-                rows[r] = [(x - f * y) % p for x, y in zip(rows[r], rows[col])]
-    return tuple(tuple(row[n:]) for row in rows)
-
-
 def _push_constants(params: PoseidonParams) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """Element-0 constants of each partial round and the first tail round's constants."""
     p, half = params.modulus, params.half_full_rounds
@@ -84,11 +65,11 @@ def _factor_partial_matrices(params: PoseidonParams) -> tuple[tuple[SparseRound,
     sparse = []
     for _ in range(params.partial_rounds):
         d = tuple(row[1:] for row in pending[1:])
-        d_inv = _inverse(d, p)
+        d_inv = inverse(d, p)
         b = pending[0][1:]
         w = tuple(sum(b[i] * d_inv[i][j] for i in range(len(b))) % p for j in range(len(b)))
         sparse.append(SparseRound(pending[0][0], w, tuple(row[0] for row in pending[1:])))
-        pending = (mds[0],) + _matmul(d, mds[1:], p)
+        pending = (mds[0],) + matmul(d, mds[1:], p)
     sparse.reverse()
     return tuple(sparse), pending
 

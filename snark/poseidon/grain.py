@@ -12,12 +12,15 @@ table. This module follows the reference procedure (``generate_parameters_grain`
 * a field element is n emitted bits read most significant first; round constants reject
   candidates >= p, the MDS draws are reduced mod p;
 * the MDS matrix is the Cauchy matrix ``1 / (x_i + y_j)`` of t values x and t values y
-  drawn together: redrawn while any two of the 2t draws coincide or some x_i + y_j = 0.
+  drawn together: redrawn while any two of the 2t draws coincide, some x_i + y_j = 0, or
+  the matrix fails the subspace-trail tests of ``mds_security``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+
+from snark.poseidon.mds_security import is_secure_mds
 
 #: Reference tags for the state's first two fields.
 FIELD_PRIME = 1
@@ -82,12 +85,15 @@ def round_constants(lfsr: GrainLFSR, count: int, n: int, modulus: int) -> list[i
     return out
 
 
-def cauchy_mds(lfsr: GrainLFSR, t: int, n: int, modulus: int) -> list[list[int]]:
-    """The t×t Cauchy matrix from the next draws of ``lfsr`` (reference validity rules)."""
+def cauchy_mds(lfsr: GrainLFSR, t: int, n: int, modulus: int) -> tuple[tuple[int, ...], ...]:
+    """The first valid and secure t×t Cauchy matrix from the next draws of ``lfsr``."""
     while True:
         draws = [lfsr.integer(n) % modulus for _ in range(2 * t)]
         while len(set(draws)) != len(draws):
             draws = [lfsr.integer(n) % modulus for _ in range(2 * t)]
         xs, ys = draws[:t], draws[t:]
-        if all((x + y) % modulus for x in xs for y in ys):
-            return [[pow(x + y, -1, modulus) for y in ys] for x in xs]
+        if not all((x + y) % modulus for x in xs for y in ys):
+            continue
+        matrix = tuple(tuple(pow(x + y, -1, modulus) for y in ys) for x in xs)
+        if is_secure_mds(matrix, modulus):
+            return matrix

@@ -7,8 +7,7 @@ from functools import lru_cache
 
 from snark.fields import FR_MODULUS
 from snark.poseidon.grain import FIELD_PRIME, SBOX_POWER, GrainLFSR, cauchy_mds, round_constants
-
-Matrix = tuple[tuple[int, ...], ...]
+from snark.poseidon.linalg import Matrix
 
 
 @dataclass(frozen=True)
@@ -44,7 +43,7 @@ def derive_params(modulus: int, field_bits: int, t: int, alpha: int, full_rounds
         modulus=modulus, t=t, alpha=alpha, full_rounds=full_rounds,
         partial_rounds=partial_rounds,
         round_constants=tuple(tuple(flat[r * t:(r + 1) * t]) for r in range(rounds)),
-        mds=tuple(tuple(row) for row in mds))
+        mds=mds)
 
 
 @lru_cache(maxsize=1)

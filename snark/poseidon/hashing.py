@@ -11,6 +11,10 @@ from snark.poseidon.fast import permute_words
 
 Words = int | np.ndarray
 
+#: Pairs hashed per vector pass: bounds the temporaries of a huge batch (each element is
+#: a Python int object) and keeps the working set near the CPU caches.
+CHUNK = 1 << 14
+
 
 def _check_int(value: int, name: str) -> int:
     if not isinstance(value, (int, np.integer)) or not 0 <= value < FR_MODULUS:
@@ -58,5 +62,9 @@ def hash2_many(xs: int | np.ndarray | Sequence[int],
     n = lengths.pop() if lengths else 1
     x_words, y_words = (np.full(n, w, dtype=object) if isinstance(w, int) else w
                         for w in (x_words, y_words))
-    out = permute_words([np.zeros(n, dtype=object), x_words, y_words])[0]
+    out = np.empty(n, dtype=object)
+    for start in range(0, n, CHUNK):
+        part = slice(start, start + CHUNK)
+        zeros = np.zeros(len(x_words[part]), dtype=object)
+        out[part] = permute_words([zeros, x_words[part], y_words[part]])[0]
     return fr_to_limbs(out) if x_limbs or y_limbs else out
