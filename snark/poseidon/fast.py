@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from snark.poseidon.linalg import Matrix, inverse, matmul
+from snark.poseidon.linalg import Matrix, inverse, matmul, matvec
 from snark.poseidon.params import PoseidonParams, poseidon_x5_255_3
 
 
@@ -52,8 +52,7 @@ def _push_constants(params: PoseidonParams) -> tuple[tuple[int, ...], tuple[int,
     for r in range(half, half + params.partial_rounds):
         c = [(x + y) % p for x, y in zip(params.round_constants[r], carry)]
         element0.append(c[0])
-        moved = (0, *c[1:])
-        carry = tuple(sum(m * x for m, x in zip(row, moved)) % p for row in params.mds)
+        carry = matvec(params.mds, (0, *c[1:]), p)
     tail_first = params.round_constants[half + params.partial_rounds]
     return tuple(element0), tuple((x + y) % p for x, y in zip(tail_first, carry))
 
@@ -65,9 +64,7 @@ def _factor_partial_matrices(params: PoseidonParams) -> tuple[tuple[SparseRound,
     sparse = []
     for _ in range(params.partial_rounds):
         d = tuple(row[1:] for row in pending[1:])
-        d_inv = inverse(d, p)
-        b = pending[0][1:]
-        w = tuple(sum(b[i] * d_inv[i][j] for i in range(len(b))) % p for j in range(len(b)))
+        w = matmul((pending[0][1:],), inverse(d, p), p)[0]  # wᵀ = bᵀ D⁻¹
         sparse.append(SparseRound(pending[0][0], w, tuple(row[0] for row in pending[1:])))
         pending = (mds[0],) + matmul(d, mds[1:], p)
     sparse.reverse()

@@ -17,8 +17,8 @@ from snark.poseidon.params import PoseidonParams, poseidon_x5_255_3
 from snark.r1cs import LC, ONE, R, ConstraintSystem, as_lc
 
 #: Symbols of the affine forms: 0 is the constant one, 1 and 2 the inputs x and y,
-#: ``FIRST_SBOX + k`` the output of the k-th non-constant S-box.
-_CONSTANT, _X, _Y, FIRST_SBOX = 0, 1, 2, 3
+#: ``_FIRST_SBOX + k`` the output of the k-th non-constant S-box.
+_CONSTANT, _X, _Y, _FIRST_SBOX = 0, 1, 2, 3
 
 Form = dict[int, int]
 
@@ -60,7 +60,7 @@ def hash_template(params: PoseidonParams | None = None) -> HashTemplate:
                 state[i] = {_CONSTANT: pow(state[i].get(_CONSTANT, 0), params.alpha, p)}
             else:
                 sbox_inputs.append(tuple(state[i].items()))
-                state[i] = {FIRST_SBOX + len(sbox_inputs) - 1: 1}
+                state[i] = {_FIRST_SBOX + len(sbox_inputs) - 1: 1}
         state = [_combine(state, row, p) for row in params.mds]
     return HashTemplate(tuple(sbox_inputs), tuple(state[0].items()))
 
