@@ -73,8 +73,10 @@ def prove_partition(self: Task, job_id: str, partition: int) -> dict:
         return {"job": job_id, "partition": partition, "outcome": outcome}
 
     def progress(phase: str, info: dict) -> None:
-        self.send_event("task-progress", job=job_id, partition=partition, phase=phase,
-                        **{k: v for k, v in info.items() if isinstance(v, (str, int, float))})
+        """Flower's view of the partition: a ``task-progress`` event per phase."""
+        fields = {k: v for k, v in info.items() if isinstance(v, (str, int, float))}
+        fields.update(job=job_id, partition=partition, phase=phase)
+        self.send_event("task-progress", **fields)
 
     try:
         proof = runtime().prove_partition(job_id=job_id, partition=partition,

@@ -51,10 +51,14 @@ def accept(store: JobStore, raw_input: Any, *, proof_type: str = "porep",
     return Accepted(job_id=job_id, partitions=partitions, created=outcome == "created")
 
 
-def enqueue(app: Celery, store: JobStore, accepted: Accepted, *, connection=None) -> None:
-    """Hand an accepted job to the workers (again, if a resubmission finds it never was)."""
+def enqueue(app: Celery, store: JobStore, accepted: Accepted) -> None:
+    """Hand an accepted job to the workers (again, if a resubmission finds it never was).
+
+    Producers read outcomes from the job state, never from Celery's result backend, so the
+    message asks for no result (and the producer subscribes to nothing).
+    """
     state = store.state(accepted.job_id)
     if state is None or state.status != "queued" or store.fanned_out(accepted.job_id):
         return
     app.send_task("proofq.submit", args=[accepted.job_id],
-                  priority=PRIORITIES[state.priority], connection=connection)
+                  priority=PRIORITIES[state.priority], ignore_result=True)

@@ -1,0 +1,140 @@
+"""The Python API: submit proof jobs to a proofq cluster and collect the proofs.
+
+::
+
+    from client.api import Client
+    client = Client("redis://host:6379/0")
+    job = client.submit(c1, priority="high")          # refused at once if the C1 is bad
+    proof = client.result(job, timeout=600)           # 192 bytes per partition
+
+The module-level ``submit`` / ``status`` / ``wait`` / ``result`` / ``cancel`` do the same on
+the cluster named by ``PROOFQ_REDIS_URL``.  Without a cluster, ``client.local_cluster``
+starts a private one.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from typing import Any
+
+import redis
+
+from config.settings import Settings, get_settings
+from tasks.application import create_app
+from tasks.jobs import JobState, JobStore
+from tasks.submission import SubmitError, accept, enqueue
+
+__all__ = ["Client", "JobError", "JobNotFound", "SubmitError", "submit", "status", "wait",
+           "result", "cancel"]
+
+_POLL_S = (0.02, 0.25)  # first and longest pause between status reads while waiting
+
+
+class JobNotFound(LookupError):
+    """No job has this id (or its state has expired)."""
+
+
+class JobError(RuntimeError):
+    """A job ended without a proof: ``status`` is 'failed' or 'cancelled'."""
+
+    def __init__(self, state: JobState) -> None:
+        super().__init__(f"job {state.job_id} {state.status}: {state.error}")
+        self.state = state
+
+
+class Client:
+    """A connection to one cluster's Redis: job state is read there, tasks are sent there."""
+
+    def __init__(self, redis_url: str, settings: Settings | None = None) -> None:
+        settings = (settings or get_settings()).model_copy(update={"redis_url": redis_url})
+        self.redis_url = redis_url
+        self.store = JobStore(redis.Redis.from_url(redis_url), ttl_s=settings.job_ttl_s,
+                              results_maxlen=settings.results_maxlen)
+        self._app = create_app(settings)
+
+    def submit(self, c1: Any, *, priority: str = "normal", job_id: str | None = None,
+               proof_type: str = "porep") -> str:
+        """Enqueue a job and return its id.
+
+        ``c1`` may be JSON text, bytes, a dict or a ``C1``.  Submitting again under the same
+        ``job_id`` with the same content returns the same job; different content is refused
+        (``SubmitError``), as is any invalid input, before anything is enqueued.
+        """
+        accepted = accept(self.store, c1, proof_type=proof_type, priority=priority,
+                          job_id=job_id)
+        enqueue(self._app, self.store, accepted)
+        return accepted.job_id
+
+    def status(self, job_id: str) -> JobState:
+        state = self.store.state(job_id)
+        if state is None:
+            raise JobNotFound(f"job {job_id}: no such job")
+        return state
+
+    def wait(self, job_id: str, timeout: float | None = None) -> JobState:
+        """Block until the job has ended (done, failed or cancelled); ``TimeoutError`` if not."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        pause = _POLL_S[0]
+        while True:
+            state = self.status(job_id)
+            if state.terminal:
+                return state
+            if deadline is not None and time.monotonic() >= deadline:
+                raise TimeoutError(f"job {job_id}: still {state.status} after {timeout}s")
+            time.sleep(pause if deadline is None else min(pause, deadline - time.monotonic()))
+            pause = min(pause * 2, _POLL_S[1])
+
+    def result(self, job_id: str, timeout: float | None = 0) -> bytes:
+        """The job's proof (waiting up to ``timeout``; None waits for ever); ``JobError`` if it failed."""
+        state = self.wait(job_id, timeout)
+        if state.status != "done":
+            raise JobError(state)
+        return self.store.result(job_id)
+
+    def cancel(self, job_id: str) -> str:
+        """Stop a job; returns its status afterwards ('cancelled', or how it had already ended)."""
+        outcome = self.store.cancel(job_id)
+        if outcome == "missing":
+            raise JobNotFound(f"job {job_id}: no such job")
+        return outcome
+
+    def close(self) -> None:
+        self.store.redis.close()
+        self._app.close()
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+@functools.cache
+def default_client() -> Client:
+    settings = get_settings()
+    if settings.redis_url is None:
+        raise RuntimeError("PROOFQ_REDIS_URL is not set: point it at a proofq cluster, or "
+                           "start a private one with client.local_cluster.LocalCluster")
+    return Client(settings.redis_url, settings)
+
+
+def submit(c1: Any, priority: str = "normal", job_id: str | None = None,
+           proof_type: str = "porep") -> str:
+    return default_client().submit(c1, priority=priority, job_id=job_id, proof_type=proof_type)
+
+
+def status(job_id: str) -> JobState:
+    return default_client().status(job_id)
+
+
+def wait(job_id: str, timeout: float | None = None) -> JobState:
+    return default_client().wait(job_id, timeout)
+
+
+def result(job_id: str, timeout: float | None = 0) -> bytes:
+    return default_client().result(job_id, timeout)
+
+
+def cancel(job_id: str) -> str:
+    return default_client().cancel(job_id)

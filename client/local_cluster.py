@@ -1,0 +1,159 @@
+"""A private cluster for one command: an embedded redis-server and one worker subprocess.
+
+This is what runs when no ``PROOFQ_REDIS_URL`` is configured.  The worker is started exactly
+as a user would start one (``celery -A tasks worker [--gpu 0]``) with the private Redis in
+its environment: ``--gpu 0`` when CUDA has a device (and the backend setting allows it), the
+CPU backend otherwise.  It runs in its own session, so a Ctrl-C in the terminal reaches only
+this process, which then stops the worker and Redis itself; leaving the ``with`` block by an
+exception stops the worker at once instead of letting it finish its tasks.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from celery import Celery
+
+from client.embedded import EmbeddedRedis
+from config.settings import Settings, get_settings
+from tasks.application import create_app
+
+_STOP_GRACE_S = 10.0
+
+
+class ClusterError(RuntimeError):
+    """The private cluster did not come up; the message carries the worker's last output."""
+
+
+def choose_gpu(settings: Settings) -> int | None:
+    """GPU 0 when the backend setting allows a GPU and CUDA sees one; None for the CPU."""
+    if settings.backend == "cpu":
+        return None
+    from gpu.device import device_count
+
+    count, reason = device_count()
+    if count:
+        return 0
+    if settings.backend == "gpu":
+        raise ClusterError(f"backend is 'gpu' but {reason}")
+    return None
+
+
+def settings_env(settings: Settings) -> dict[str, str]:
+    """The settings as ``PROOFQ_*`` variables, so a worker runs with exactly these values."""
+    return {f"PROOFQ_{name.upper()}": str(value)
+            for name, value in settings.model_dump().items() if value is not None}
+
+
+def worker_command(*, gpu: int | None, concurrency: int, node: str | None = None) -> list[str]:
+    """The command line a user would type to start a worker (through this interpreter)."""
+    command = [sys.executable, "-m", "celery", "-A", "tasks", "worker", "-c", str(concurrency),
+               "-l", "INFO", "--without-mingle", "--without-gossip"]
+    if gpu is not None:
+        command += ["--gpu", str(gpu)]
+    if node is not None:
+        command += ["-n", node]
+    return command
+
+
+class WorkerProcess:
+    """One ``celery worker`` subprocess (its pool included), with its output in a log file."""
+
+    def __init__(self, redis_url: str, command: list[str], *, log_dir: Path,
+                 env: dict[str, str] | None = None) -> None:
+        self.redis_url = redis_url
+        self.command = command
+        self.log_path = Path(log_dir) / f"worker-{os.getpid()}-{id(self):x}.log"
+        self._env = {**os.environ, **(env or {}), "PROOFQ_REDIS_URL": redis_url}
+        self._proc: subprocess.Popen | None = None
+
+    def start(self) -> "WorkerProcess":
+        with open(self.log_path, "wb") as log:
+            self._proc = subprocess.Popen(self.command, stdout=log, stderr=subprocess.STDOUT,
+                                          stdin=subprocess.DEVNULL, env=self._env,
+                                          start_new_session=True)
+        return self
+
+    @property
+    def pid(self) -> int:
+        return self._proc.pid
+
+    def alive(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def wait_ready(self, app: Celery, timeout_s: float) -> str:
+        """Block until the worker answers a ping; return its node name."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if not self.alive():
+                raise ClusterError(f"worker exited at start:\n{self.log_tail()}")
+            for reply in app.control.ping(timeout=0.5) or []:
+                return next(iter(reply))
+        raise ClusterError(f"worker did not answer within {timeout_s}s:\n{self.log_tail()}")
+
+    def stop(self, *, graceful: bool = True) -> None:
+        """Warm shutdown (running tasks finish) when graceful, else at once; the whole group."""
+        if not self.alive():
+            return
+        self._signal(signal.SIGTERM if graceful else signal.SIGQUIT)
+        try:
+            self._proc.wait(timeout=_STOP_GRACE_S if graceful else 2.0)
+        except subprocess.TimeoutExpired:
+            self._signal(signal.SIGKILL)
+            self._proc.wait()
+
+    def _signal(self, signum: int) -> None:
+        try:
+            os.killpg(self._proc.pid, signum)  # the worker's own session: its pool included
+        except ProcessLookupError:
+            pass
+
+    def log_tail(self, lines: int = 30) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+
+@contextmanager
+def local_cluster(settings: Settings | None = None, *, start_timeout_s: float = 60.0
+                  ) -> Iterator[str]:
+    """Start Redis and a worker, yield the Redis URL, stop both (also on Ctrl-C)."""
+    settings = settings or get_settings()
+    gpu = choose_gpu(settings)
+    log_dir = Path(tempfile.mkdtemp(prefix="proofq-local-"))
+    with EmbeddedRedis() as server:
+        settings = settings.model_copy(update={"redis_url": server.url})
+        worker = WorkerProcess(server.url, worker_command(
+            gpu=gpu, concurrency=settings.workers_per_gpu), log_dir=log_dir,
+            env=settings_env(settings))
+        app = create_app(settings)
+        graceful = False
+        try:
+            worker.start().wait_ready(app, start_timeout_s)
+            yield server.url
+            graceful = True
+        finally:
+            worker.stop(graceful=graceful)
+            app.close()
+            shutil.rmtree(log_dir, ignore_errors=True)
+
+
+@contextmanager
+def cluster_url(settings: Settings | None = None) -> Iterator[str]:
+    """The configured cluster's URL, or a private cluster's for the duration of the block."""
+    settings = settings or get_settings()
+    if settings.redis_url is not None:
+        yield settings.redis_url
+    else:
+        with local_cluster(settings) as url:
+            yield url

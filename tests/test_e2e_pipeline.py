@@ -1,0 +1,222 @@
+"""End to end: a real redis-server, real ``celery -A tasks worker`` subprocesses, real proofs.
+
+All tests share one porep-2KiB (K=1) proving key, made once for the module, and two CPU
+workers of one pool process each (as two single-GPU workers would be). Every test uses
+fresh random sectors and its own job ids on one Redis, and ends with the queues drained.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import uuid
+
+import pytest
+import redis
+
+from client.api import Client, JobError
+from client.embedded import EmbeddedRedis
+from client.local_cluster import WorkerProcess, worker_command
+from config.settings import load_settings
+from snark.porep.c1 import fr_hex
+from snark.porep.prove import load_or_setup_key, load_verifying_key, verify_c1
+from snark.porep.seal import seal
+from tasks.jobs import RESULTS_STREAM, content_digest
+from tasks.submission import Accepted, SubmitError, enqueue
+
+pytestmark = pytest.mark.slow
+
+SECTOR, K = 2048, 1
+WAIT_S = 300
+
+
+def _c1(partitions: int = 2):
+    return seal(SECTOR, partitions, K)
+
+
+@pytest.fixture(scope="module")
+def settings(tmp_path_factory):
+    params = tmp_path_factory.mktemp("params")
+    load_or_setup_key(_c1(), params)  # one setup for the whole module
+    with EmbeddedRedis() as server:
+        yield load_settings(redis_url=server.url, params_dir=params, backend="cpu")
+
+
+def _start_workers(settings, count: int) -> list[WorkerProcess]:
+    env = {"PROOFQ_PARAMS_DIR": str(settings.params_dir), "PROOFQ_BACKEND": "cpu"}
+    workers = []
+    try:
+        for n in range(count):
+            command = worker_command(gpu=None, concurrency=1, node=f"w{n}-{uuid.uuid4().hex[:6]}@%h")
+            workers.append(WorkerProcess(settings.redis_url, command, log_dir=settings.params_dir,
+                                         env=env).start())
+        with Client(settings.redis_url, settings) as probe:
+            for worker in workers:
+                worker.wait_ready(probe._app, 60)
+    except BaseException:
+        for worker in workers:
+            worker.stop(graceful=False)
+        raise
+    return workers
+
+
+@pytest.fixture(scope="module")
+def workers(settings):
+    started = _start_workers(settings, 2)
+    yield started
+    for worker in started:
+        worker.stop(graceful=False)
+
+
+@pytest.fixture()
+def client(settings, workers):
+    with Client(settings.redis_url, settings) as c:
+        yield c
+    for worker in workers:
+        assert worker.alive(), f"a worker died:\n{worker.log_tail()}"
+
+
+def _verifies(settings, c1, proof: bytes) -> bool:
+    return verify_c1(c1, load_verifying_key(c1, settings.params_dir), proof)
+
+
+def _results_for(client: Client, job_id: str) -> list[dict]:
+    return [fields for _, fields in client.store.redis.xrange(RESULTS_STREAM)
+            if fields[b"job"].decode() == job_id]
+
+
+def test_two_partition_job_completes_and_verifies(settings, client):
+    c1 = _c1(2)
+    job = client.submit(c1)
+    proof = client.result(job, timeout=WAIT_S)
+    state = client.status(job)
+    assert state.status == "done" and state.parts_done == 2
+    assert len(proof) == 2 * 192
+    assert _verifies(settings, c1, proof)
+    assert state.queue_s >= 0 and state.prove_s > 0
+    [entry] = _results_for(client, job)
+    assert bytes.fromhex(entry[b"proof"].decode()) == proof
+
+
+def test_five_concurrent_jobs_over_two_workers(settings, client):
+    c1s = [_c1(2) for _ in range(5)]
+    jobs = [client.submit(c1) for c1 in c1s]
+    for job, c1 in zip(jobs, c1s):
+        assert _verifies(settings, c1, client.result(job, timeout=WAIT_S))
+    events = client.store.redis.xrange("proofq:events")
+    workers = {f[b"worker"] for _, f in events if f[b"job"].decode() in jobs}
+    assert len({w.split(b"/")[0] for w in workers}) == 2  # both workers proved some
+
+
+def test_resubmission_is_idempotent_and_conflicts_are_refused(settings, client):
+    c1 = _c1(1)
+    job_id = f"idem-{uuid.uuid4().hex}"
+    assert client.submit(c1, job_id=job_id) == job_id
+    assert client.submit(c1.to_json(), job_id=job_id) == job_id
+    with pytest.raises(SubmitError, match="job_id: .* different content"):
+        client.submit(_c1(1), job_id=job_id)
+    assert _verifies(settings, c1, client.result(job_id, timeout=WAIT_S))
+    assert len(_results_for(client, job_id)) == 1
+
+
+def _tampered(c1) -> dict:
+    data = json.loads(c1.to_json())
+    leaf = data["vanilla_proofs"][1]["challenges"][0]
+    leaf["data_leaf"] = fr_hex((int(leaf["data_leaf"], 16) + 1) % (1 << 250))
+    return data
+
+
+def test_bad_input_is_refused_at_submit_while_other_jobs_complete(settings, client):
+    good = [_c1(2) for _ in range(2)]
+    jobs = [client.submit(c1) for c1 in good]
+    bad_inputs = {
+        "vanilla_proofs[1].challenges[0]": _tampered(_c1(2)),
+        "not valid JSON": "{not json",
+        "max_c1_bytes": "x" * (settings.max_c1_bytes + 1),
+        "sector_size": {**json.loads(_c1(1).to_json()), "sector_size": 3000},
+    }
+    for message, raw in bad_inputs.items():
+        job_id = f"bad-{uuid.uuid4().hex}"
+        with pytest.raises(SubmitError, match=re.escape(message)):
+            client.submit(raw, job_id=job_id)
+        assert client.store.state(job_id) is None
+    with pytest.raises(SubmitError, match="priority: unknown priority 'urgent'"):
+        client.submit(good[0], priority="urgent")
+    with pytest.raises(SubmitError, match="proof_type: unknown proof type 'winning'"):
+        client.submit(good[0], proof_type="winning")
+    for job, c1 in zip(jobs, good):
+        assert _verifies(settings, c1, client.result(job, timeout=WAIT_S))
+
+
+def test_a_permanently_failing_partition_fails_only_its_job(settings, client):
+    """A C1 that slips past submission (stored directly) fails in the worker, with the reason."""
+    good = _c1(2)
+    good_job = client.submit(good)
+    bad = json.dumps(_tampered(_c1(2)))
+    bad_job = f"slipped-{uuid.uuid4().hex}"
+    client.store.create(bad_job, digest=content_digest("porep", bad), proof_type="porep",
+                        partitions=2, priority="normal", input_json=bad)
+    enqueue(client._app, client.store, Accepted(job_id=bad_job, partitions=2, created=True))
+    with pytest.raises(JobError, match=r"failed: partition 1: \w+: "):
+        client.result(bad_job, timeout=WAIT_S)
+    assert client.status(bad_job).status == "failed"
+    assert _verifies(settings, good, client.result(good_job, timeout=WAIT_S))
+
+
+def test_partition_delivered_twice_assembles_once(settings, client):
+    c1 = _c1(2)
+    job = client.submit(c1)
+    for partition in (0, 1, 0, 1):  # duplicates racing the job's own fan-out
+        client._app.send_task("proofq.prove_partition", args=[job, partition], queue="gpu",
+                              ignore_result=True)
+    proof = client.result(job, timeout=WAIT_S)
+    assert _verifies(settings, c1, proof)
+    _drain(settings, client)
+    assert len(_results_for(client, job)) == 1
+    assert client.status(job).status == "done"
+
+
+def _drain(settings, client: Client) -> None:
+    """Every message sent so far has been taken once a job submitted after them is done."""
+    c1 = _c1(1)
+    assert _verifies(settings, c1, client.result(client.submit(c1), timeout=WAIT_S))
+
+
+def test_cancelled_job_stops_and_says_so(settings, client):
+    partitions = 8
+    job = client.submit(_c1(partitions))
+    deadline = time.monotonic() + WAIT_S
+    while client.status(job).parts_done == 0:
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    assert client.cancel(job) == "cancelled"
+    at_cancel = client.status(job).parts_done
+    _drain(settings, client)
+    state = client.status(job)
+    assert state.status == "cancelled" and state.error == "cancelled by request"
+    assert state.parts_done == at_cancel < partitions
+    with pytest.raises(JobError, match="cancelled"):
+        client.result(job)
+    assert [f[b"status"] for f in _results_for(client, job)] == [b"cancelled"]
+
+
+def test_high_priority_overtakes_queued_normal_work(settings, client):
+    normal = [client.submit(_c1(2)) for _ in range(6)]
+    urgent = client.submit(_c1(2), priority="high")
+    client.wait(urgent, timeout=WAIT_S)
+    for job in normal:
+        client.wait(job, timeout=WAIT_S)
+    finished = {job: client.status(job).finished for job in [*normal, urgent]}
+    overtaken = [job for job in normal if finished[job] > finished[urgent]]
+    assert len(overtaken) >= 3, finished
+
+
+def test_job_state_survives_a_fresh_client(settings, client):
+    c1 = _c1(1)
+    job = client.submit(c1)
+    client.wait(job, timeout=WAIT_S)
+    with Client(settings.redis_url, settings) as other:
+        assert other.result(job) == client.result(job)
+    raw = redis.Redis.from_url(settings.redis_url).hgetall(f"proofq:job:{job}")
+    assert raw[b"status"] == b"done" and raw[b"proof_type"] == b"porep"
