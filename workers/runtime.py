@@ -242,7 +242,11 @@ class WorkerRuntime:
                 fenced = _FencedBackend(self.backend, held)
                 if staged is None:
                     staged = groth16.stage(key, witness, fenced)
-                return groth16.compute(key, staged, fenced)
+                parts = groth16.compute(key, staged, fenced)
+                # A result computed past the lease may have shared the GPU with the next
+                # holder: retry it, so every successful compute phase was exclusive.
+                held.check()
+                return parts
         except BaseException:
             if staged is not None:
                 self.backend.release(staged)

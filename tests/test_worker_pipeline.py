@@ -1,0 +1,279 @@
+"""The partition pipeline on the CPU backend with a real redis-server.
+
+Multi-process tests run ``python -m workers.standalone`` processes that share "GPU 0"
+(pseudo-UUID ``cpu-0``) and check the lock discipline from the event stream and the fencing
+tokens; in-process tests cover the fallback path, cancellation and failure reporting.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import redis
+
+from config.settings import load_settings
+from snark.porep.c1 import C1, parse_c1
+from snark.porep.prove import load_or_setup_key, verify_partition
+from snark.porep.seal import seal
+from workers.events import PhaseEvent, read_events
+from workers.gpu_binding import host_name
+from workers.ledger import key_bytes, partition_bytes
+from workers.runtime import PartitionCancelled, PartitionFailed, WorkerRuntime
+from workers.standalone import results_key
+
+LEASE_S = 2.0
+QUEUE = "test:partitions"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def porep(tmp_path_factory):
+    """A fresh porep-2KiB sector (one challenge per partition) and its proving key."""
+    base = tmp_path_factory.mktemp("porep")
+    c1 = seal(2048, 9, 1)
+    (base / "c1.json").write_text(c1.to_json())
+    load_or_setup_key(c1, base / "params")
+    return c1, base
+
+
+def _settings(params: Path, **overrides):
+    return load_settings(backend="cpu", params_dir=params, lock_lease_s=LEASE_S,
+                         heartbeat_s=LEASE_S / 8, **overrides)
+
+
+def _enqueue(client: redis.Redis, job: str, partitions) -> None:
+    for p in partitions:
+        client.rpush(QUEUE, json.dumps({"job": job, "partition": p}))
+
+
+def _spawn(url: str, base: Path, name: str) -> subprocess.Popen:
+    env = dict(os.environ, PROOFQ_BACKEND="cpu", PROOFQ_PARAMS_DIR=str(base / "params"),
+               PROOFQ_LOCK_LEASE_S=str(LEASE_S), PROOFQ_HEARTBEAT_S=str(LEASE_S / 8))
+    return subprocess.Popen(
+        [sys.executable, "-m", "workers.standalone", "--redis-url", url, "--gpu", "0",
+         "--c1", str(base / "c1.json"), "--queue", QUEUE, "--name", name],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def _finish(procs: list[subprocess.Popen]) -> None:
+    for proc in procs:
+        _, err = proc.communicate(timeout=600)
+        assert proc.returncode in (0, -signal.SIGKILL), err.decode()[-2000:]
+
+
+def _results(client: redis.Redis) -> list[dict]:
+    return [json.loads(r) for r in client.lrange(results_key(QUEUE), 0, -1)]
+
+
+def _assert_proofs_valid(c1: C1, base: Path, results: list[dict], partitions) -> None:
+    key = load_or_setup_key(c1, base / "params")
+    proofs = {r["partition"]: bytes.fromhex(r["proof"]) for r in results if "proof" in r}
+    assert sorted(proofs) == sorted(partitions)
+    for p, proof in proofs.items():
+        assert verify_partition(c1, p, key.vk, proof), f"partition {p}"
+
+
+def _phases(events: list[PhaseEvent], name: str, *, ok: bool = True) -> list[PhaseEvent]:
+    return sorted((e for e in events if e.phase == name and (not e.error) == ok),
+                  key=lambda e: e.start)
+
+
+def _assert_exclusive(computes: list[PhaseEvent]) -> None:
+    """Successful compute phases are disjoint in time and their fences grow with time."""
+    for before, after in zip(computes, computes[1:]):
+        assert before.end <= after.start, (before, after)
+        assert before.fence < after.fence
+
+
+COMPUTE_KEY = f"proofq:gpu:{host_name()}:cpu-0:compute"
+
+
+def _holder_of_compute(client: redis.Redis) -> str | None:
+    value = client.get(COMPUTE_KEY)
+    return value.decode() if value else None
+
+
+def _stop_compute_holder(client: redis.Redis, procs: dict[str, subprocess.Popen]):
+    """SIGSTOP a worker while it provably holds the compute lock; return (name, token)."""
+    for _ in range(60_000):
+        token = _holder_of_compute(client)
+        if token:
+            name = token.split(":")[0]
+            os.kill(procs[name].pid, signal.SIGSTOP)
+            if _holder_of_compute(client) == token:
+                return name, token
+            os.kill(procs[name].pid, signal.SIGCONT)
+        time.sleep(0.002)
+    raise AssertionError("no worker ever held the compute lock")
+
+
+# -- several worker processes on one GPU --------------------------------------------------
+
+def test_three_workers_never_overlap_compute_and_stage_meanwhile(redis_url, porep):
+    c1, base = porep
+    client = redis.Redis.from_url(redis_url)
+    _enqueue(client, "j-overlap", range(c1.partitions))
+    _finish([_spawn(redis_url, base, f"w{i}") for i in range(3)])
+
+    _assert_proofs_valid(c1, base, _results(client), range(c1.partitions))
+    events = read_events(client, job="j-overlap")
+    computes = _phases(events, "compute")
+    assert len(computes) == c1.partitions
+    _assert_exclusive(computes)
+    assert {e.worker for e in computes} == {"w0", "w1", "w2"}
+    # Fences are unique across both locks: one fencing counter per GPU.
+    fences = [e.fence for e in events if e.phase in ("mem", "compute")]
+    assert len(fences) == len(set(fences)) == 2 * c1.partitions
+    # While one process computed, another one held the memory lock (pre-staged).
+    mems = _phases(events, "mem")
+    assert all(e.path == "prestage" for e in mems)
+    assert any(m.worker != c.worker and c.start < m.start and m.end < c.end
+               for m in mems for c in computes)
+
+
+def test_killed_compute_holder_frees_the_gpu_and_its_partition_reruns(redis_url, porep):
+    c1, base = porep
+    client = redis.Redis.from_url(redis_url)
+    partitions = random.sample(range(c1.partitions), 6)
+    _enqueue(client, "j-kill", partitions)
+    procs = {f"w{i}": _spawn(redis_url, base, f"w{i}") for i in range(3)}
+    victim, token = _stop_compute_holder(client, procs)
+    os.kill(procs[victim].pid, signal.SIGKILL)
+    killed_at = time.time()
+    # The dead holder's lock outlives it by at most one lease.
+    ttl_ms = client.pttl(COMPUTE_KEY)
+    assert _holder_of_compute(client) in (token, None) and ttl_ms <= LEASE_S * 1000
+    _finish(list(procs.values()))
+
+    events = read_events(client, job="j-kill")
+    assert any(e.start > killed_at for e in _phases(events, "compute")), \
+        "no waiter got the compute lock after the holder died"
+    done = {r["partition"] for r in _results(client) if "proof" in r}
+    lost = [p for p in partitions if p not in done]
+    assert len(lost) == 1  # the victim's in-flight partition; Celery would redeliver it
+    _enqueue(client, "j-kill", lost)
+    _finish([_spawn(redis_url, base, "rerun")])
+    _assert_proofs_valid(c1, base, _results(client), partitions)
+    _assert_exclusive(_phases(read_events(client, job="j-kill"), "compute"))
+
+
+def test_lease_lost_mid_compute_is_a_transient_failure_then_retried(redis_url, porep):
+    c1, base = porep
+    client = redis.Redis.from_url(redis_url)
+    partitions = random.sample(range(c1.partitions), 4)
+    _enqueue(client, "j-lease", partitions)
+    procs = {f"w{i}": _spawn(redis_url, base, f"w{i}") for i in range(2)}
+    victim, token = _stop_compute_holder(client, procs)
+    # Frozen (a stall, not a death): its lease lapses and the other worker takes over.
+    for _ in range(60_000):
+        holder = _holder_of_compute(client)
+        if holder is not None and holder != token:
+            break
+        time.sleep(0.002)
+    os.kill(procs[victim].pid, signal.SIGCONT)
+    _finish(list(procs.values()))
+
+    failures = [r for r in _results(client) if "error" in r]
+    assert [(r["worker"], r["transient"]) for r in failures] == [(victim, True)]
+    assert failures[0]["error"].startswith("compute: LeaseLost")
+    _assert_proofs_valid(c1, base, _results(client), partitions)
+    events = read_events(client, job="j-lease")
+    failed = _phases(events, "compute", ok=False)
+    assert [e.worker for e in failed] == [victim] and "lease lost" in failed[0].error
+    _assert_exclusive(_phases(events, "compute"))
+
+
+# -- one runtime in this process ----------------------------------------------------------
+
+@pytest.fixture()
+def runtime_factory(redis_url, porep):
+    started = []
+
+    def start(**overrides) -> WorkerRuntime:
+        runtime = WorkerRuntime.start(redis_url=redis_url, gpu=0,
+                                      settings=_settings(porep[1] / "params", **overrides),
+                                      worker_name=f"inproc{len(started)}")
+        started.append(runtime)
+        return runtime
+
+    yield start
+    for runtime in started:
+        runtime.close()
+
+
+@pytest.mark.parametrize("overrides, path", [
+    ({}, "prestage"),
+    ({"vram_budget_bytes": 1}, "stream"),   # nothing fits: fallback inside compute
+    ({"prestage": False}, "stream"),
+])
+def test_staging_path_and_the_proof_is_valid(runtime_factory, porep, overrides, path):
+    c1, base = porep
+    runtime = runtime_factory(**overrides)
+    partition = random.randrange(c1.partitions)
+    seen = []
+    proof = runtime.prove_partition(job_id="j-path", partition=partition, c1=c1,
+                                    progress=lambda phase, info: seen.append(phase))
+    assert seen == ["synthesize", "mem_wait", "mem", "compute_wait", "compute", "finalize",
+                    "verify"]
+    assert verify_partition(c1, partition, load_or_setup_key(c1, base / "params").vk, proof)
+    events = read_events(runtime.client, job="j-path")
+    assert [e.path for e in events if e.phase in ("mem", "compute")] == [path, path]
+    # Only the resident key stays reserved once the partition is done.
+    assert runtime.ledger.reserved_bytes() == key_bytes(runtime._keys[(c1.sector_size,
+                                                                       c1.challenges)])
+
+
+def test_budget_for_exactly_the_key_and_one_partition(runtime_factory, porep):
+    c1, base = porep
+    key = load_or_setup_key(c1, base / "params")
+    runtime = runtime_factory(vram_budget_bytes=key_bytes(key) + partition_bytes(key))
+    blocker = runtime.ledger.reserve("other-worker", 1)  # another worker's staged partition
+    runtime.prove_partition(job_id="j-tight", partition=1, c1=c1)
+    blocker.release()
+    runtime.prove_partition(job_id="j-tight", partition=2, c1=c1)
+    paths = [e.path for e in read_events(runtime.client, job="j-tight") if e.phase == "mem"]
+    assert paths == ["stream", "prestage"]
+
+
+def test_cancel_at_a_phase_boundary_holds_nothing(runtime_factory, porep):
+    c1, _ = porep
+    runtime = runtime_factory()
+    seen = []
+    with pytest.raises(PartitionCancelled):
+        runtime.prove_partition(job_id="j-cancel", partition=0, c1=c1,
+                                progress=lambda phase, info: seen.append(phase),
+                                cancelled=lambda: "mem" in seen)
+    assert seen == ["synthesize", "mem_wait", "mem"]
+    assert runtime.locks.mem.holder() is None and runtime.locks.compute.holder() is None
+    assert runtime.ledger.reserved_bytes() == key_bytes(runtime._keys[(c1.sector_size,
+                                                                       c1.challenges)])
+
+
+def test_wrong_witness_fails_verification_permanently(runtime_factory, porep):
+    c1, _ = porep
+    data = json.loads(c1.to_json())
+    leaf = data["vanilla_proofs"][0]["challenges"][0]
+    leaf["data_leaf"] = f"0x{(int(leaf['data_leaf'], 16) + 1) % (1 << 250):064x}"
+    forged = parse_c1(data)
+    with pytest.raises(PartitionFailed) as info:
+        runtime_factory().prove_partition(job_id="j-bad", partition=0, c1=forged)
+    assert (info.value.phase, info.value.transient) == ("verify", False)
+    assert str(info.value).startswith("verify: the proof does not pass")
+
+
+def test_bad_partition_number_fails_in_synthesize(runtime_factory, porep):
+    c1, _ = porep
+    runtime = runtime_factory()
+    with pytest.raises(PartitionFailed) as info:
+        runtime.prove_partition(job_id="j-bad", partition=c1.partitions, c1=c1)
+    assert (info.value.phase, info.value.transient) == ("synthesize", False)
+    [event] = read_events(runtime.client, job="j-bad")
+    assert (event.phase, event.error) == ("synthesize", info.value.reason)
