@@ -129,6 +129,9 @@ def test_circuit_is_satisfied_and_exposes_the_statement(c1):
         assert compiled.is_satisfied(cs.witness())
     assert reference.num_constraints == constraints_estimate(c1.sector_size, c1.challenges)
     assert reference.num_inputs == 1 + 3 + c1.challenges
+    for outside in (-1, c1.partitions):
+        with pytest.raises(C1Error, match=f"partition: {outside} is out of range"):
+            synthesize(c1, outside)
 
 
 @pytest.mark.parametrize("field", ["data_leaf", "replica_leaf", "d_path", "r_path", "index"])

@@ -27,10 +27,10 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColum
 
 from config.settings import SettingsError, get_settings
 from snark.backend import BackendUnavailable, ProverBackend
+from snark.cpu_backend import CpuBackend
 from snark.keys import KeyFileError, ProvingKey
 from snark.porep.c1 import C1, C1Error, parse_c1, parse_size
-from snark.porep.prove import (circuit_id_for, load_or_setup_key, load_verifying_key, prove_c1,
-                               verify_c1)
+from snark.porep.prove import load_or_setup_key, load_verifying_key, prove_c1, verify_c1
 from snark.porep.seal import seal as seal_sector
 from snark.porep.vanilla import verify_vanilla
 from snark.proof import ProofFormatError
@@ -105,15 +105,11 @@ def read_c1(path: str) -> C1:
 
 # -- output -------------------------------------------------------------------------------
 
-def _stderr() -> Console:
-    return Console(stderr=True)
-
-
 @contextmanager
 def progress_bar(enabled: bool = True) -> Iterator[Progress]:
     """A transient rich progress display on stderr (silent under ``--json``)."""
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                  MofNCompleteColumn(), TimeElapsedColumn(), console=_stderr(),
+                  MofNCompleteColumn(), TimeElapsedColumn(), console=Console(stderr=True),
                   transient=True, disable=not enabled) as progress:
         yield progress
 
@@ -124,13 +120,11 @@ def emit(as_json: bool, result: dict[str, Any], lines: list[str]) -> None:
     else:
         console = Console()
         for line in lines:
-            console.print(line, highlight=False)
+            console.print(line, highlight=False, soft_wrap=True)
 
 
 def pick_backend(name: str) -> ProverBackend:
     """``cpu``, ``gpu`` (``BackendUnavailable`` with the reason if it cannot run), or ``auto``."""
-    from snark.cpu_backend import CpuBackend
-
     if name == "cpu":
         return CpuBackend()
     try:
@@ -147,6 +141,15 @@ def gpu_backend() -> ProverBackend:
     except ImportError as exc:
         raise BackendUnavailable(f"gpu backend is not installed ({exc})") from None
     return get_backend()
+
+
+def gpu_status() -> tuple[bool, str]:
+    """Whether a GPU backend could be made here, and why (without making one)."""
+    try:
+        from gpu import available
+    except ImportError as exc:
+        return False, f"gpu backend is not installed ({exc})"
+    return available()
 
 
 # -- commands -----------------------------------------------------------------------------
@@ -248,11 +251,13 @@ def verify(c1_path: str, proof_path: str, as_json: bool) -> None:
     """Check a proof file against a C1 (exit 0 valid, 1 invalid, 2 bad input)."""
     c1 = read_c1(c1_path)
     proof = Path(proof_path).read_bytes()
-    vk = load_verifying_key(c1, get_settings().params_dir)
-    try:
-        valid = verify_c1(c1, vk, proof)
-    except ProofFormatError as exc:
-        raise ProofFormatError(f"{proof_path}: {exc}") from None
+    with progress_bar(not as_json) as progress:
+        progress.add_task(f"verifying {c1.partitions} proofs", total=None)
+        vk = load_verifying_key(c1, get_settings().params_dir)
+        try:
+            valid = verify_c1(c1, vk, proof)
+        except ProofFormatError as exc:
+            raise ProofFormatError(f"{proof_path}: {exc}") from None
     emit(as_json, {"valid": valid, "proof": proof_path, "partitions": c1.partitions},
          [f"{proof_path}: {'valid' if valid else 'INVALID'} ({c1.partitions} partitions of "
           f"{c1.circuit_name})"])
@@ -269,12 +274,9 @@ def info(as_json: bool) -> None:
     versions = {name: _version(name) for name in
                 ("proofq", "py-arkworks-bls12381", "numpy", "pydantic", "click", "cupy-cuda12x")}
     versions["python"] = platform.python_version()
-    backends = {"cpu": {"available": True, "reason": "always"}}
-    try:
-        gpu = gpu_backend()
-        backends["gpu"] = {"available": True, "reason": getattr(gpu, "description", gpu.name)}
-    except BackendUnavailable as exc:
-        backends["gpu"] = {"available": False, "reason": _one_line(exc)}
+    gpu_ok, gpu_reason = gpu_status()
+    backends = {"cpu": {"available": True, "reason": "always"},
+                "gpu": {"available": gpu_ok, "reason": gpu_reason}}
     params_dir = Path(settings.params_dir)
     cached = sorted(p.name for p in params_dir.iterdir() if (p / "manifest.json").exists()) \
         if params_dir.is_dir() else []

@@ -18,7 +18,7 @@ import functools
 
 from snark.merkle import merkle_root_gadget
 from snark.poseidon import poseidon_hash2_gadget
-from snark.porep.c1 import C1, ChallengeProof, PartitionProof, check_sector_size
+from snark.porep.c1 import C1, C1Error, ChallengeProof, PartitionProof, check_sector_size
 from snark.r1cs import ONE, R1CS, ConstraintSystem, as_lc, lc, lc_add
 
 #: Public inputs that are not challenge indices: comm_d, comm_r, replica_id.
@@ -31,7 +31,7 @@ def synthesize(c1: C1, partition: int, *, check: bool = False) -> ConstraintSyst
     comm_d = cs.alloc_input(c1.comm_d)
     comm_r = cs.alloc_input(c1.comm_r)
     replica_id = cs.alloc_input(c1.replica_id)
-    challenges = c1.vanilla_proofs[partition].challenges
+    challenges = _partition(c1, partition).challenges
     indices = [cs.alloc_input(ch.index) for ch in challenges]
     for ch, index in zip(challenges, indices):
         _challenge(cs, ch, index, c1.depth, comm_d, comm_r, replica_id)
@@ -60,7 +60,13 @@ def _challenge(cs: ConstraintSystem, ch: ChallengeProof, index: int, depth: int,
 def public_inputs(c1: C1, partition: int) -> list[int]:
     """The public inputs of ``partition`` (without the constant ONE), circuit order."""
     return [c1.comm_d, c1.comm_r, c1.replica_id,
-            *(ch.index for ch in c1.vanilla_proofs[partition].challenges)]
+            *(ch.index for ch in _partition(c1, partition).challenges)]
+
+
+def _partition(c1: C1, partition: int) -> PartitionProof:
+    if not 0 <= partition < c1.partitions:
+        raise C1Error(f"partition: {partition} is out of range for {c1.partitions} partitions")
+    return c1.vanilla_proofs[partition]
 
 
 def placeholder_c1(sector_size: int, challenges: int) -> C1:

@@ -20,8 +20,7 @@ def replica_id_for(ticket: int, comm_d: int) -> int:
 
 def replica_keys_at(replica_id: int, index: np.ndarray) -> np.ndarray:
     """key_i = H(replica_id, i) for the given node indices, as an object array of ints."""
-    ids = np.full(len(index), replica_id, dtype=object)
-    return np.asarray(hash2_many(ids, np.asarray(index).astype(object)), dtype=object)
+    return hash2_many(replica_id, np.asarray(index).astype(object))
 
 
 def encode_replica(data: np.ndarray, replica_id: int) -> np.ndarray:
@@ -34,7 +33,7 @@ def challenge_indices(seed: int, replica_id: int, nodes: int, partitions: int,
     """Challenge indices per partition, ``[p][j]``."""
     base = hash2(seed, replica_id)
     total = partitions * challenges
-    digests = hash2_many(np.full(total, base, dtype=object), np.arange(total).astype(object))
+    digests = hash2_many(base, np.arange(total).astype(object))
     mask = nodes - 1
     flat = [int(h) & mask for h in digests]
     return [flat[p * challenges:(p + 1) * challenges] for p in range(partitions)]
