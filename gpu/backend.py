@@ -30,6 +30,7 @@ THREADS = 256
 #: Raw constant whose Montgomery product with d gives d·R² (the matrix data's form).
 _TWICE_MONTGOMERY = fr_to_limbs([pow(2, 3 * 256, R)])
 _BASES = ("a_g1", "b_g1", "b_g2", "l_g1", "h_g1")
+_CUDA_ERROR_MEMORY_ALLOCATION = 2  # cudaErrorMemoryAllocation
 
 
 @dataclass
@@ -78,7 +79,7 @@ class GpuBackend:
         except cupy.cuda.memory.OutOfMemoryError as exc:
             raise DeviceMemoryError(f"GPU {self.device_id}: {exc}") from exc
         except cupy.cuda.runtime.CUDARuntimeError as exc:
-            if exc.status == cupy.cuda.runtime.errorMemoryAllocation:
+            if exc.status == _CUDA_ERROR_MEMORY_ALLOCATION:
                 raise DeviceMemoryError(f"GPU {self.device_id}: {exc}") from exc
             raise
 

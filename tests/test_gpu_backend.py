@@ -89,3 +89,10 @@ def test_allocation_failure_is_device_memory_error(backend):
     with pytest.raises(DeviceMemoryError):
         with backend._on_device() as cupy:
             cupy.empty((1 << 43,), dtype=cupy.uint8)  # 8 TiB
+
+
+def test_device_facts():
+    from gpu import device
+
+    assert device.uuid(0).startswith("GPU-") and len(device.uuid(0)) == 40
+    assert device.total_memory(0) > 1 << 30

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The one entry point on the GPU machine: install the carried wheels, show the GPU, then run
+# the stages named as arguments, each one's output teed to $OUT/<stage>.log.
+#   tests    pytest -m gpu (the GPU test files)
+#   bench    bench/gpu_bench.py (JSON result to $OUT)
+#   overlap  bench/worker_overlap.py
+# Extra arguments for a stage go in BENCH_ARGS / PYTEST_ARGS / OVERLAP_ARGS.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT="${OUT:-bench/results}"
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+
+if compgen -G ".whl/*.whl" >/dev/null; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+        --target /tmp/site .whl/*.whl || exit 1
+    export PYTHONPATH="/tmp/site:$PWD"
+else
+    export PYTHONPATH="$PWD"
+fi
+nvidia-smi -L
+
+status=0
+for stage in "$@"; do
+    echo "=== $stage ($(date -u +%H:%M:%S))"
+    case "$stage" in
+        tests)   python3 -m pytest -m gpu -q -p no:cacheprovider ${PYTEST_ARGS:-tests} ;;
+        bench)   python3 bench/gpu_bench.py --out "$OUT" ${BENCH_ARGS:-} ;;
+        overlap) python3 bench/worker_overlap.py ${OVERLAP_ARGS:-} ;;
+        *)       echo "unknown stage: $stage (tests, bench, overlap)"; false ;;
+    esac 2>&1 | tee "$OUT/$stage.log"
+    rc=${PIPESTATUS[0]}
+    [ "$rc" -eq 0 ] || { echo "=== $stage failed (exit $rc)"; status=$rc; }
+done
+exit $status

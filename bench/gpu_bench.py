@@ -1,0 +1,338 @@
+"""GPU benchmark: Fr NTT, G1/G2 MSM, device copy bandwidth, and full porep partitions.
+
+    python bench/gpu_bench.py [--out DIR] [--ntt 16:26] [--g1 16:24] [--g2 16:22]
+                              [--partitions 16,20,22] [--reps 5]
+
+Every figure is the median of ``--reps`` runs after one warm-up, timed with CUDA events
+on the stream that runs the work; inputs are already on the device (uploads are timed
+separately where they are part of a proof). Scalars and NTT inputs are random and
+non-zero. MSM bases are distinct points k_i·G for random k_i, made on the device by
+``gpu.fixed_base`` (their time is not part of any figure).
+
+Partitions use the real porep circuit (sector 2 KiB, K challenges sized to the target
+constraint count). Their R1CS is built by tiling one challenge's block K times (checked
+against ``snark.porep.circuit.circuit_r1cs`` at K = 2 before use): compiling millions of
+constraints through the Python builder would take minutes. The key's bases are slices of
+the random point pools and the witness is random: timing depends on sizes and sparsity,
+not on values, so these proofs do not verify. Correctness is the test suite's job.
+
+Writes ``gpu-<date>.json`` (device, commit, command, every sample) and prints a table last.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import cupy  # noqa: E402
+
+import gpu  # noqa: E402
+from gpu import device  # noqa: E402
+from gpu.ntt import engine, plan  # noqa: E402
+from snark.curve import G1Point, G2Point, PointArray  # noqa: E402
+from snark.fields import random_fr  # noqa: E402
+from snark.keys import ProvingKey, VerifyingKey  # noqa: E402
+from snark.porep.circuit import FIXED_PUBLIC_INPUTS, challenges_for, circuit_r1cs  # noqa: E402
+from snark.r1cs import R1CS, SparseMatrix  # noqa: E402
+
+SECTOR = 2048
+#: Reference figures on this H200 (sppark, inputs on the device), ms.
+SPPARK_MS = {"ntt": {20: 0.28, 24: 4.7}, "g1": {16: 6.9, 20: 20.7, 22: 53.0, 24: 155.0}}
+SPPARK_COPY_TBS = 4.17
+
+
+# -- timing -------------------------------------------------------------------------------
+def timed(fn, stream, reps: int) -> list[float]:
+    """Milliseconds per call by CUDA events on ``stream``, after one warm-up call."""
+    fn()
+    samples = []
+    for _ in range(reps):
+        start, end = cupy.cuda.Event(), cupy.cuda.Event()
+        start.record(stream)
+        fn()
+        end.record(stream)
+        end.synchronize()
+        samples.append(cupy.cuda.get_elapsed_time(start, end))
+    return samples
+
+
+def summary(samples: list[float]) -> dict:
+    return {"median_ms": statistics.median(samples), "min_ms": min(samples), "samples_ms": samples}
+
+
+def random_scalars(n: int):
+    """Random non-zero Fr values < 2^254 as (n, 4) device limbs."""
+    x = cupy.random.randint(0, 1 << 62, size=(n, 4), dtype=cupy.int64).astype(cupy.uint64)
+    x[:, 0] |= cupy.uint64(1)
+    return x
+
+
+# -- inputs -------------------------------------------------------------------------------
+def point_pool(group: int, count: int) -> PointArray:
+    """``count`` distinct points k_i·G (random k_i), computed on the GPU."""
+    from gpu.fixed_base import GpuFixedBase
+
+    ks = random_fr(count)
+    ks[:, 0] |= np.uint64(1)
+    mul = GpuFixedBase()
+    return mul.mul_g1(ks) if group == 1 else mul.mul_g2(ks)
+
+
+def tiled_porep_r1cs(challenges: int) -> R1CS:
+    """The porep circuit with ``challenges`` challenges, from the one-challenge circuit.
+
+    Challenge c's block is the first block with its index input moved to column
+    FIXED+c and its aux columns moved up by c·aux; the column map is monotone, so each
+    row keeps its sorted order. Input rows (x_i·0 = 0) follow all challenge rows."""
+    one = circuit_r1cs(SECTOR, 1)
+    fixed = FIXED_PUBLIC_INPUTS + 1
+    aux, per = one.num_aux, one.num_constraints - one.num_inputs
+    inputs = fixed + challenges
+
+    def tile(m: SparseMatrix) -> SparseMatrix:
+        end = m.indptr[per]
+        cols = m.indices[:end]
+        base = np.where(cols < fixed, cols, np.where(cols == fixed, fixed, inputs + cols - one.num_inputs))
+        step = np.where(cols < fixed, 0, np.where(cols == fixed, 1, aux))
+        indices = (base[None, :] + np.arange(challenges)[:, None] * step[None, :]).reshape(-1)
+        data = np.tile(m.data[:end], (challenges, 1))
+        input_nnz = np.diff(m.indptr[per:])
+        assert (input_nnz == input_nnz[0]).all() and input_nnz[0] <= 1
+        counts = np.concatenate([np.tile(np.diff(m.indptr[:per + 1]), challenges),
+                                 np.full(inputs, input_nnz[0])])
+        if input_nnz[0]:
+            indices = np.concatenate([indices, np.arange(inputs)])
+            data = np.concatenate([data, np.tile(m.data[end:end + 1], (inputs, 1))])
+        return SparseMatrix(np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
+                            indices.astype(np.int64), data)
+
+    return R1CS(inputs, challenges * aux, tile(one.a), tile(one.b), tile(one.c))
+
+
+def bench_key(r1cs: R1CS, g1: PointArray, g2: PointArray, name: str) -> ProvingKey:
+    """A key of the right shapes whose bases are pool slices (not a ceremony's)."""
+    g, h = G1Point(), G2Point()
+    nv, ni = r1cs.num_variables, r1cs.num_inputs
+    vk = VerifyingKey(name, g, h, h, h, [g] * ni)
+    return ProvingKey(r1cs=r1cs, vk=vk, beta_g1=g, delta_g1=g, a_g1=g1[:nv], b_g1=g1[:nv],
+                      b_g2=g2[:nv], l_g1=g1[ni:nv], h_g1=g1[:r1cs.domain_size - 1])
+
+
+# -- benchmarks ---------------------------------------------------------------------------
+def bench_copy(stream, reps: int) -> dict:
+    nbytes = 4 << 30
+    src = cupy.empty(nbytes, dtype=cupy.uint8)
+    dst = cupy.empty_like(src)
+    src.fill(7)
+    samples = timed(lambda: cupy.copyto(dst, src), stream, reps)
+    ms = statistics.median(samples)
+    return {"bytes": nbytes, "median_ms": ms, "tb_per_s": 2 * nbytes / ms / 1e9}
+
+
+def bench_ntt(logs, stream, reps: int) -> dict:
+    ntt = engine(cupy.cuda.Device().id)
+    out = {}
+    for log_n in logs:
+        n = 1 << log_n
+        ntt.prepare(log_n)
+        x = random_scalars(n)
+        y = cupy.empty_like(x)
+        fwd = timed(lambda: ntt.dit(x, y, gather=True), stream, reps)
+        inv = timed(lambda: ntt.dit(x, y, inverse=True, gather=True, post="n_inv"), stream, reps)
+        out[log_n] = {"passes": len(plan(log_n)), "ntt": summary(fwd), "intt": summary(inv)}
+        print(f"ntt 2^{log_n}: {statistics.median(fwd):.3f} ms  intt {statistics.median(inv):.3f} ms",
+              flush=True)
+        del x, y
+    return out
+
+
+def bench_msm(group: int, logs, pool: PointArray, stream, reps: int) -> dict:
+    from gpu.msm import MsmBases, msm
+
+    out = {}
+    for log_n in logs:
+        n = 1 << log_n
+        bases = MsmBases(pool[:n])
+        scalars = random_scalars(n)
+        samples = timed(lambda: msm(bases, scalars, stream=stream), stream, reps)
+        out[log_n] = summary(samples)
+        print(f"msm g{group} 2^{log_n}: {statistics.median(samples):.2f} ms", flush=True)
+        del bases, scalars
+    return out
+
+
+def bench_partition(log_c: int, g1: PointArray, g2: PointArray, backend, reps: int) -> dict:
+    k = challenges_for(SECTOR, 1 << log_c)
+    t0 = time.perf_counter()
+    r1cs = tiled_porep_r1cs(k)
+    build_s = time.perf_counter() - t0
+    key = bench_key(r1cs, g1, g2, f"bench-porep-2KiB-{k}")
+    t0 = time.perf_counter()
+    backend.prepare(key)
+    prepare_s = time.perf_counter() - t0
+    witness = random_fr(r1cs.num_variables)
+    witness[0] = (1, 0, 0, 0)
+    stream = backend.stream
+    phases: dict[str, list[float]] = {}
+
+    def once(record: bool) -> None:
+        t = time.perf_counter()
+        w = backend.load_witness(key, witness)
+        stream.synchronize()
+        times = {"upload": (time.perf_counter() - t) * 1e3}
+        result = {}
+
+        def step(name, fn):
+            start, end = cupy.cuda.Event(), cupy.cuda.Event()
+            start.record(stream)
+            result[name] = fn()
+            end.record(stream)
+            end.synchronize()
+            times[name] = cupy.cuda.get_elapsed_time(start, end)
+
+        step("abc", lambda: backend.evaluate_abc(key, w))
+        step("h", lambda: backend.quotient(key, result["abc"]))
+        backend.release(result["abc"])
+        step("msm_a_g1", lambda: backend.msm_g1(key, "a_g1", w))
+        step("msm_b_g1", lambda: backend.msm_g1(key, "b_g1", w))
+        step("msm_b_g2", lambda: backend.msm_g2(key, "b_g2", w))
+        step("msm_l_g1", lambda: backend.msm_g1(key, "l_g1", w[r1cs.num_inputs:]))
+        step("msm_h_g1", lambda: backend.msm_g1(key, "h_g1", result["h"]))
+        backend.release(w, result["h"])
+        if record:
+            for name, ms in times.items():
+                phases.setdefault(name, []).append(ms)
+
+    once(False)
+    for _ in range(reps):
+        once(True)
+    medians = {name: statistics.median(s) for name, s in phases.items()}
+    total = sum(v for name, v in medians.items() if name != "upload")
+    print(f"partition 2^{log_c}: {r1cs.num_constraints} constraints, compute {total:.1f} ms "
+          f"({', '.join(f'{n} {v:.1f}' for n, v in medians.items())})", flush=True)
+    return {"challenges": k, "constraints": r1cs.num_constraints, "domain": r1cs.domain_size,
+            "variables": r1cs.num_variables, "nnz": [m.nnz for m in (r1cs.a, r1cs.b, r1cs.c)],
+            "build_r1cs_s": build_s, "prepare_s": prepare_s, "compute_ms": total,
+            "phases_median_ms": medians, "phases_samples_ms": phases}
+
+
+# -- driver -------------------------------------------------------------------------------
+def log_range(text: str) -> list[int]:
+    if not text:
+        return []
+    if ":" in text:
+        lo, hi = text.split(":")
+        return list(range(int(lo), int(hi) + 1))
+    return [int(v) for v in text.split(",")]
+
+
+def commit() -> str:
+    if os.environ.get("PROOFQ_COMMIT"):
+        return os.environ["PROOFQ_COMMIT"]
+    try:
+        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
+                              text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def table(result: dict) -> str:
+    lines = [f"device: {result['device']}   copy {result['copy']['tb_per_s']:.2f} TB/s "
+             f"(sppark ref {SPPARK_COPY_TBS})"]
+    for log_n, r in result["ntt"].items():
+        ref = SPPARK_MS["ntt"].get(int(log_n))
+        lines.append(f"ntt   2^{log_n:<3} {r['ntt']['median_ms']:9.3f} ms   intt {r['intt']['median_ms']:9.3f} ms"
+                     + (f"   sppark {ref} ms" if ref else ""))
+    for group in ("g1", "g2"):
+        for log_n, r in result[f"msm_{group}"].items():
+            ref = SPPARK_MS.get(group, {}).get(int(log_n))
+            lines.append(f"msm {group} 2^{log_n:<3} {r['median_ms']:9.2f} ms"
+                         + (f"   sppark {ref} ms" if ref else ""))
+    for log_c, r in result["partitions"].items():
+        ph = r["phases_median_ms"]
+        lines.append(f"porep 2^{log_c} ({r['constraints']} c): compute {r['compute_ms']:.1f} ms = "
+                     + " ".join(f"{k} {v:.1f}" for k, v in ph.items()))
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", default=str(ROOT / "bench" / "results"))
+    parser.add_argument("--ntt", default="16:26", help="log sizes, 'lo:hi' or 'a,b,c'")
+    parser.add_argument("--g1", default="16:24")
+    parser.add_argument("--g2", default="16:22")
+    parser.add_argument("--partitions", default="16,20,22", help="log constraint counts")
+    parser.add_argument("--reps", type=int, default=5)
+    args = parser.parse_args(argv)
+    ntt_logs, g1_logs, g2_logs, part_logs = (log_range(v) for v in
+                                             (args.ntt, args.g1, args.g2, args.partitions))
+
+    ok, why = gpu.available()
+    if not ok:
+        print(f"no GPU: {why}")
+        return 2
+    backend = gpu.get_backend()
+    stream = backend.stream
+    dev = backend.device_id
+    result = {"device": device.name(dev), "device_uuid": device.uuid(dev), "commit": commit(),
+              "command": " ".join([Path(sys.argv[0]).name, *(argv or sys.argv[1:])]),
+              "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+              "reps": args.reps}
+    assert tiled_porep_r1cs(2).circuit_id() == circuit_r1cs(SECTOR, 2).circuit_id()
+
+    with cupy.cuda.Device(dev), stream:
+        result["copy"] = bench_copy(stream, args.reps)
+        result["ntt"] = bench_ntt(ntt_logs, stream, args.reps)
+        try:
+            import gpu.fixed_base  # noqa: F401
+            import gpu.msm  # noqa: F401
+        except ImportError as exc:
+            print(f"skipping MSM and partitions: {exc}")
+            result["skipped"] = f"MSM and partitions: {exc}"
+            g1_logs, g2_logs, part_logs = [], [], []
+        shapes = [tiled_shape(log_c) for log_c in part_logs]
+        n_g1 = max([1 << max(g1_logs, default=0)] + [s for s, _ in shapes])
+        n_g2 = max([1 << max(g2_logs, default=0)] + [v for _, v in shapes])
+        t0 = time.perf_counter()
+        g1 = point_pool(1, n_g1) if g1_logs or part_logs else None
+        g2 = point_pool(2, n_g2) if g2_logs or part_logs else None
+        result["point_pools"] = {"g1": n_g1, "g2": n_g2, "seconds": time.perf_counter() - t0}
+        result["msm_g1"] = bench_msm(1, g1_logs, g1, stream, args.reps)
+        result["msm_g2"] = bench_msm(2, g2_logs, g2, stream, args.reps)
+        result["partitions"] = {log_c: bench_partition(log_c, g1, g2, backend, args.reps)
+                                for log_c in part_logs}
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"gpu-{dt.date.today().isoformat()}.json"
+    path.write_text(json.dumps(result, indent=1))
+    print(f"wrote {path}")
+    print(table(result))
+    return 0
+
+
+def tiled_shape(log_c: int) -> tuple[int, int]:
+    """(G1 points, G2 points) a partition of ~2^log_c constraints needs from the pools."""
+    one = circuit_r1cs(SECTOR, 1)
+    k = challenges_for(SECTOR, 1 << log_c)
+    per = one.num_constraints - one.num_inputs
+    constraints = k * per + FIXED_PUBLIC_INPUTS + 1 + k
+    variables = FIXED_PUBLIC_INPUTS + 1 + k + k * one.num_aux
+    domain = 1 << max(1, (constraints - 1).bit_length())
+    return max(variables, domain - 1), variables
+
+
+if __name__ == "__main__":
+    sys.exit(main())
