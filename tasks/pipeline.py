@@ -49,7 +49,7 @@ def submit(self: Task, job_id: str) -> dict:
     if state is None or state.status != "queued" or store.fanned_out(job_id):
         return {"job": job_id, "outcome": "skipped"}
     try:
-        proof_type(state.proof_type).ensure_key(job_input(job_id), get_settings().params_dir)
+        _ensure_key(store, proof_type(state.proof_type), job_input(job_id))
     except Exception as exc:
         store.fail(job_id, f"setup: {exc}")
         raise
@@ -58,6 +58,19 @@ def submit(self: Task, job_id: str) -> dict:
                                     priority=PRIORITIES[state.priority])
     store.mark_fanned_out(job_id)
     return {"job": job_id, "outcome": "fanned_out", "partitions": state.partitions}
+
+
+def _ensure_key(store: JobStore, kind, job_input) -> None:
+    """Set up a missing key once: jobs of the same new circuit wait for the first setup.
+
+    Setup is random, so concurrent setups would be wasted work (the first key saved wins);
+    the lock expires with the visibility timeout if its holder dies.
+    """
+    settings = get_settings()
+    lock = store.redis.lock(f"proofq:setup:{kind.circuit_id(job_input)}",
+                            timeout=settings.visibility_timeout_s)
+    with lock:
+        kind.ensure_key(job_input, settings.params_dir)
 
 
 @app.task(name="proofq.prove_partition", bind=True)

@@ -11,8 +11,10 @@ import json
 from pathlib import Path
 from typing import Any, Protocol
 
+from snark.params import key_dir
 from snark.porep.c1 import C1, parse_c1
-from snark.porep.prove import load_or_setup_key, load_verifying_key, verify_c1
+from snark.porep.prove import (circuit_id_for, load_or_setup_key, load_verifying_key,
+                                verify_c1)
 from snark.porep.vanilla import verify_vanilla
 
 
@@ -33,6 +35,9 @@ class ProofType(Protocol):
         """One JSON text per input value: what is stored and what idempotency compares."""
 
     def partitions(self, job_input: Any) -> int: ...
+
+    def circuit_id(self, job_input: Any) -> str:
+        """Names the proving key; jobs with the same circuit share it."""
 
     def ensure_key(self, job_input: Any, params_dir: Path) -> None:
         """Make the proving key exist (setup once per circuit, cached in params_dir)."""
@@ -61,8 +66,14 @@ class PorepType:
     def partitions(self, job_input: C1) -> int:
         return job_input.partitions
 
+    def circuit_id(self, job_input: C1) -> str:
+        return circuit_id_for(job_input)
+
     def ensure_key(self, job_input: C1, params_dir: Path) -> None:
-        load_or_setup_key(job_input, params_dir)
+        # Only look for the directory: loading (and hashing) a large key here would be
+        # wasted, the worker runtime loads it once per process anyway.
+        if not key_dir(params_dir, circuit_id_for(job_input)).exists():
+            load_or_setup_key(job_input, params_dir)
 
     def verify(self, job_input: C1, params_dir: Path, proof: bytes) -> bool:
         return verify_c1(job_input, load_verifying_key(job_input, params_dir), proof)
