@@ -1,0 +1,125 @@
+"""The job commands as users run them: ``proofq …`` subprocesses, real Redis, real workers."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from client.embedded import EmbeddedRedis
+from client.local_cluster import WorkerProcess, worker_command
+from config.settings import load_settings
+from snark.porep.prove import load_or_setup_key, load_verifying_key, verify_c1
+from snark.porep.seal import seal
+
+pytestmark = pytest.mark.slow
+
+K = 1
+PROOFQ = str(Path(sys.executable).parent / "proofq")  # the installed console script
+
+
+@pytest.fixture(scope="module")
+def params_dir(tmp_path_factory):
+    params = tmp_path_factory.mktemp("params")
+    load_or_setup_key(seal(2048, 1, K), params)
+    return params
+
+
+def proofq(*args: str, env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess:
+    base = {k: v for k, v in os.environ.items() if not k.startswith("PROOFQ_")}
+    return subprocess.run([PROOFQ, *args], capture_output=True,
+                          text=True, env={**base, **env}, timeout=timeout)
+
+
+def test_bench_batch_runs_on_a_private_cluster_without_configuration(params_dir):
+    """The README command: no Redis configured, so it starts its own and stops it."""
+    env = {"PROOFQ_PARAMS_DIR": str(params_dir), "PROOFQ_BACKEND": "cpu"}
+    run = proofq("bench", "batch", "--type", "porep", "-c", "2", "-j", "2",
+                 "--challenges", str(K), env=env)
+    assert run.returncode == 0, run.stdout + run.stderr
+    lines = run.stdout.splitlines()
+    assert sum(bool(re.fullmatch(r"\[[12]/2\] OK — [\d.]+s \(prove=\d+ ms, queue=\d+ ms\)", l))
+               for l in lines) == 2, run.stdout
+    summary = lines[lines.index("=== Batch Summary ===") + 1:]
+    assert "completed: 2" in summary and "failed: 0" in summary
+    assert any(l.startswith("throughput: ") and "proofs/min" in l and "s/proof" in l
+               for l in summary)
+
+
+@pytest.fixture(scope="module")
+def cluster_env(params_dir):
+    with EmbeddedRedis() as server:
+        env = {"PROOFQ_REDIS_URL": server.url, "PROOFQ_PARAMS_DIR": str(params_dir),
+               "PROOFQ_BACKEND": "cpu"}
+        worker = WorkerProcess(server.url, worker_command(gpu=None, concurrency=1),
+                               log_dir=params_dir, env=env).start()
+        try:
+            from tasks.application import create_app
+            app = create_app(load_settings(redis_url=server.url))
+            worker.wait_ready(app, 60)
+            yield env
+        finally:
+            worker.stop(graceful=False)
+
+
+@pytest.fixture()
+def c1_file(tmp_path):
+    c1 = seal(2048, 2, K)
+    path = tmp_path / "c1.json"
+    path.write_text(c1.to_json())
+    return c1, path
+
+
+def test_submit_status_result_on_a_cluster(cluster_env, c1_file, tmp_path, params_dir):
+    c1, path = c1_file
+    run = proofq("submit", str(path), "--priority", "high", "--job-id", "cli-job-1",
+                 env=cluster_env)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "cli-job-1"
+    out = tmp_path / "proof.bin"
+    run = proofq("result", "cli-job-1", "--wait", "300", "-o", str(out), env=cluster_env)
+    assert run.returncode == 0, run.stderr
+    assert verify_c1(c1, load_verifying_key(c1, params_dir), out.read_bytes())
+    run = proofq("status", "cli-job-1", "--json", env=cluster_env)
+    state = json.loads(run.stdout)
+    assert (state["status"], state["parts_done"], state["priority"]) == ("done", 2, "high")
+    run = proofq("result", "cli-job-1", env=cluster_env)
+    assert bytes.fromhex(run.stdout.strip()) == out.read_bytes()
+
+
+def test_cancel_and_bad_input_are_one_line_errors(cluster_env, c1_file, tmp_path):
+    _, path = c1_file
+    bad = tmp_path / "bad.json"
+    bad.write_text(path.read_text().replace('"sector_size":2048', '"sector_size":2047'))
+    run = proofq("submit", str(bad), env=cluster_env)
+    assert run.returncode == 2
+    assert run.stderr.strip().splitlines() == ["Error: sector_size: 2047 is not a power of "
+                                               "two >= 2048"]
+    run = proofq("status", "no-such-job", env=cluster_env)
+    assert run.returncode == 2 and "no-such-job: no such job" in run.stderr
+    job = proofq("submit", str(path), "--priority", "low", env=cluster_env).stdout.strip()
+    run = proofq("cancel", job, "--json", env=cluster_env)
+    assert json.loads(run.stdout)["status"] in ("cancelled", "done")
+    run = proofq("status", job, env=cluster_env)
+    assert run.returncode == 0
+
+
+def test_bench_batch_on_a_cluster_with_a_c1_file(cluster_env, c1_file):
+    _, path = c1_file
+    run = proofq("bench", "batch", "--c1", str(path), "-c", "3", "-j", "2", "--json",
+                 env=cluster_env)
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
+    assert report["summary"]["completed"] == 3 and report["summary"]["failed"] == 0
+    assert sorted(p["index"] for p in report["proofs"]) == [1, 2, 3]
+
+
+def test_commands_that_need_a_cluster_say_so():
+    run = proofq("status", "some-job", env={})
+    assert run.returncode == 2
+    assert "PROOFQ_REDIS_URL is not set" in run.stderr

@@ -1,0 +1,88 @@
+"""docker-compose.yml and the Dockerfile checked against the real CLI and settings.
+
+There is no Docker engine here, so the file is parsed and every command it runs is given to
+the real ``celery`` command line (with ``--help`` appended: an unknown option still fails,
+nothing starts), and every ``PROOFQ_*`` variable must be a setting with a valid value.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from config.settings import Settings, load_settings
+
+yaml = pytest.importorskip("yaml")
+
+ROOT = Path(__file__).resolve().parent.parent
+COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+SERVICES = COMPOSE["services"]
+WORKERS = {name: s for name, s in SERVICES.items() if s["command"][3:4] == ["worker"]}
+
+
+def _celery_accepts(command: list[str]) -> subprocess.CompletedProcess:
+    assert command[:3] == ["celery", "-A", "tasks"], command
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PROOFQ_")}
+    return subprocess.run([sys.executable, "-m", "celery", *command[1:], "--help"],
+                          capture_output=True, text=True, env=env, cwd="/", timeout=120)
+
+
+@pytest.mark.parametrize("name", sorted(n for n in SERVICES if n != "redis"))
+def test_every_command_is_accepted_by_the_real_cli(name):
+    run = _celery_accepts(SERVICES[name]["command"])
+    assert run.returncode == 0, run.stderr
+
+
+def test_the_cli_check_can_fail():
+    run = _celery_accepts(["celery", "-A", "tasks", "worker", "--gpus", "0"])
+    assert run.returncode != 0 and "--gpus" in run.stderr
+
+
+@pytest.mark.parametrize("name", sorted(SERVICES))
+def test_environment_names_real_settings_with_valid_values(name, monkeypatch):
+    env = SERVICES[name].get("environment", {})
+    for key in env:
+        assert key.startswith("PROOFQ_") and key[7:].lower() in Settings.model_fields, key
+    for key in [k for k in os.environ if k.startswith("PROOFQ_")]:
+        monkeypatch.delenv(key)
+    for key, value in env.items():
+        monkeypatch.setenv(key, str(value))
+    settings = load_settings()
+    if env:
+        assert settings.redis_url == "redis://redis:6379/0"
+        assert settings.visibility_timeout_s >= 3600
+
+
+def test_one_gpu_worker_per_gpu_with_a_device_reservation():
+    gpus = []
+    for name, service in WORKERS.items():
+        command = service["command"]
+        gpu = int(command[command.index("--gpu") + 1])
+        gpus.append(gpu)
+        assert name == f"worker-gpu{gpu}"
+        [device] = service["deploy"]["resources"]["reservations"]["devices"]
+        assert device["driver"] == "nvidia" and "gpu" in device["capabilities"]
+        assert service["depends_on"]["redis"]["condition"] == "service_healthy"
+    assert sorted(gpus) == list(range(len(gpus))) and gpus
+
+
+def test_redis_keeps_an_append_only_file_and_flower_is_served():
+    redis_command = SERVICES["redis"]["command"]
+    assert redis_command[redis_command.index("--appendonly") + 1] == "yes"
+    assert any("/data" in v for v in SERVICES["redis"]["volumes"])
+    assert SERVICES["flower"]["command"][3] == "flower"
+    assert any(p.endswith(":5555") for p in SERVICES["flower"]["ports"])
+
+
+def test_dockerfile_builds_on_cuda_runtime_and_installs_every_room():
+    text = (ROOT / "Dockerfile").read_text()
+    assert re.search(r"^FROM nvidia/cuda:[\w.\-]+-runtime-", text, re.M)
+    for room in ("config", "snark", "gpu", "workers", "tasks", "client"):
+        assert re.search(rf"^COPY {room} {room}$", text, re.M), room
+    assert '.[gpu]' in text
+    assert SERVICES["flower"]["build"] == "." and (ROOT / "Dockerfile").exists()
