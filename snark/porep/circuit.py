@@ -9,7 +9,8 @@ each challenge the circuit proves, with the index's bits b_0 … b_{depth-1} (pr
 
 The constraint structure depends only on (sector_size, K), never on values, so one
 proving key serves every sector of that shape: ``circuit_r1cs`` compiles it once from a
-placeholder assignment. Size: K × (≈ (2·depth + 1) Poseidon hashes + depth + 4) constraints.
+placeholder assignment. Size: K × ((2·depth + 1)·240 + 3·depth + 5) constraints (240 per
+Poseidon hash, one swap per Merkle level, one input row per index) plus 4 input rows.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ import functools
 
 from snark.merkle import merkle_root_gadget
 from snark.poseidon import poseidon_hash2_gadget
-from snark.porep.c1 import C1, C1Error, ChallengeProof, PartitionProof, check_sector_size
+from snark.porep.c1 import (C1, NODE_BYTES, C1Error, ChallengeProof, PartitionProof,
+                            check_sector_size)
 from snark.r1cs import ONE, R1CS, ConstraintSystem, as_lc, lc, lc_add
 
 #: Public inputs that are not challenge indices: comm_d, comm_r, replica_id.
@@ -72,7 +74,7 @@ def _partition(c1: C1, partition: int) -> PartitionProof:
 def placeholder_c1(sector_size: int, challenges: int) -> C1:
     """A one-partition C1 of the right shape with zero values: enough to fix the structure."""
     check_sector_size(sector_size)
-    depth = (sector_size // 32).bit_length() - 1
+    depth = (sector_size // NODE_BYTES).bit_length() - 1
     ch = ChallengeProof.model_construct(index=0, data_leaf=0, replica_leaf=0,
                                         d_path=[0] * depth, r_path=[0] * depth)
     return C1.model_construct(
