@@ -8,8 +8,16 @@ fresh random sectors and its own job ids on one Redis, and ends with the queues 
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
 import time
+import urllib.request
 import uuid
 
 import pytest
@@ -20,7 +28,7 @@ from client.embedded import EmbeddedRedis
 from client.local_cluster import WorkerProcess, worker_command
 from config.settings import load_settings
 from snark.porep.c1 import fr_hex
-from snark.porep.prove import load_or_setup_key, load_verifying_key, verify_c1
+from snark.porep.prove import circuit_id_for, load_or_setup_key, load_verifying_key, verify_c1
 from snark.porep.seal import seal
 from tasks.jobs import RESULTS_STREAM, content_digest
 from tasks.submission import Accepted, SubmitError, enqueue
@@ -29,6 +37,7 @@ pytestmark = pytest.mark.slow
 
 SECTOR, K = 2048, 1
 WAIT_S = 300
+MAX_RETRIES = 2
 
 
 def _c1(partitions: int = 2):
@@ -44,7 +53,8 @@ def settings(tmp_path_factory):
 
 
 def _start_workers(settings, count: int) -> list[WorkerProcess]:
-    env = {"PROOFQ_PARAMS_DIR": str(settings.params_dir), "PROOFQ_BACKEND": "cpu"}
+    env = {"PROOFQ_PARAMS_DIR": str(settings.params_dir), "PROOFQ_BACKEND": "cpu",
+           "PROOFQ_TASK_MAX_RETRIES": str(MAX_RETRIES), "PROOFQ_RETRY_BACKOFF_S": "0.05"}
     workers = []
     try:
         for n in range(count):
@@ -177,6 +187,23 @@ def test_partition_delivered_twice_assembles_once(settings, client):
     assert client.status(job).status == "done"
 
 
+def test_transient_faults_are_retried_with_backoff_then_recorded(settings, client):
+    """An unreadable key is an OSError (transient): retried, then the job fails with it."""
+    c1 = seal(SECTOR, 1, K + 1)  # a circuit of its own, so the broken key hurts no one else
+    broken = settings.params_dir / circuit_id_for(c1)
+    (broken / "manifest.json").mkdir(parents=True)
+    try:
+        job = client.submit(c1)
+        with pytest.raises(JobError, match=r"partition 0: synthesize: IsADirectoryError"):
+            client.result(job, timeout=WAIT_S)
+    finally:
+        shutil.rmtree(broken)
+    attempts = [f for _, f in client.store.redis.xrange("proofq:events")
+                if f[b"job"].decode() == job and f[b"phase"] == b"synthesize"]
+    assert len(attempts) == MAX_RETRIES + 1
+    assert all(f[b"error"] for f in attempts)
+
+
 def _drain(settings, client: Client) -> None:
     """Every message sent so far has been taken once a job submitted after them is done."""
     c1 = _c1(1)
@@ -220,3 +247,73 @@ def test_job_state_survives_a_fresh_client(settings, client):
         assert other.result(job) == client.result(job)
     raw = redis.Redis.from_url(settings.redis_url).hgetall(f"proofq:job:{job}")
     assert raw[b"status"] == b"done" and raw[b"proof_type"] == b"porep"
+
+
+def test_flower_sees_workers_tasks_and_partition_progress(settings, client, workers):
+    port = _free_port()
+    env = {**os.environ, "PROOFQ_REDIS_URL": settings.redis_url,
+           "FLOWER_UNAUTHENTICATED_API": "true"}
+    flower = subprocess.Popen([sys.executable, "-m", "celery", "-A", "tasks", "flower",
+                               f"--port={port}", "--address=127.0.0.1"], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        _poll(lambda: _get(f"{base}/healthcheck") == "OK")
+        time.sleep(1.0)  # Flower subscribes to the event stream after it starts serving
+        c1 = _c1(2)
+        job = client.submit(c1)
+        client.result(job, timeout=WAIT_S)
+
+        def proved_tasks():
+            tasks = json.loads(_get(f"{base}/api/tasks"))
+            return [t for t in tasks.values()
+                    if t["name"] == "proofq.prove_partition" and job in t["args"]]
+        _poll(lambda: len(proved_tasks()) == 2 and all(t["state"] == "SUCCESS"
+                                                        for t in proved_tasks()))
+        names = json.loads(_get(f"{base}/api/workers?refresh=1"))
+        assert len(names) >= len(workers)
+    finally:
+        os.killpg(flower.pid, signal.SIGTERM)
+        flower.wait(timeout=30)
+
+
+def test_partition_progress_reaches_celery_event_consumers(settings, client):
+    seen: list[dict] = []
+    with client._app.connection_for_read() as connection:
+        receiver = client._app.events.Receiver(
+            connection, handlers={"task-progress": seen.append})
+        thread = threading.Thread(target=receiver.capture, kwargs={"wakeup": False})
+        thread.start()
+        try:
+            time.sleep(1.0)  # let the receiver subscribe before the job runs
+            job = client.submit(_c1(2))
+            client.result(job, timeout=WAIT_S)
+            _poll(lambda: {(e["partition"], e["phase"]) for e in seen if e["job"] == job}
+                  >= {(p, ph) for p in (0, 1) for ph in ("synthesize", "compute", "verify")})
+        finally:
+            receiver.should_stop = True
+            thread.join(timeout=10)
+
+
+def _poll(condition, timeout_s: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            if condition():
+                return
+        except OSError:
+            pass
+        assert time.monotonic() < deadline, "condition not reached"
+        time.sleep(0.2)
+
+
+def _get(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return response.read().decode()
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
