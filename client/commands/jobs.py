@@ -20,6 +20,7 @@ import click
 from client.api import Client, JobError, JobNotFound
 from client.batch import Outcome, Summary, run_batch
 from client.commands.local import BadInput, write_atomic
+from client.intake import INTAKE_STREAM, Intake
 from client.local_cluster import ClusterError, cluster_url
 from config.settings import SettingsError, get_settings
 from snark.porep.c1 import C1Error, parse_size
@@ -194,4 +195,19 @@ def batch(proof_type: str, c1_path: str | None, count: int, in_flight: int, prio
         raise SystemExit(1)
 
 
-COMMANDS: list[click.Command] = [submit, status, result, cancel, bench]
+@click.command()
+@click.option("--reclaim-after", "reclaim_s", type=click.FloatRange(min=0), default=60.0,
+              show_default=True, help="claim requests left unacknowledged this long (seconds)")
+@one_line_errors
+def intake(reclaim_s: float) -> None:
+    """Serve the proofq:intake stream for non-Python producers until Ctrl-C."""
+    with cluster(may_start=False) as client:
+        consumer = Intake(client, reclaim_idle_s=reclaim_s)
+        click.echo(f"intake consumer {consumer.name} reading {INTAKE_STREAM}", err=True)
+        try:
+            consumer.run(should_stop=lambda: False)
+        except KeyboardInterrupt:
+            click.echo("intake stopped", err=True)
+
+
+COMMANDS: list[click.Command] = [submit, status, result, cancel, bench, intake]

@@ -1,0 +1,92 @@
+"""Intake for producers that are not Python: a Redis stream of job requests (DESIGN.md §6).
+
+A producer needs nothing but Redis::
+
+    XADD proofq:intake * job <id> type porep priority normal c1 <C1 JSON>
+
+(``job``, ``type`` and ``priority`` are optional.)  Intake processes read the stream through
+one consumer group, each request is submitted exactly as ``Client.submit`` would, and the
+outcome appears where every job's does: ``proofq:job:<id>`` / ``…:result`` and the
+``proofq:results`` stream, where a refused request is published with status ``rejected``
+and the error.
+
+Crash safety: a request is acknowledged only after it has been submitted or refused.  One
+read by an intake process that died stays pending; any other intake process claims it once
+it has been idle for ``reclaim_idle_s`` and submits it again.  The job id of a request
+without one is derived from its stream entry id, so a second submission of the same entry
+is the same job (idempotent), never a duplicate.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+from collections.abc import Callable
+
+import redis
+
+from client.api import Client
+from tasks.jobs import RESULTS_STREAM
+from tasks.submission import SubmitError
+
+log = logging.getLogger(__name__)
+
+INTAKE_STREAM = "proofq:intake"
+GROUP = "proofq-intake"
+
+
+def consumer_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+class Intake:
+    """One consumer of the intake group, submitting through ``client``."""
+
+    def __init__(self, client: Client, *, name: str | None = None, reclaim_idle_s: float = 60.0,
+                 batch: int = 16, block_s: float = 1.0) -> None:
+        self.client = client
+        self.redis: redis.Redis = client.store.redis
+        self.name = name or consumer_name()
+        self.reclaim_idle_ms = int(reclaim_idle_s * 1000)
+        self.batch = batch
+        self.block_ms = int(block_s * 1000)
+        self._ensure_group()
+
+    def _ensure_group(self) -> None:
+        try:
+            self.redis.xgroup_create(INTAKE_STREAM, GROUP, id="0", mkstream=True)
+        except redis.ResponseError as exc:
+            if "BUSYGROUP" not in str(exc):
+                raise
+
+    def process_once(self) -> int:
+        """Handle reclaimed requests, then new ones (blocking up to block_s); return count."""
+        reply = self.redis.xautoclaim(INTAKE_STREAM, GROUP, self.name,
+                                      min_idle_time=self.reclaim_idle_ms, start_id="0-0",
+                                      count=self.batch)
+        entries = list(reply[1])  # [next id, entries(, deleted ids on Redis >= 7)]
+        if not entries:
+            reply = self.redis.xreadgroup(GROUP, self.name, {INTAKE_STREAM: ">"},
+                                          count=self.batch, block=self.block_ms)
+            entries = [entry for _, stream_entries in reply for entry in stream_entries]
+        for entry_id, fields in entries:
+            self._handle(entry_id.decode(), {k.decode(): v.decode() for k, v in fields.items()})
+        return len(entries)
+
+    def run(self, should_stop: Callable[[], bool]) -> None:
+        while not should_stop():
+            self.process_once()
+
+    def _handle(self, entry_id: str, fields: dict[str, str]) -> None:
+        job_id = fields.get("job") or f"intake-{entry_id}"
+        try:
+            self.client.submit(fields.get("c1", ""), job_id=job_id,
+                               proof_type=fields.get("type", "porep"),
+                               priority=fields.get("priority", "normal"))
+        except SubmitError as exc:
+            log.info("intake %s refused: %s", entry_id, exc)
+            self.redis.xadd(RESULTS_STREAM, {"job": job_id, "status": "rejected",
+                                             "error": str(exc), "entry": entry_id},
+                            maxlen=self.client.store.results_maxlen, approximate=True)
+        self.redis.xack(INTAKE_STREAM, GROUP, entry_id)
