@@ -9,6 +9,7 @@ self-chosen challenges is refused.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -24,7 +25,13 @@ from snark.proof import Proof, split_proofs
 
 
 def circuit_id_for(c1: C1) -> str:
-    return circuit_r1cs(c1.sector_size, c1.challenges).circuit_id()
+    return _circuit_id(c1.sector_size, c1.challenges)
+
+
+@functools.lru_cache(maxsize=8)
+def _circuit_id(sector_size: int, challenges: int) -> str:
+    """Hashing the matrices is not free at 2^20 constraints; every partition asks again."""
+    return circuit_r1cs(sector_size, challenges).circuit_id()
 
 
 def load_or_setup_key(c1: C1, params_dir: Path) -> ProvingKey:
