@@ -203,7 +203,9 @@ class WorkerRuntime:
         with self._phase(run, "mem_wait"):
             held = self.locks.acquire("mem", self.worker_name, should_stop=run.is_cancelled)
         with held, self._phase(run, "mem", fence=held.fence) as phase:
+            fenced = _FencedBackend(self.backend, held)
             self._reserve_resident(key)
+            fenced.prepare(key)  # the key's bases upload once, under this lock, either path
             run.staged_path = phase.path = "stream"
             if not self.settings.prestage:
                 STAGING.labels(path="stream_disabled").inc()
@@ -213,7 +215,7 @@ class WorkerRuntime:
                 STAGING.labels(path="stream_no_budget").inc()
                 return None, None
             try:
-                staged = groth16.stage(key, witness, _FencedBackend(self.backend, held))
+                staged = groth16.stage(key, witness, fenced)
             except DeviceMemoryError:
                 reservation.release()
                 STAGING.labels(path="stream_device_oom").inc()
@@ -261,8 +263,12 @@ class WorkerRuntime:
             raise PartitionCancelled(f"job {run.job} cancelled before {name}")
         phase = _Phase(fence, path)
         if run.progress is not None:
-            run.progress(name, {"job": run.job, "partition": run.partition, "fence": fence,
-                                "gpu": self.binding.label, "worker": self.worker_name})
+            try:
+                run.progress(name, {"job": run.job, "partition": run.partition,
+                                    "fence": fence, "gpu": self.binding.label,
+                                    "worker": self.worker_name})
+            except Exception:  # a monitoring hiccup must not fail the partition
+                log.warning("progress report for %s failed", name, exc_info=True)
         start = time.time()
         error: BaseException | None = None
         try:
