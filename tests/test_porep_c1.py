@@ -69,6 +69,7 @@ BAD = {
     "sector size not a power of two": (lambda d: d.update(sector_size=3072),
                                        "sector_size: 3072 is not a power of two"),
     "sector size too small": (lambda d: d.update(sector_size=1024), "sector_size: 1024"),
+    "sector size too large": (lambda d: d.update(sector_size=1 << 41), "sector_size: 2199023255552"),
     "zero partitions": (lambda d: d.update(partitions=0), "partitions:"),
     "wrong format": (lambda d: d.update(format="other/1"), "format:"),
 }

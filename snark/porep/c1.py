@@ -5,7 +5,7 @@ and, per partition and challenge, the vanilla proof (leaves and Merkle siblings)
 circuit turns into a SNARK. JSON layout (``proofq-porep-c1/1``)::
 
     {"format": "proofq-porep-c1/1",
-     "sector_size": 2048,            # bytes, a power of two >= 2048; nodes = sector_size / 32
+     "sector_size": 2048,            # bytes, a power of two, 2KiB…1TiB; nodes = sector_size / 32
      "partitions": P, "challenges": K,
      "comm_d": F, "comm_r": F, "replica_id": F, "seed": F, "ticket": F,
      "vanilla_proofs": [             # P entries, in partition order
@@ -35,6 +35,8 @@ from snark.fields import FR_MODULUS
 C1_FORMAT = "proofq-porep-c1/1"
 NODE_BYTES = 32
 MIN_SECTOR_SIZE = 2048
+#: Far above Filecoin's 64GiB; keeps node indices within int64 for the vectorised checks.
+MAX_SECTOR_SIZE = 1 << 40
 
 _HEX = re.compile(r"0x[0-9a-fA-F]{64}")
 _UNITS = {"": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
@@ -133,8 +135,9 @@ class C1(_Strict):
 
 
 def check_sector_size(sector_size: int) -> None:
-    if sector_size < MIN_SECTOR_SIZE or sector_size & (sector_size - 1):
-        raise C1Error(f"sector_size: {sector_size} is not a power of two >= {MIN_SECTOR_SIZE}")
+    if not MIN_SECTOR_SIZE <= sector_size <= MAX_SECTOR_SIZE or sector_size & (sector_size - 1):
+        raise C1Error(f"sector_size: {sector_size} is not a power of two from "
+                      f"{size_name(MIN_SECTOR_SIZE)} to {size_name(MAX_SECTOR_SIZE)}")
 
 
 def parse_c1(raw: bytes | str | dict) -> C1:
