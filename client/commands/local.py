@@ -193,7 +193,7 @@ def seal(sector_size: str, partitions: int, challenges: int, output: str,
 @JSON_OPTION
 @reports_bad_input
 def setup(c1_path: str, as_json: bool) -> None:
-    """Create (or find cached) Groth16 params for the C1's circuit."""
+    """Create (or find cached) Groth16 params for the C1's circuit (development setup)."""
     c1 = read_c1(c1_path)
     params_dir = get_settings().params_dir
     started = time.perf_counter()
