@@ -7,6 +7,7 @@ Keys of job ``<id>``:
                               seconds), error (``partition P: phase: reason``),
                               fanned_out (set once the partition tasks are sent)
 - ``proofq:job:<id>:parts``   hash: partition → 192-byte proof, hex
+- ``proofq:job:<id>:attempts`` hash: partition → times a worker started proving it
 - ``proofq:job:<id>:c1``      the validated input JSON, dropped when the job ends
 - ``proofq:job:<id>:result``  the assembled proof (partitions concatenated in order)
 - ``proofq:results``          stream: one entry per finished job {job, status, proof|error}
@@ -40,7 +41,7 @@ local function now()
   return string.format('%d.%06d', t[1], t[2])
 end
 local function retire(job, ttl)
-  for _, key in ipairs({job, job .. ':parts', job .. ':result'}) do
+  for _, key in ipairs({job, job .. ':parts', job .. ':attempts', job .. ':result'}) do
     redis.call('EXPIRE', key, ttl)
   end
   redis.call('DEL', job .. ':c1')
@@ -60,16 +61,20 @@ redis.call('SET', KEYS[1] .. ':c1', ARGV[5])
 return 'created'
 """
 
-# KEYS: job.  ARGV: partition.  'run' when the partition should be proved now.
+# KEYS: job.  ARGV: partition, most attempts.  {'run', attempt} when the partition should
+# be proved now; every start counts, so a partition that keeps killing its worker (and is
+# re-delivered each time) ends as 'exhausted' instead of looping.
 _BEGIN = """
 local status = redis.call('HGET', KEYS[1], 'status')
-if not status then return 'missing' end
-if status ~= 'queued' and status ~= 'proving' then return status end
-if redis.call('HEXISTS', KEYS[1] .. ':parts', ARGV[1]) == 1 then return 'duplicate' end
+if not status then return {'missing', 0} end
+if status ~= 'queued' and status ~= 'proving' then return {status, 0} end
+if redis.call('HEXISTS', KEYS[1] .. ':parts', ARGV[1]) == 1 then return {'duplicate', 0} end
+local attempt = redis.call('HINCRBY', KEYS[1] .. ':attempts', ARGV[1], 1)
+if attempt > tonumber(ARGV[2]) then return {'exhausted', attempt - 1} end
 if status == 'queued' then
   redis.call('HSET', KEYS[1], 'status', 'proving', 'started', now())
 end
-return 'run'
+return {'run', attempt}
 """
 
 # KEYS: job.  ARGV: partition, proof hex.  Only the call that completes the set gets
@@ -200,9 +205,12 @@ class JobStore:
                                        args=[digest, proof_type, partitions, priority,
                                              input_json]))
 
-    def begin_partition(self, job_id: str, partition: int) -> str:
-        """'run', 'duplicate' (already proved), or the job's status if it is not proving."""
-        return self._text(self._begin(keys=[self.key(job_id)], args=[partition]))
+    def begin_partition(self, job_id: str, partition: int, *, max_attempts: int
+                        ) -> tuple[str, int]:
+        """('run', attempt), ('duplicate', 0) if already proved, ('exhausted', attempts)
+        after ``max_attempts`` starts, or (status, 0) if the job is not proving."""
+        outcome, attempt = self._begin(keys=[self.key(job_id)], args=[partition, max_attempts])
+        return self._text(outcome), int(attempt)
 
     def store_part(self, job_id: str, partition: int, proof: bytes) -> str:
         """'stored', 'complete' (this call completed the set), 'duplicate', or the status."""

@@ -78,10 +78,15 @@ def prove_partition(self: Task, job_id: str, partition: int) -> dict:
     from workers.runtime import PartitionCancelled, PartitionFailed
 
     store = job_store()
-    outcome = store.begin_partition(job_id, partition)
+    settings = get_settings()
+    max_attempts = settings.task_max_retries + 1
+    outcome, attempt = store.begin_partition(job_id, partition, max_attempts=max_attempts)
     if outcome == "assembling" and self.request.delivery_info.get("redelivered"):
         # The worker that completed the set died before publishing: finish its assembly.
         return {"job": job_id, "partition": partition, "outcome": assemble(job_id)}
+    if outcome == "exhausted":
+        outcome = store.fail(job_id, f"partition {partition}: worker: lost while proving, "
+                                     f"{attempt} attempts")
     if outcome != "run":
         return {"job": job_id, "partition": partition, "outcome": outcome}
 
@@ -98,10 +103,9 @@ def prove_partition(self: Task, job_id: str, partition: int) -> dict:
     except PartitionCancelled:
         return {"job": job_id, "partition": partition, "outcome": "abandoned"}
     except PartitionFailed as exc:
-        settings = get_settings()
-        if exc.transient and self.request.retries < settings.task_max_retries:
-            raise self.retry(exc=exc, max_retries=settings.task_max_retries,
-                             countdown=settings.retry_backoff_s * 2 ** self.request.retries)
+        if exc.transient and attempt < max_attempts:
+            raise self.retry(exc=exc, max_retries=None,
+                             countdown=settings.retry_backoff_s * 2 ** (attempt - 1))
         store.fail(job_id, f"partition {partition}: {exc}")
         return {"job": job_id, "partition": partition, "outcome": "failed", "error": str(exc)}
     except Exception as exc:

@@ -31,6 +31,9 @@ from snark.porep.c1 import fr_hex
 from snark.porep.prove import circuit_id_for, load_or_setup_key, load_verifying_key, verify_c1
 from snark.porep.seal import seal
 from tasks.jobs import RESULTS_STREAM, content_digest
+from workers.gpu_binding import host_name
+from workers.heartbeat import Heartbeat
+from workers.locks import GpuId, LockPair
 from tasks.submission import Accepted, SubmitError, enqueue
 
 pytestmark = pytest.mark.slow
@@ -38,6 +41,7 @@ pytestmark = pytest.mark.slow
 SECTOR, K = 2048, 1
 WAIT_S = 300
 MAX_RETRIES = 2
+LOCK_LEASE_S = 4  # a killed worker's place in the lock queue is given up after this
 
 
 def _c1(partitions: int = 2):
@@ -54,7 +58,8 @@ def settings(tmp_path_factory):
 
 def _start_workers(settings, count: int) -> list[WorkerProcess]:
     env = {"PROOFQ_PARAMS_DIR": str(settings.params_dir), "PROOFQ_BACKEND": "cpu",
-           "PROOFQ_TASK_MAX_RETRIES": str(MAX_RETRIES), "PROOFQ_RETRY_BACKOFF_S": "0.05"}
+           "PROOFQ_TASK_MAX_RETRIES": str(MAX_RETRIES), "PROOFQ_RETRY_BACKOFF_S": "0.05",
+           "PROOFQ_LOCK_LEASE_S": str(LOCK_LEASE_S), "PROOFQ_HEARTBEAT_S": "1"}
     workers = []
     try:
         for n in range(count):
@@ -204,6 +209,32 @@ def test_transient_faults_are_retried_with_backoff_then_recorded(settings, clien
     assert all(f[b"error"] for f in attempts)
 
 
+def test_a_partition_whose_worker_dies_is_delivered_again(settings, client):
+    """kill -9 a pool process mid-partition: the task is re-delivered and the job completes."""
+    heartbeat = Heartbeat(1.0)
+    locks = LockPair(client.store.redis, GpuId(host_name(), "cpu"), lease_s=LOCK_LEASE_S,
+                     heartbeat=heartbeat)
+    held = locks.acquire("compute", "test")  # park the partition in compute_wait
+    try:
+        c1 = _c1(1)
+        job = client.submit(c1)
+        victim = _poll(lambda: _worker_pids(client, job, "mem"))[0]
+        os.kill(victim, signal.SIGKILL)
+    finally:
+        held.release()
+        heartbeat.close()
+    assert _verifies(settings, c1, client.result(job, timeout=WAIT_S))
+    provers = _worker_pids(client, job, "synthesize")
+    assert victim in provers and len(set(provers)) == 2
+
+
+def _worker_pids(client: Client, job: str, phase: str) -> list[int]:
+    """Pool processes that ended ``phase`` of the job, from the worker names in the events."""
+    return [int(f[b"worker"].decode().rsplit("/", 1)[1])
+            for _, f in client.store.redis.xrange("proofq:events")
+            if f[b"job"].decode() == job and f[b"phase"] == phase.encode()]
+
+
 def _drain(settings, client: Client) -> None:
     """Every message sent so far has been taken once a job submitted after them is done."""
     c1 = _c1(1)
@@ -296,12 +327,14 @@ def test_partition_progress_reaches_celery_event_consumers(settings, client):
             thread.join(timeout=10)
 
 
-def _poll(condition, timeout_s: float = 60.0) -> None:
+def _poll(condition, timeout_s: float = 60.0):
+    """The condition's first truthy value, checked every 0.2 s."""
     deadline = time.monotonic() + timeout_s
     while True:
         try:
-            if condition():
-                return
+            value = condition()
+            if value:
+                return value
         except OSError:
             pass
         assert time.monotonic() < deadline, "condition not reached"

@@ -37,11 +37,11 @@ def test_create_is_idempotent_on_content(store):
 def test_last_partition_completes_once_and_result_is_ordered(store):
     _create(store, partitions=3)
     proofs = [_proof() for _ in range(3)]
-    assert store.begin_partition("job-1", 2) == "run"
+    assert store.begin_partition("job-1", 2, max_attempts=3) == ("run", 1)
     assert store.state("job-1").status == "proving"
     assert store.store_part("job-1", 2, proofs[2]) == "stored"
     assert store.store_part("job-1", 0, proofs[0]) == "stored"
-    assert store.begin_partition("job-1", 0) == "duplicate"
+    assert store.begin_partition("job-1", 0, max_attempts=3) == ("duplicate", 0)
     assert store.store_part("job-1", 0, _proof()) == "duplicate"  # never replaced
     assert store.store_part("job-1", 1, proofs[1]) == "complete"
     assert store.state("job-1").status == "assembling"
@@ -81,13 +81,20 @@ def test_concurrent_deliveries_complete_exactly_once(store, redis_url):
     assert store.state("job-1").parts_done == partitions
 
 
+def test_every_start_counts_and_a_partition_that_keeps_dying_is_exhausted(store):
+    _create(store, partitions=2)
+    assert [store.begin_partition("job-1", 1, max_attempts=3) for _ in range(4)] == [
+        ("run", 1), ("run", 2), ("run", 3), ("exhausted", 3)]
+    assert store.begin_partition("job-1", 0, max_attempts=3) == ("run", 1)
+
+
 def test_cancel_stops_a_job_and_later_work_is_refused(store):
     _create(store, partitions=2)
-    assert store.begin_partition("job-1", 0) == "run"
+    assert store.begin_partition("job-1", 0, max_attempts=3) == ("run", 1)
     assert store.cancel("job-1") == "cancelled"
     assert store.cancel("job-1") == "cancelled"
     assert not store.is_active("job-1")
-    assert store.begin_partition("job-1", 1) == "cancelled"
+    assert store.begin_partition("job-1", 1, max_attempts=3) == ("cancelled", 0)
     assert store.store_part("job-1", 0, _proof()) == "cancelled"
     state = store.state("job-1")
     assert state.status == "cancelled" and state.error == "cancelled by request"
@@ -101,7 +108,7 @@ def test_failure_is_recorded_once_and_other_jobs_are_untouched(store):
     assert store.fail("bad", "partition 1: compute: out of memory") == "failed"
     assert store.fail("bad", "partition 0: later error") == "failed"
     assert store.state("bad").error == "partition 1: compute: out of memory"
-    assert store.begin_partition("good", 0) == "run"
+    assert store.begin_partition("good", 0, max_attempts=3) == ("run", 1)
     assert store.store_part("good", 0, _proof()) == "complete"
 
 
@@ -116,7 +123,7 @@ def test_cancel_after_done_keeps_the_result(store):
 
 def test_unknown_job(store):
     assert store.state("nope") is None
-    assert store.begin_partition("nope", 0) == "missing"
+    assert store.begin_partition("nope", 0, max_attempts=3) == ("missing", 0)
     assert store.cancel("nope") == "missing"
 
 
