@@ -38,10 +38,10 @@ def choose_gpu(settings: Settings) -> int | None:
     """GPU 0 when the backend setting allows a GPU and CUDA sees one; None for the CPU."""
     if settings.backend == "cpu":
         return None
-    from gpu.device import device_count
+    import gpu
 
-    count, reason = device_count()
-    if count:
+    found, reason = gpu.available()
+    if found:
         return 0
     if settings.backend == "gpu":
         raise ClusterError(f"backend is 'gpu' but {reason}")

@@ -23,6 +23,8 @@ import uuid
 import pytest
 import redis
 
+import gpu
+
 from client.api import Client, JobError
 from client.embedded import EmbeddedRedis
 from client.local_cluster import WorkerProcess, worker_command
@@ -226,6 +228,27 @@ def test_a_partition_whose_worker_dies_is_delivered_again(settings, client):
     assert _verifies(settings, c1, client.result(job, timeout=WAIT_S))
     provers = _worker_pids(client, job, "synthesize")
     assert victim in provers and len(set(provers)) == 2
+
+
+def test_gpu_option_names_the_worker_and_binds_its_processes(settings):
+    """``--gpu 1``: worker gpu1@host; on a machine without that GPU it proves on the CPU."""
+    with EmbeddedRedis() as server, Client(server.url, settings) as own:
+        env = {"PROOFQ_PARAMS_DIR": str(settings.params_dir), "PROOFQ_BACKEND": "auto"}
+        worker = WorkerProcess(server.url, worker_command(gpu=1, concurrency=1),
+                               log_dir=settings.params_dir, env=env).start()
+        try:
+            node = worker.wait_ready(own._app, 60)
+            c1 = _c1(1)
+            job = own.submit(c1)
+            assert _verifies(settings, c1, own.result(job, timeout=WAIT_S))
+        finally:
+            worker.stop(graceful=False)
+        assert node == f"gpu1@{socket.gethostname()}"
+        events = [f for _, f in own.store.redis.xrange("proofq:events")
+                  if f[b"job"].decode() == job]
+        assert {f[b"worker"].decode().split("/")[0] for f in events} == {node}
+        if gpu.device.device_count()[0] < 2:  # no GPU 1 here: a CPU stand-in for it
+            assert {f[b"gpu"] for f in events} == {b"cpu-1"}
 
 
 def _worker_pids(client: Client, job: str, phase: str) -> list[int]:
