@@ -23,12 +23,14 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import importlib
 import json
 import os
 import statistics
 import subprocess
 import sys
 import time
+import traceback
 from pathlib import Path
 
 import numpy as np
@@ -249,21 +251,22 @@ def commit() -> str:
 
 
 def table(result: dict) -> str:
-    lines = [f"device: {result['device']}   copy {result['copy']['tb_per_s']:.2f} TB/s "
-             f"(sppark ref {SPPARK_COPY_TBS})"]
-    for log_n, r in result["ntt"].items():
+    copy = (result.get("copy") or {}).get("tb_per_s", float("nan"))
+    lines = [f"device: {result['device']}   copy {copy:.2f} TB/s (sppark ref {SPPARK_COPY_TBS})"]
+    for log_n, r in (result.get("ntt") or {}).items():
         ref = SPPARK_MS["ntt"].get(int(log_n))
         lines.append(f"ntt   2^{log_n:<3} {r['ntt']['median_ms']:9.3f} ms   intt {r['intt']['median_ms']:9.3f} ms"
                      + (f"   sppark {ref} ms" if ref else ""))
     for group in ("g1", "g2"):
-        for log_n, r in result[f"msm_{group}"].items():
+        for log_n, r in (result.get(f"msm_{group}") or {}).items():
             ref = SPPARK_MS.get(group, {}).get(int(log_n))
             lines.append(f"msm {group} 2^{log_n:<3} {r['median_ms']:9.2f} ms"
                          + (f"   sppark {ref} ms" if ref else ""))
-    for log_c, r in result["partitions"].items():
+    for log_c, r in result.get("partitions", {}).items():
         ph = r["phases_median_ms"]
         lines.append(f"porep 2^{log_c} ({r['constraints']} c): compute {r['compute_ms']:.1f} ms = "
                      + " ".join(f"{k} {v:.1f}" for k, v in ph.items()))
+    lines += [f"ERROR {name}: {err}" for name, err in result.get("errors", {}).items()]
     return "\n".join(lines)
 
 
@@ -292,12 +295,29 @@ def main(argv: list[str] | None = None) -> int:
               "reps": args.reps}
     assert tiled_porep_r1cs(2).circuit_id() == circuit_r1cs(SECTOR, 2).circuit_id()
 
-    with cupy.cuda.Device(dev), stream:
-        result["copy"] = bench_copy(stream, args.reps)
-        result["ntt"] = bench_ntt(ntt_logs, stream, args.reps)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"gpu-{dt.date.today().isoformat()}.json"
+
+    def section(name: str, fn):
+        """Run one part and return its value; a failure is recorded (the rest still runs)."""
         try:
-            import gpu.fixed_base  # noqa: F401
-            import gpu.msm  # noqa: F401
+            return fn()
+        except Exception as exc:  # a benchmark records what broke and moves on
+            traceback.print_exc()
+            result.setdefault("errors", {})[name] = f"{type(exc).__name__}: {exc}"
+            return None
+
+    def save() -> None:
+        path.write_text(json.dumps(result, indent=1, default=str))
+
+    with cupy.cuda.Device(dev), stream:
+        result["copy"] = section("copy", lambda: bench_copy(stream, args.reps))
+        result["ntt"] = section("ntt", lambda: bench_ntt(ntt_logs, stream, args.reps))
+        save()
+        try:
+            for name in ("gpu.msm", "gpu.fixed_base"):
+                importlib.import_module(name)
         except ImportError as exc:
             print(f"skipping MSM and partitions: {exc}")
             result["skipped"] = f"MSM and partitions: {exc}"
@@ -306,18 +326,22 @@ def main(argv: list[str] | None = None) -> int:
         n_g1 = max([1 << max(g1_logs, default=0)] + [s for s, _ in shapes])
         n_g2 = max([1 << max(g2_logs, default=0)] + [v for _, v in shapes])
         t0 = time.perf_counter()
-        g1 = point_pool(1, n_g1) if g1_logs or part_logs else None
-        g2 = point_pool(2, n_g2) if g2_logs or part_logs else None
+        g1 = section("pool_g1", lambda: point_pool(1, n_g1)) if g1_logs or part_logs else None
+        g2 = section("pool_g2", lambda: point_pool(2, n_g2)) if g2_logs or part_logs else None
         result["point_pools"] = {"g1": n_g1, "g2": n_g2, "seconds": time.perf_counter() - t0}
-        result["msm_g1"] = bench_msm(1, g1_logs, g1, stream, args.reps)
-        result["msm_g2"] = bench_msm(2, g2_logs, g2, stream, args.reps)
-        result["partitions"] = {log_c: bench_partition(log_c, g1, g2, backend, args.reps)
-                                for log_c in part_logs}
-
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / f"gpu-{dt.date.today().isoformat()}.json"
-    path.write_text(json.dumps(result, indent=1))
+        if g1 is not None:
+            result["msm_g1"] = section("msm_g1", lambda: bench_msm(1, g1_logs, g1, stream, args.reps))
+        if g2 is not None:
+            result["msm_g2"] = section("msm_g2", lambda: bench_msm(2, g2_logs, g2, stream, args.reps))
+        save()
+        if g1 is not None and g2 is not None:
+            result["partitions"] = {}
+            for log_c in part_logs:
+                part = section(f"partition_{log_c}",
+                               lambda: bench_partition(log_c, g1, g2, backend, args.reps))
+                if part is not None:
+                    result["partitions"][log_c] = part
+                save()
     print(f"wrote {path}")
     print(table(result))
     return 0

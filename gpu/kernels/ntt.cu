@@ -59,6 +59,7 @@ ntt_pass(const uint64_t* src, uint64_t* dst, const uint64_t* __restrict__ twiddl
     for (uint32_t step = 0; step < stages; step++) {
         const uint32_t m = dif ? stages - 1 - step : step;
         const uint32_t low_mask = (1u << m) - 1;
+        const bool unit_twiddles = first_stage + m == 0;  // the span-1 stage: every w is 1
         for (uint32_t q = threadIdx.x; q < elems / 2; q += blockDim.x) {
             const uint32_t c = q & col_mask, r = q >> log_cols;
             const uint32_t j_low = r & low_mask;
@@ -73,9 +74,9 @@ ntt_pass(const uint64_t* src, uint64_t* dst, const uint64_t* __restrict__ twiddl
             fr_t u, v;
             if (dif) {
                 u = x + y;
-                v = (x - y) * w;
+                v = unit_twiddles ? x - y : (x - y) * w;
             } else {
-                y = y * w;
+                if (!unit_twiddles) y = y * w;
                 u = x + y;
                 v = x - y;
             }
