@@ -42,7 +42,7 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 """
 
-# KEYS: lock, queue, alive, tickets, fence   ARGV: token, lease_ms, waiter_lease_ms
+# KEYS: lock, queue, alive, tickets, fence, our wake list   ARGV: token, lease_ms, waiter_lease_ms
 # → {fence, ticket, fence_at_enqueue}; fence 0 = not granted yet.
 _ACQUIRE = _NOW_MS + """
 local token = ARGV[1]
@@ -67,6 +67,7 @@ end
 redis.call('SET', KEYS[1], token, 'PX', ARGV[2])
 redis.call('ZREM', KEYS[2], token)
 redis.call('HDEL', KEYS[3], token)
+redis.call('DEL', KEYS[6])
 return {redis.call('INCR', KEYS[5]), tonumber(ticket), fence_now}
 """
 
@@ -219,7 +220,7 @@ class GpuLock:
                 sent = time.monotonic()
                 fence, ticket, fence_now = self._acquire(
                     keys=[self.key, self.queue_key, self.alive_key, self.tickets_key,
-                          self.fence_key],
+                          self.fence_key, wake_key],
                     args=[token, self.lease_ms, self.waiter_lease_ms])
                 if first_fence_seen is None:
                     first_fence_seen = int(fence_now)
@@ -234,7 +235,6 @@ class GpuLock:
             self._leave(keys=[self.key, self.queue_key, self.wake_prefix, self.alive_key],
                         args=[token, self.waiter_lease_ms])
             raise
-        self.client.delete(wake_key)
         wait_s = time.monotonic() - started
         LOCK_WAIT_SECONDS.labels(lock=self.name).observe(wait_s)
         held = HeldLock(self, token, int(fence), int(ticket), first_fence_seen, wait_s,
