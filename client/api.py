@@ -51,7 +51,8 @@ class Client:
         self.redis_url = redis_url
         self.store = JobStore(redis.Redis.from_url(redis_url), ttl_s=settings.job_ttl_s,
                               results_maxlen=settings.results_maxlen)
-        self._app = create_app(settings)
+        #: The Celery app bound to this cluster (control commands, sending tasks by name).
+        self.app = create_app(settings)
 
     def submit(self, c1: Any, *, priority: str = "normal", job_id: str | None = None,
                proof_type: str = "porep") -> str:
@@ -63,7 +64,7 @@ class Client:
         """
         accepted = accept(self.store, c1, proof_type=proof_type, priority=priority,
                           job_id=job_id)
-        enqueue(self._app, self.store, accepted)
+        enqueue(self.app, self.store, accepted)
         return accepted.job_id
 
     def status(self, job_id: str) -> JobState:
@@ -86,7 +87,10 @@ class Client:
             pause = min(pause * 2, _POLL_S[1])
 
     def result(self, job_id: str, timeout: float | None = 0) -> bytes:
-        """The job's proof (waiting up to ``timeout``; None waits for ever); ``JobError`` if it failed."""
+        """The job's proof, waiting up to ``timeout`` s (None: for ever).
+
+        ``JobError`` if the job failed or was cancelled, ``TimeoutError`` if it is still running.
+        """
         state = self.wait(job_id, timeout)
         if state.status != "done":
             raise JobError(state)
@@ -101,7 +105,7 @@ class Client:
 
     def close(self) -> None:
         self.store.redis.close()
-        self._app.close()
+        self.app.close()
 
     def __enter__(self) -> "Client":
         return self

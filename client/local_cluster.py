@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Iterator
 
 from celery import Celery
+from celery.utils.nodenames import host_format
 
 from client.embedded import EmbeddedRedis
 from config.settings import Settings, get_settings
@@ -90,13 +91,14 @@ class WorkerProcess:
     def alive(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
 
-    def wait_ready(self, app: Celery, timeout_s: float) -> str:
-        """Block until the worker answers a ping; return its node name."""
+    def wait_ready(self, app: Celery, timeout_s: float, *, node: str | None = None) -> str:
+        """Block until the worker answers a ping (as ``node``, if given); return its name."""
+        destination = None if node is None else [host_format(node)]
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if not self.alive():
                 raise ClusterError(f"worker exited at start:\n{self.log_tail()}")
-            for reply in app.control.ping(timeout=0.5) or []:
+            for reply in app.control.ping(timeout=0.5, destination=destination) or []:
                 return next(iter(reply))
         raise ClusterError(f"worker did not answer within {timeout_s}s:\n{self.log_tail()}")
 

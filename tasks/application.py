@@ -36,9 +36,19 @@ def priority_level(name: str) -> int:
                             f"(choose from {', '.join(PRIORITIES)})") from None
 
 
+#: Where a worker started by hand looks when no ``PROOFQ_REDIS_URL`` is set (the CLI's
+#: private cluster always sets it).
+LOCAL_REDIS_URL = "redis://127.0.0.1:6379/0"
+
+
+def redis_url(settings: Settings) -> str:
+    """The one Redis of a cluster: broker, result backend, job state, locks and events."""
+    return settings.redis_url or LOCAL_REDIS_URL
+
+
 def celery_config(settings: Settings) -> dict:
-    """Celery settings derived from proofq's; a broker-less app gets a placeholder URL."""
-    url = settings.redis_url or "redis://127.0.0.1:6379/0"
+    """Celery settings derived from proofq's."""
+    url = redis_url(settings)
     # The Redis transport re-delivers an unacked message after the visibility timeout, and
     # Celery reads it from three places (celery/celery#7651): set it in all of them.
     visibility = {"visibility_timeout": settings.visibility_timeout_s}

@@ -189,10 +189,6 @@ class JobStore:
         self._finish = register(_FINISH)
         self._stop = register(_STOP)
 
-    @classmethod
-    def from_settings(cls, settings) -> "JobStore":
-        return cls(redis.Redis.from_url(settings.redis_url), ttl_s=settings.job_ttl_s,
-                   results_maxlen=settings.results_maxlen)
 
     @staticmethod
     def key(job_id: str) -> str:

@@ -11,24 +11,23 @@ phase boundary and is abandoned.
 from __future__ import annotations
 
 import functools
-import logging
 from typing import Any
 
+import redis
 from celery import Task
 
 from config.settings import get_settings
-from tasks.application import GPU_QUEUE, PRIORITIES, app
+from tasks.application import GPU_QUEUE, PRIORITIES, app, redis_url
 from tasks.jobs import JobStore
 from tasks.proof_types import proof_type
 from tasks.worker import runtime
 
-log = logging.getLogger(__name__)
-
-
 @functools.cache
 def job_store() -> JobStore:
     """One store (one connection pool) per process."""
-    return JobStore.from_settings(get_settings())
+    settings = get_settings()
+    return JobStore(redis.Redis.from_url(redis_url(settings)), ttl_s=settings.job_ttl_s,
+                    results_maxlen=settings.results_maxlen)
 
 
 @functools.lru_cache(maxsize=4)

@@ -26,7 +26,10 @@ class ProofType(Protocol):
     name: str
 
     def parse(self, raw: Any) -> Any:
-        """Validated input from JSON text, bytes, a dict or the model (ValueError naming the field)."""
+        """Validated input from JSON text, bytes, a dict or the model.
+
+        Raises a ``ValueError`` whose message names the field and the problem.
+        """
 
     def check(self, job_input: Any) -> None:
         """Native checks of the input's values, before anything is enqueued."""

@@ -20,7 +20,7 @@ from celery import bootsteps, signals
 from celery.utils.nodenames import default_nodename, host_format
 
 from config.settings import get_settings
-from tasks.application import app
+from tasks.application import app, redis_url
 from workers.gpu_binding import pin_process
 
 log = logging.getLogger(__name__)
@@ -69,7 +69,7 @@ def runtime():
             # The runtime pins GPU N itself, relative to the launcher's device list: hand
             # it that list back (CUDA has not started in this process, so nothing changes).
             _restore_env("CUDA_VISIBLE_DEVICES", _Binding.launcher_devices)
-        _Runtime.current = WorkerRuntime.start(redis_url=settings.redis_url, gpu=_Binding.gpu,
+        _Runtime.current = WorkerRuntime.start(redis_url=redis_url(settings), gpu=_Binding.gpu,
                                                settings=settings, worker_name=name)
     return _Runtime.current
 

@@ -98,8 +98,8 @@ def test_cancel_and_bad_input_are_one_line_errors(cluster_env, c1_file, tmp_path
     bad.write_text(path.read_text().replace('"sector_size":2048', '"sector_size":2047'))
     run = proofq("submit", str(bad), env=cluster_env)
     assert run.returncode == 2
-    assert run.stderr.strip().splitlines() == ["Error: sector_size: 2047 is not a power of "
-                                               "two >= 2048"]
+    [line] = run.stderr.strip().splitlines()
+    assert line.startswith("Error: sector_size: 2047 is not a power of two")
     run = proofq("status", "no-such-job", env=cluster_env)
     assert run.returncode == 2 and "no-such-job: no such job" in run.stderr
     job = proofq("submit", str(path), "--priority", "low", env=cluster_env).stdout.strip()

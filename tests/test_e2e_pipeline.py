@@ -64,13 +64,14 @@ def _start_workers(settings, count: int) -> list[WorkerProcess]:
            "PROOFQ_LOCK_LEASE_S": str(LOCK_LEASE_S), "PROOFQ_HEARTBEAT_S": "1"}
     workers = []
     try:
-        for n in range(count):
-            command = worker_command(gpu=None, concurrency=1, node=f"w{n}-{uuid.uuid4().hex[:6]}@%h")
+        nodes = [f"w{n}-{uuid.uuid4().hex[:6]}@%h" for n in range(count)]
+        for node in nodes:
+            command = worker_command(gpu=None, concurrency=1, node=node)
             workers.append(WorkerProcess(settings.redis_url, command, log_dir=settings.params_dir,
                                          env=env).start())
         with Client(settings.redis_url, settings) as probe:
-            for worker in workers:
-                worker.wait_ready(probe._app, 60)
+            for worker, node in zip(workers, nodes):
+                worker.wait_ready(probe.app, 60, node=node)
     except BaseException:
         for worker in workers:
             worker.stop(graceful=False)
@@ -174,7 +175,7 @@ def test_a_permanently_failing_partition_fails_only_its_job(settings, client):
     bad_job = f"slipped-{uuid.uuid4().hex}"
     client.store.create(bad_job, digest=content_digest("porep", bad), proof_type="porep",
                         partitions=2, priority="normal", input_json=bad)
-    enqueue(client._app, client.store, Accepted(job_id=bad_job, partitions=2, created=True))
+    enqueue(client.app, client.store, Accepted(job_id=bad_job, partitions=2, created=True))
     with pytest.raises(JobError, match=r"failed: partition 1: \w+: "):
         client.result(bad_job, timeout=WAIT_S)
     assert client.status(bad_job).status == "failed"
@@ -185,7 +186,7 @@ def test_partition_delivered_twice_assembles_once(settings, client):
     c1 = _c1(2)
     job = client.submit(c1)
     for partition in (0, 1, 0, 1):  # duplicates racing the job's own fan-out
-        client._app.send_task("proofq.prove_partition", args=[job, partition], queue="gpu",
+        client.app.send_task("proofq.prove_partition", args=[job, partition], queue="gpu",
                               ignore_result=True)
     proof = client.result(job, timeout=WAIT_S)
     assert _verifies(settings, c1, proof)
@@ -237,7 +238,7 @@ def test_gpu_option_names_the_worker_and_binds_its_processes(settings):
         worker = WorkerProcess(server.url, worker_command(gpu=1, concurrency=1),
                                log_dir=settings.params_dir, env=env).start()
         try:
-            node = worker.wait_ready(own._app, 60)
+            node = worker.wait_ready(own.app, 60)
             c1 = _c1(1)
             job = own.submit(c1)
             assert _verifies(settings, c1, own.result(job, timeout=WAIT_S))
@@ -334,8 +335,8 @@ def test_flower_sees_workers_tasks_and_partition_progress(settings, client, work
 
 def test_partition_progress_reaches_celery_event_consumers(settings, client):
     seen: list[dict] = []
-    with client._app.connection_for_read() as connection:
-        receiver = client._app.events.Receiver(
+    with client.app.connection_for_read() as connection:
+        receiver = client.app.events.Receiver(
             connection, handlers={"task-progress": seen.append})
         thread = threading.Thread(target=receiver.capture, kwargs={"wakeup": False})
         thread.start()

@@ -88,7 +88,8 @@ def _deliver(proof: bytes, output: str | None, as_json: bool, state: JobState) -
 @click.argument("c1_path", metavar="C1_FILE", type=click.Path(dir_okay=False))
 @TYPE_OPTION
 @PRIORITY_OPTION
-@click.option("--job-id", default=None, help="idempotency key: resubmitting it returns the same job")
+@click.option("--job-id", default=None,
+              help="idempotency key: resubmitting it returns the same job")
 @click.option("--wait", "wait_s", type=float, default=None, metavar="SECONDS",
               help="wait for the proof (0 = for ever) and print or write it")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
