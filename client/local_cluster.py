@@ -50,8 +50,9 @@ def choose_gpu(settings: Settings) -> int | None:
 
 
 def settings_env(settings: Settings) -> dict[str, str]:
-    """The settings as ``PROOFQ_*`` variables, so a worker runs with exactly these values."""
-    return {f"PROOFQ_{name.upper()}": str(value)
+    """The settings as ``PROOFQ_*`` variables, so a worker runs with exactly these values
+    (paths made absolute: the worker runs in another directory)."""
+    return {f"PROOFQ_{name.upper()}": str(value.resolve() if isinstance(value, Path) else value)
             for name, value in settings.model_dump().items() if value is not None}
 
 
@@ -78,10 +79,12 @@ class WorkerProcess:
         self._proc: subprocess.Popen | None = None
 
     def start(self) -> "WorkerProcess":
+        # Started in the log directory: celery puts its working directory first on sys.path,
+        # and a user's own tasks.py there must not shadow the installed app.
         with open(self.log_path, "wb") as log:
             self._proc = subprocess.Popen(self.command, stdout=log, stderr=subprocess.STDOUT,
                                           stdin=subprocess.DEVNULL, env=self._env,
-                                          start_new_session=True)
+                                          cwd=self.log_path.parent, start_new_session=True)
         return self
 
     @property

@@ -84,7 +84,9 @@ def celery_config(settings: Settings) -> dict:
 
 
 def create_app(settings: Settings | None = None) -> Celery:
-    app = Celery("proofq", include=["tasks.pipeline"])
+    """An app for these settings; the tasks are registered on the module's ``app`` (the one
+    workers run), other instances only send tasks by name."""
+    app = Celery("proofq")
     app.conf.update(celery_config(settings or get_settings()))
     return app
 
