@@ -11,9 +11,11 @@ import json
 import os
 import random
 import signal
+import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -277,3 +279,21 @@ def test_bad_partition_number_fails_in_synthesize(runtime_factory, porep):
     assert (info.value.phase, info.value.transient) == ("synthesize", False)
     [event] = read_events(runtime.client, job="j-bad")
     assert (event.phase, event.error) == ("synthesize", info.value.reason)
+
+
+def test_queued_phase_and_metrics_endpoint(runtime_factory, porep):
+    c1, _ = porep
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    runtime = runtime_factory(metrics_port=port)
+    queued_at = time.time() - 1.5
+    runtime.prove_partition(job_id="j-metrics", partition=0, c1=c1, queued_at=queued_at)
+    [queued] = [e for e in read_events(runtime.client, job="j-metrics") if e.phase == "queued"]
+    assert queued.start == queued_at and queued.end >= queued_at + 1.5
+    body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics").read().decode()
+    for phase in ("queued", "synthesize", "mem", "compute", "verify"):
+        assert f'proofq_phase_seconds_count{{phase="{phase}"}}' in body
+    for lock in ("mem", "compute"):
+        assert f'proofq_lock_wait_seconds_count{{lock="{lock}"}}' in body
+        assert f'proofq_lock_hold_seconds_count{{lock="{lock}"}}' in body

@@ -168,9 +168,16 @@ class WorkerRuntime:
     # -- the pipeline ---------------------------------------------------------------------
     def prove_partition(self, *, job_id: str, partition: int, c1: C1,
                         progress: Progress | None = None,
-                        cancelled: Callable[[], bool] | None = None) -> bytes:
-        """Prove one partition through all phases; return its verified 192-byte proof."""
+                        cancelled: Callable[[], bool] | None = None,
+                        queued_at: float | None = None) -> bytes:
+        """Prove one partition through all phases; return its verified 192-byte proof.
+
+        ``queued_at`` (Unix seconds), when the caller knows it, adds the ``queued`` phase:
+        from enqueue to this worker picking the partition up.
+        """
         run = _PartitionRun(job_id, partition, progress, cancelled)
+        if queued_at is not None:
+            self._record(run, "queued", queued_at, time.time(), _Phase(), None)
         with self._phase(run, "synthesize"):
             key = self._key(c1)
             cs = synthesize(c1, partition)

@@ -1,0 +1,61 @@
+"""GPU binding: CUDA_VISIBLE_DEVICES pinning and the identities locks are keyed by."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from workers.gpu_binding import PINNED_ENV, BindingError, bind_cpu, host_name, pin_process
+
+
+@pytest.fixture()
+def clean_env(monkeypatch):
+    """Neither variable set; both restored after the test (pinning writes them)."""
+    for name in ("CUDA_VISIBLE_DEVICES", PINNED_ENV):
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
+    return monkeypatch
+
+
+def test_pin_sets_the_only_visible_device(clean_env):
+    pin_process(3)
+    assert os.environ["CUDA_VISIBLE_DEVICES"] == "3"
+    pin_process(3)  # again, same GPU: nothing changes
+    assert os.environ["CUDA_VISIBLE_DEVICES"] == "3"
+    with pytest.raises(BindingError, match="already pinned to gpu 3"):
+        pin_process(1)
+
+
+def test_pin_indexes_a_launcher_narrowed_list(clean_env):
+    clean_env.setenv("CUDA_VISIBLE_DEVICES", "4, 6")
+    pin_process(1)
+    assert os.environ["CUDA_VISIBLE_DEVICES"] == "6"
+
+
+@pytest.mark.parametrize("visible, number, message", [
+    ("4,6", 2, "lists 2 device"), (None, -1, "not a GPU number")])
+def test_pin_refuses_what_is_not_there(clean_env, visible, number, message):
+    if visible is not None:
+        clean_env.setenv("CUDA_VISIBLE_DEVICES", visible)
+    with pytest.raises(BindingError, match=message):
+        pin_process(number)
+
+
+def test_a_child_of_a_pinned_parent_keeps_the_pin(clean_env):
+    pin_process(2)
+    code = ("import os, json; from workers.gpu_binding import pin_process; pin_process(2); "
+            "print(json.dumps(os.environ['CUDA_VISIBLE_DEVICES']))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert json.loads(out) == "2"
+
+
+def test_cpu_pseudo_uuid_is_shared_per_gpu_number():
+    assert bind_cpu(1).gpu == bind_cpu(1).gpu
+    assert bind_cpu(1).gpu.key_prefix == f"proofq:gpu:{host_name()}:cpu-1"
+    assert bind_cpu(None).gpu.uuid == "cpu"
+    assert bind_cpu(0).total_bytes > 0 and bind_cpu(0).device_id is None
