@@ -25,7 +25,7 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -114,7 +114,7 @@ class _PartitionRun:
     partition: int
     progress: Progress | None
     cancelled: Callable[[], bool] | None
-    staged_path: str = field(default="")
+    staged_path: str = ""
 
     def is_cancelled(self) -> bool:
         return bool(self.cancelled and self.cancelled())
