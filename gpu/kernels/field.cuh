@@ -30,6 +30,11 @@ typedef unsigned long long uint64_t;
 #endif
 
 #define FIELD_FN __host__ __device__ __forceinline__
+#if defined(__CUDACC__)
+#define FIELD_NOINLINE __host__ __device__ __noinline__
+#else
+#define FIELD_NOINLINE __attribute__((noinline))
+#endif
 
 // Modulus-specific constants as functions of a compile-time limb index: every loop over
 // limbs is fully unrolled, so each call folds to an immediate on both compilers.
@@ -92,6 +97,7 @@ struct fq_params {
 template <class P>
 struct mont_t {
     static constexpr int N = P::N;
+    static constexpr int WORDS = N / 2;  // uint64 words in memory
     uint32_t v[N];
 
     static FIELD_FN mont_t zero() {
@@ -213,8 +219,16 @@ struct mont_t {
     FIELD_FN mont_t& operator-=(const mont_t& b) { return *this = *this - b; }
     FIELD_FN mont_t& operator*=(const mont_t& b) { return *this = *this * b; }
 
-    // Montgomery product a·b·R^-1 (CIOS: one row of a·b_i, then one of m·p, per limb i).
+    // Montgomery product a·b·R^-1. Fq's 12-limb product is one out-of-line function on the
+    // device: inlined everywhere, it multiplies the code of the G2 kernels (and ptxas time)
+    // for a call overhead that is small next to its ~600 instructions.
     FIELD_FN mont_t operator*(const mont_t& b) const {
+        return N > 8 ? mul_outlined(*this, b) : mul(*this, b);
+    }
+    static FIELD_NOINLINE mont_t mul_outlined(mont_t a, mont_t b) { return mul(a, b); }
+
+    // CIOS: per limb i, one row of a·b_i, then one row of m·p that clears the low limb.
+    static FIELD_FN mont_t mul(const mont_t& a, const mont_t& b) {
         uint32_t t[N + 2];
 #pragma unroll
         for (int i = 0; i < N + 2; i++) t[i] = 0;
@@ -223,16 +237,16 @@ struct mont_t {
         for (int i = 0; i < N; i++) {
             uint32_t bi = b.v[i];
             // t += a * b_i: the low halves in one carry chain, the high halves one limb up.
-            asm volatile("mad.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[0]) : "r"(v[0]), "r"(bi));
+            asm volatile("mad.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[0]) : "r"(a.v[0]), "r"(bi));
 #pragma unroll
             for (int j = 1; j < N; j++)
-                asm volatile("madc.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[j]) : "r"(v[j]), "r"(bi));
+                asm volatile("madc.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[j]) : "r"(a.v[j]), "r"(bi));
             asm volatile("addc.cc.u32 %0, %0, 0;" : "+r"(t[N]));
             asm volatile("addc.u32 %0, %0, 0;" : "+r"(t[N + 1]));
-            asm volatile("mad.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[1]) : "r"(v[0]), "r"(bi));
+            asm volatile("mad.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[1]) : "r"(a.v[0]), "r"(bi));
 #pragma unroll
             for (int j = 1; j < N; j++)
-                asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[j + 1]) : "r"(v[j]), "r"(bi));
+                asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[j + 1]) : "r"(a.v[j]), "r"(bi));
             asm volatile("addc.u32 %0, %0, 0;" : "+r"(t[N + 1]));
             // t += m * p, which zeroes t[0]; then shift down one limb.
             uint32_t m = t[0] * P::INV;
@@ -257,7 +271,7 @@ struct mont_t {
             uint64_t c = 0;
 #pragma unroll
             for (int j = 0; j < N; j++) {
-                c += (uint64_t)v[j] * b.v[i] + t[j];
+                c += (uint64_t)a.v[j] * b.v[i] + t[j];
                 t[j] = (uint32_t)c;
                 c >>= 32;
             }
@@ -327,6 +341,7 @@ typedef mont_t<fq_params> fq_t;
 
 // Fq2 = Fq[u] / (u^2 + 1).
 struct fq2_t {
+    static constexpr int WORDS = 2 * fq_t::WORDS;
     fq_t c0, c1;
 
     static FIELD_FN fq2_t make(const fq_t& a, const fq_t& b) {

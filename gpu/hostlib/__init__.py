@@ -1,0 +1,100 @@
+"""Host build of the kernel headers (g++), for testing the arithmetic without a GPU.
+
+``load()`` compiles ``field_host.cpp`` (which includes ``gpu/kernels/*.cuh`` — the very text
+the GPU compiles) into a shared library under a cache directory keyed by the sources' hash,
+and returns it through ctypes. Entry points take raw uint64 limb arrays; see the .cpp.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+KERNELS = HERE.parent / "kernels"
+SOURCE = HERE / "field_host.cpp"
+
+#: Operation codes of ``*_apply`` (same order as the enums in field_host.cpp).
+FIELD_OPS = ("add", "sub", "mul", "sqr", "to_mont", "from_mont", "inverse", "neg")
+POINT_OPS = ("add", "madd", "dbl", "dbl_affine", "add_proj", "madd_proj", "madd_neg")
+
+
+class HostBuildError(RuntimeError):
+    """g++ is missing or rejected the kernel headers."""
+
+
+def _source_hash() -> str:
+    digest = hashlib.sha256()
+    for path in [SOURCE, *sorted(KERNELS.glob("*.cuh"))]:
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _cache_dir() -> Path:
+    root = os.environ.get("PROOFQ_HOSTLIB_CACHE") or Path(
+        os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "proofq" / "hostlib"
+    return Path(root)
+
+
+@lru_cache(maxsize=1)
+def load() -> ctypes.CDLL:
+    """Build (once per source version) and load the host library."""
+    compiler = shutil.which("g++")
+    if compiler is None:
+        raise HostBuildError("g++ not found")
+    target = _cache_dir() / f"field_host-{_source_hash()}.so"
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
+            built = Path(tmp) / target.name
+            result = subprocess.run(
+                [compiler, "-O2", "-std=c++17", "-shared", "-fPIC", f"-I{KERNELS}",
+                 str(SOURCE), "-o", str(built)], capture_output=True, text=True)
+            if result.returncode != 0:
+                raise HostBuildError(result.stderr[-4000:])
+            os.replace(built, target)  # atomic: parallel test runs share the cache
+    lib = ctypes.CDLL(str(target))
+    pointer, long_ = ctypes.c_void_p, ctypes.c_long
+    for name in ("fr_apply", "fq_apply", "fq2_apply", "g1_apply", "g2_apply"):
+        fn = getattr(lib, name)
+        fn.argtypes = [ctypes.c_int, pointer, pointer, pointer, long_]
+        fn.restype = ctypes.c_int
+    lib.signed_digits.argtypes = [pointer, long_, ctypes.c_int, ctypes.c_int, pointer]
+    lib.signed_digits.restype = None
+    return lib
+
+
+def _ptr(array: np.ndarray) -> ctypes.c_void_p:
+    return ctypes.c_void_p(array.ctypes.data)
+
+
+def apply(entry: str, op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Run ``entry`` (fr/fq/fq2/g1/g2) elementwise on raw uint64 rows of a and b."""
+    ops = POINT_OPS if entry in ("g1", "g2") else FIELD_OPS
+    a = np.ascontiguousarray(a, dtype=np.uint64)
+    b = np.ascontiguousarray(b, dtype=np.uint64)
+    if a.shape != b.shape:
+        raise ValueError(f"operand shapes differ: {a.shape} vs {b.shape}")
+    out = np.zeros_like(a)
+    status = getattr(load(), f"{entry}_apply")(ops.index(op), _ptr(a), _ptr(b), _ptr(out),
+                                               a.shape[0])
+    if status != 0:
+        raise ValueError(f"host library rejected op {op!r}")
+    return out
+
+
+def signed_digits(scalars: np.ndarray, c: int, windows: int) -> np.ndarray:
+    """The MSM kernels' signed c-bit digits of (n, 4) standard-form scalars: (n, windows)."""
+    scalars = np.ascontiguousarray(scalars, dtype=np.uint64)
+    out = np.zeros((scalars.shape[0], windows), dtype=np.int32)
+    load().signed_digits(_ptr(scalars), scalars.shape[0], c, windows, _ptr(out))
+    return out

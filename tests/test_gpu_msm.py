@@ -1,0 +1,149 @@
+"""GPU MSM (G1, G2) and fixed-base multiplication against arkworks on fresh random inputs,
+plus the edge cases: zero scalars, repeated points, P and -P in one bucket, infinity
+bases, scalars >= r, n = 1, sizes that are not powers of two. Window planning runs
+everywhere; the rest needs a GPU (marker ``gpu``)."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+import gpu
+from gpu.msm import SCALAR_BITS, plan
+from snark.curve import G1Point, G2Point, PointArray, Scalar, scalars_from_ints
+from snark.fields import FR_MODULUS as R
+from snark.fields import fr_to_limbs, limbs_to_ints, random_fr
+
+GPU_OK, GPU_WHY = gpu.available()
+
+
+def on_gpu(test):
+    return pytest.mark.gpu(pytest.mark.skipif(not GPU_OK, reason=GPU_WHY)(test))
+
+
+GROUPS = [(1, G1Point), (2, G2Point)]
+
+
+# -- everywhere -------------------------------------------------------------------------
+@pytest.mark.parametrize("n", [1, 2, 3, 1000, 1 << 16, 1 << 20, 1 << 24, (1 << 31) - 1])
+def test_plan_covers_256_bits_and_splits_windows_into_runs(n):
+    p = plan(n)
+    assert 2 <= p.c <= 20
+    assert p.windows * p.c >= SCALAR_BITS > (p.windows - 1) * p.c
+    assert 0 <= p.run_bits <= p.bucket_bits
+    assert p.runs_per_window << p.run_bits == p.buckets
+
+
+# -- on the GPU ---------------------------------------------------------------------------
+def reference(cls, points: PointArray, scalars: list[int]):
+    return cls.multiexp_unchecked(points.to_points(), scalars_from_ints(s % R for s in scalars))
+
+
+@pytest.fixture(scope="module")
+def pools():
+    """2^16 distinct random points per group (k·G on the GPU; checked by the fixed-base test)."""
+    from gpu.fixed_base import GpuFixedBase
+
+    mul = GpuFixedBase()
+    n = 1 << 16
+    return {1: mul.mul_g1(random_fr(n)), 2: mul.mul_g2(random_fr(n))}
+
+
+def run_msm(points: PointArray, scalars: list[int], base_count: int | None = None):
+    import cupy
+    from gpu.msm import MsmBases, msm
+
+    bases = MsmBases(points if base_count is None else points[:base_count])
+    device_scalars = cupy.asarray(fr_to_limbs(scalars) if scalars else np.zeros((0, 4), np.uint64))
+    return msm(bases, device_scalars)
+
+
+def random_scalars(n: int) -> list[int]:
+    return limbs_to_ints(random_fr(n))
+
+
+@on_gpu
+@pytest.mark.parametrize("group, cls", GROUPS)
+@pytest.mark.parametrize("log_n", range(1, 17))
+def test_msm_matches_arkworks_powers_of_two(pools, group, cls, log_n):
+    n = 1 << log_n
+    points = pools[group][:n]
+    scalars = random_scalars(n)
+    assert run_msm(points, scalars) == reference(cls, points, scalars)
+
+
+@on_gpu
+@pytest.mark.parametrize("group, cls", GROUPS)
+@pytest.mark.parametrize("n", [1, 3, 7, 1000, 12345])
+def test_msm_odd_sizes_use_a_prefix_of_the_bases(pools, group, cls, n):
+    points = pools[group][:n + 17]
+    scalars = random_scalars(n)
+    assert run_msm(points, scalars) == reference(cls, points[:n], scalars)
+
+
+def edge_cases(cls, pool: PointArray) -> dict[str, tuple[PointArray, list[int]]]:
+    n = 300
+    pts = pool.to_points() if len(pool) <= n else pool[:n].to_points()
+    p = pts[0]
+    zero = cls.identity()
+    s = random_scalars(n)
+    some_zero = [0 if i % 3 == 0 else v for i, v in enumerate(s)]
+    with_inf = [zero if i % 4 == 1 else q for i, q in enumerate(pts)]
+    plus_minus = [p, -p] * (n // 2)
+    shared = [s[0]] * n
+    return {
+        "all scalars zero": (PointArray.from_points(pts), [0] * n),
+        "some scalars zero": (PointArray.from_points(pts), some_zero),
+        "one point repeated": (PointArray.from_points([p] * n), s),
+        "one point, one scalar (one hot bucket, P + P)": (PointArray.from_points([p] * n), shared),
+        "P and -P with equal scalars (P + (-P))": (PointArray.from_points(plus_minus), shared),
+        "infinity bases": (PointArray.from_points(with_inf), s),
+        "all bases at infinity": (PointArray.from_points([zero] * n), s),
+        "scalars >= r reduced": (PointArray.from_points(pts), [v + R for v in s[:n // 2]] +
+                                 [(1 << 256) - 1 - i for i in range(n - n // 2)]),
+        "scalar r - 1 and 1": (PointArray.from_points(pts[:2]), [R - 1, 1]),
+        "n = 1": (PointArray.from_points(pts[:1]), s[:1]),
+    }
+
+
+@on_gpu
+@pytest.mark.parametrize("group, cls", GROUPS)
+def test_msm_edge_cases(pools, group, cls):
+    for name, (points, scalars) in edge_cases(cls, pools[group]).items():
+        assert run_msm(points, scalars) == reference(cls, points, scalars), name
+
+
+@on_gpu
+@pytest.mark.parametrize("group, cls", GROUPS)
+def test_msm_of_no_scalars_is_infinity(pools, group, cls):
+    assert run_msm(pools[group][:4], []) == cls.identity()
+
+
+@on_gpu
+def test_msm_rejects_bad_scalar_arrays(pools):
+    import cupy
+    from gpu.msm import MsmBases, msm
+
+    bases = MsmBases(pools[1][:8])
+    with pytest.raises(ValueError, match="scalars: 9 scalars for 8 bases"):
+        msm(bases, cupy.zeros((9, 4), dtype=cupy.uint64))
+    with pytest.raises(ValueError, match=r"scalars: expected \(n, 4\) uint64"):
+        msm(bases, cupy.zeros((8, 4), dtype=cupy.int64))
+    with pytest.raises(TypeError, match="scalars: expected a cupy.ndarray"):
+        msm(bases, np.zeros((8, 4), dtype=np.uint64))
+
+
+@on_gpu
+@pytest.mark.parametrize("group, cls", GROUPS)
+def test_fixed_base_matches_arkworks(group, cls):
+    from gpu.fixed_base import GpuFixedBase
+
+    g = cls() * Scalar(random.randrange(1, R))  # a generator other than the default
+    mul = GpuFixedBase(**{f"g{group}": g})
+    ks = [0, 1, R - 1, R, R + 2, (1 << 256) - 1] + random_scalars(500)
+    out = (mul.mul_g1 if group == 1 else mul.mul_g2)(fr_to_limbs(ks))
+    assert out.inf.tolist() == [k % R == 0 for k in ks]
+    assert out.to_points() == [g * Scalar(k % R) for k in ks]
+
