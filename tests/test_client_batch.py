@@ -1,0 +1,53 @@
+"""Batch report lines and statistics, from job states as the pipeline records them."""
+
+from __future__ import annotations
+
+import random
+
+from client.batch import Outcome, Summary
+from tasks.jobs import JobState
+
+
+def _state(status: str, created: float, started: float | None, proved: float | None,
+           finished: float, error: str | None = None) -> JobState:
+    return JobState(job_id=f"job-{random.getrandbits(32):08x}", status=status,
+                    proof_type="porep", partitions=2, priority="normal",
+                    parts_done=2 if status == "done" else 1, created=created, started=started,
+                    proved=proved, finished=finished, error=error)
+
+
+def test_lines_report_wall_prove_and_queue_or_the_failure():
+    ok = Outcome.from_state(1, _state("done", 100.0, 100.25, 102.0, 102.5))
+    assert ok.line(3) == "[1/3] OK — 2.5s (prove=1750 ms, queue=250 ms)"
+    failed = Outcome.from_state(2, _state("failed", 100.0, 100.5, None, 101.0,
+                                          "partition 1: compute: out of device memory"))
+    assert failed.line(3) == ("[2/3] FAILED — 1.0s: partition 1: compute: "
+                              "out of device memory")
+    never_started = Outcome.from_state(3, _state("cancelled", 100.0, None, None, 100.1,
+                                                 "cancelled by request"))
+    assert never_started.line(3) == "[3/3] FAILED — 0.1s: cancelled by request"
+
+
+def test_summary_spreads_over_completed_proofs_only():
+    walls = [random.uniform(1, 10) for _ in range(4)]
+    proves = [w / 2 for w in walls]
+    outcomes = [Outcome.from_state(i + 1, _state("done", 0.0, w - p, w - 0.01, w))
+                for i, (w, p) in enumerate(zip(walls, proves))]
+    outcomes.append(Outcome.from_state(5, _state("failed", 0.0, 1.0, None, 50.0, "x: y")))
+    summary = Summary.of(outcomes, total_s=30.0)
+    assert (summary.completed, summary.failed) == (4, 1)
+    assert summary.wall[1:] == (min(walls), max(walls))
+    assert abs(summary.wall[0] - sum(walls) / 4) < 1e-9
+    assert abs(summary.prove[2] - (max(proves) - 0.01)) < 1e-9
+    lines = summary.lines()
+    assert lines[:4] == ["=== Batch Summary ===", "total time: 30.0s", "completed: 4",
+                         "failed: 1"]
+    assert lines[-1] == "throughput: 8.00 proofs/min (7.50 s/proof)"
+
+
+def test_a_batch_with_no_completed_proof_still_summarises():
+    summary = Summary.of([Outcome.from_state(1, _state("failed", 0, None, None, 1, "a: b"))],
+                         total_s=1.0)
+    assert summary.wall is None and summary.s_per_proof is None
+    assert "wall avg/min/max: - s" in summary.lines()
+    assert summary.to_json()["completed"] == 0
