@@ -252,11 +252,37 @@ def test_gpu_option_names_the_worker_and_binds_its_processes(settings):
             assert {f[b"gpu"] for f in events} == {b"cpu-1"}
 
 
+def test_a_running_partition_is_abandoned_when_its_job_is_cancelled(settings, client):
+    """Parked in compute_wait (the compute lock is held here), the partition sees the cancel
+    and leaves without computing; the job says cancelled."""
+    heartbeat = Heartbeat(1.0)
+    locks = LockPair(client.store.redis, GpuId(host_name(), "cpu"), lease_s=LOCK_LEASE_S,
+                     heartbeat=heartbeat)
+    held = locks.acquire("compute", "test")
+    try:
+        job = client.submit(_c1(1))
+        _poll(lambda: _worker_pids(client, job, "mem"))
+        assert client.cancel(job) == "cancelled"
+        [waited] = _poll(lambda: _phase_events(client, job, "compute_wait"))
+    finally:
+        held.release()
+        heartbeat.close()
+    assert b"cancel" in waited[b"error"]
+    _drain(settings, client)
+    assert _phase_events(client, job, "compute") == []
+    state = client.status(job)
+    assert (state.status, state.parts_done) == ("cancelled", 0)
+
+
+def _phase_events(client: Client, job: str, phase: str) -> list[dict]:
+    return [f for _, f in client.store.redis.xrange("proofq:events")
+            if f[b"job"].decode() == job and f[b"phase"] == phase.encode()]
+
+
 def _worker_pids(client: Client, job: str, phase: str) -> list[int]:
     """Pool processes that ended ``phase`` of the job, from the worker names in the events."""
     return [int(f[b"worker"].decode().rsplit("/", 1)[1])
-            for _, f in client.store.redis.xrange("proofq:events")
-            if f[b"job"].decode() == job and f[b"phase"] == phase.encode()]
+            for f in _phase_events(client, job, phase)]
 
 
 def _drain(settings, client: Client) -> None:
