@@ -27,6 +27,9 @@ KERNELS = {
         "msm_combine_g1", "msm_combine_g2",
     ],
     "fixed_base.cu": ["fixed_base_mul_g1", "fixed_base_mul_g2"],
+    "ntt.cu": ["ntt_pass", "fr_expand_powers"],
+    "spmv.cu": ["spmv_csr"],
+    "fr_ops.cu": ["fr_mul_raw", "fr_quotient_on_coset"],
 }
 
 SOURCES = sorted(p.name for p in module.KERNEL_DIR.glob("*.cu"))
