@@ -235,8 +235,12 @@ class WorkerRuntime:
             return staged, reservation
 
     def _reserve_resident(self, key: ProvingKey) -> None:
-        """Count a key's resident bases against the budget once per process (forced)."""
-        if key.circuit_id not in self._resident:
+        """Count a key's resident bases against the budget (forced), again if the
+        reservation lapsed while this process stalled."""
+        current = self._resident.get(key.circuit_id)
+        if current is None or current.lost_reason is not None:
+            if current is not None:
+                current.release()
             self._resident[key.circuit_id] = self.ledger.reserve(
                 f"{self.worker_name}:key", key_bytes(key), force=True)
 
