@@ -14,13 +14,15 @@ import functools
 from typing import Any
 
 import redis
+import redis.lock
 from celery import Task
 
 from config.settings import get_settings
 from tasks.application import GPU_QUEUE, PRIORITIES, app, redis_url
 from tasks.jobs import JobStore
-from tasks.proof_types import proof_type
+from tasks.proof_types import ProofType, proof_type
 from tasks.worker import runtime
+from workers.heartbeat import Heartbeat
 
 @functools.cache
 def job_store() -> JobStore:
@@ -59,17 +61,36 @@ def submit(self: Task, job_id: str) -> dict:
     return {"job": job_id, "outcome": "fanned_out", "partitions": state.partitions}
 
 
-def _ensure_key(store: JobStore, kind, job_input) -> None:
+class _LeaseRenewal:
+    """A redis-py lock as a heartbeat item: its TTL is reset while the holder lives."""
+
+    def __init__(self, lock: redis.lock.Lock) -> None:
+        self.lock = lock
+
+    def renew(self) -> None:
+        self.lock.reacquire()
+
+
+def _ensure_key(store: JobStore, kind: ProofType, job_input: Any) -> None:
     """Set up a missing key once: jobs of the same new circuit wait for the first setup.
 
-    Setup is random, so concurrent setups would be wasted work (the first key saved wins);
-    the lock expires with the visibility timeout if its holder dies.
+    Concurrent setups would only be wasted work (the first key saved wins).  The lock is
+    leased and renewed while setup runs, so a worker that dies mid-setup holds up the others
+    for one lease, not for the length of a setup.
     """
     settings = get_settings()
+    if kind.has_key(job_input, settings.params_dir):
+        return
     lock = store.redis.lock(f"proofq:setup:{kind.circuit_id(job_input)}",
-                            timeout=settings.visibility_timeout_s)
+                            timeout=settings.lock_lease_s)
     with lock:
-        kind.ensure_key(job_input, settings.params_dir)
+        heartbeat = Heartbeat(settings.heartbeat_s, name="proofq-setup-lease")
+        heartbeat.register(_LeaseRenewal(lock))
+        try:
+            if not kind.has_key(job_input, settings.params_dir):
+                kind.make_key(job_input, settings.params_dir)
+        finally:
+            heartbeat.close()
 
 
 @app.task(name="proofq.prove_partition", bind=True)

@@ -42,8 +42,10 @@ class ProofType(Protocol):
     def circuit_id(self, job_input: Any) -> str:
         """Names the proving key; jobs with the same circuit share it."""
 
-    def ensure_key(self, job_input: Any, params_dir: Path) -> None:
-        """Make the proving key exist (setup once per circuit, cached in params_dir)."""
+    def has_key(self, job_input: Any, params_dir: Path) -> bool: ...
+
+    def make_key(self, job_input: Any, params_dir: Path) -> None:
+        """Set up the proving key and cache it in params_dir (slow; once per circuit)."""
 
     def verify(self, job_input: Any, params_dir: Path, proof: bytes) -> bool: ...
 
@@ -72,11 +74,13 @@ class PorepType:
     def circuit_id(self, job_input: C1) -> str:
         return circuit_id_for(job_input)
 
-    def ensure_key(self, job_input: C1, params_dir: Path) -> None:
+    def has_key(self, job_input: C1, params_dir: Path) -> bool:
         # Only look for the directory: loading (and hashing) a large key here would be
         # wasted, the worker runtime loads it once per process anyway.
-        if not key_dir(params_dir, circuit_id_for(job_input)).exists():
-            load_or_setup_key(job_input, params_dir)
+        return key_dir(params_dir, circuit_id_for(job_input)).exists()
+
+    def make_key(self, job_input: C1, params_dir: Path) -> None:
+        load_or_setup_key(job_input, params_dir)
 
     def verify(self, job_input: C1, params_dir: Path, proof: bytes) -> bool:
         return verify_c1(job_input, load_verifying_key(job_input, params_dir), proof)
