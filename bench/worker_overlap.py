@@ -53,7 +53,7 @@ import redis  # noqa: E402
 from client.embedded import EmbeddedRedis  # noqa: E402
 from snark.porep.circuit import challenges_for, constraints_estimate  # noqa: E402
 from snark.porep.seal import seal  # noqa: E402
-from workers.events import PhaseEvent, read_events  # noqa: E402
+from workers.events import PHASES, PhaseEvent, read_events  # noqa: E402
 from workers.standalone import results_key  # noqa: E402
 
 SECTOR = 2048
@@ -138,8 +138,7 @@ def summarise(events: list[PhaseEvent], tag: str, workers: int, mode: str,
     done = {(e.job, e.partition) for e in measured if e.phase == "verify" and not e.error}
     mems = [e for e in measured if e.phase == "mem" and not e.error]
     phases = {}
-    for name in ("synthesize", "mem_wait", "mem", "compute_wait", "compute", "finalize",
-                 "verify"):
+    for name in PHASES[1:]:  # all but queued, which standalone workers do not report
         durations = [e.seconds for e in measured if e.phase == name and not e.error]
         phases[name] = statistics.mean(durations) if durations else 0.0
     return {

@@ -24,7 +24,6 @@ class BindingError(RuntimeError):
 @dataclass(frozen=True)
 class Binding:
     gpu: GpuId
-    number: int | None       # the GPU number the worker was started for
     device_id: int | None    # CUDA device inside this process (0 after pinning); None on CPU
     total_bytes: int         # device memory (host RAM for the CPU backend), read once
 
@@ -72,7 +71,7 @@ def bind_gpu(number: int) -> Binding:
     pin_process(number)
     from gpu import device
 
-    return Binding(GpuId(host_name(), device.uuid(0)), number, 0, device.total_memory(0))
+    return Binding(GpuId(host_name(), device.uuid(0)), 0, device.total_memory(0))
 
 
 def bind_cpu(number: int | None) -> Binding:
@@ -81,4 +80,4 @@ def bind_cpu(number: int | None) -> Binding:
         raise BindingError(f"gpu: {number} is not a GPU number (expected >= 0)")
     uuid = "cpu" if number is None else f"cpu-{number}"
     ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    return Binding(GpuId(host_name(), uuid), number, None, ram)
+    return Binding(GpuId(host_name(), uuid), None, ram)
