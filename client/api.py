@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import time
+from collections.abc import Callable
 from typing import Any
 
 import redis
@@ -73,8 +74,13 @@ class Client:
             raise JobNotFound(f"job {job_id}: no such job")
         return state
 
-    def wait(self, job_id: str, timeout: float | None = None) -> JobState:
-        """Block until the job has ended (done, failed or cancelled); ``TimeoutError`` if not."""
+    def wait(self, job_id: str, timeout: float | None = None, *,
+             check: Callable[[], None] | None = None) -> JobState:
+        """Block until the job has ended (done, failed or cancelled); ``TimeoutError`` if not.
+
+        ``check`` runs between status reads and may raise to give up early (a private
+        cluster's worker that died).
+        """
         deadline = None if timeout is None else time.monotonic() + timeout
         pause = _POLL_S[0]
         while True:
@@ -83,15 +89,18 @@ class Client:
                 return state
             if deadline is not None and time.monotonic() >= deadline:
                 raise TimeoutError(f"job {job_id}: still {state.status} after {timeout}s")
+            if check is not None:
+                check()
             time.sleep(pause if deadline is None else min(pause, deadline - time.monotonic()))
             pause = min(pause * 2, _POLL_S[1])
 
-    def result(self, job_id: str, timeout: float | None = 0) -> bytes:
+    def result(self, job_id: str, timeout: float | None = 0, *,
+               check: Callable[[], None] | None = None) -> bytes:
         """The job's proof, waiting up to ``timeout`` s (None: for ever).
 
         ``JobError`` if the job failed or was cancelled, ``TimeoutError`` if it is still running.
         """
-        state = self.wait(job_id, timeout)
+        state = self.wait(job_id, timeout, check=check)
         if state.status != "done":
             raise JobError(state)
         return self.store.result(job_id)

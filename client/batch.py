@@ -52,8 +52,12 @@ def _ms(seconds: float | None) -> str:
 
 def run_batch(client: Client, job_input: Any, *, count: int, in_flight: int,
               priority: str = "normal", proof_type: str = "porep",
-              on_outcome: Callable[[Outcome], None] | None = None) -> tuple[list[Outcome], float]:
-    """Submit ``count`` jobs, at most ``in_flight`` unfinished at once; outcomes and total s."""
+              on_outcome: Callable[[Outcome], None] | None = None,
+              check: Callable[[], None] | None = None) -> tuple[list[Outcome], float]:
+    """Submit ``count`` jobs, at most ``in_flight`` unfinished at once; outcomes and total s.
+
+    ``check`` runs on every poll and may raise to abandon the batch (a dead worker).
+    """
     started = time.monotonic()
     pending: list[str] = []
     outcomes: list[Outcome] = []
@@ -70,6 +74,8 @@ def run_batch(client: Client, job_input: Any, *, count: int, in_flight: int,
                 outcomes.append(outcome)
                 if on_outcome is not None:
                     on_outcome(outcome)
+        if check is not None:
+            check()
         time.sleep(_POLL_S)
     return outcomes, time.monotonic() - started
 

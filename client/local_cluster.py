@@ -18,6 +18,7 @@ import sys
 import tempfile
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
@@ -87,10 +88,6 @@ class WorkerProcess:
                                           cwd=self.log_path.parent, start_new_session=True)
         return self
 
-    @property
-    def pid(self) -> int:
-        return self._proc.pid
-
     def alive(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
 
@@ -107,14 +104,17 @@ class WorkerProcess:
 
     def stop(self, *, graceful: bool = True) -> None:
         """Warm shutdown (running tasks finish) when graceful, else at once; the whole group."""
-        if not self.alive():
+        if self._proc is None:
             return
-        self._signal(signal.SIGTERM if graceful else signal.SIGQUIT)
-        try:
-            self._proc.wait(timeout=_STOP_GRACE_S if graceful else 2.0)
-        except subprocess.TimeoutExpired:
-            self._signal(signal.SIGKILL)
-            self._proc.wait()
+        if self.alive():
+            self._signal(signal.SIGTERM if graceful else signal.SIGQUIT)
+            try:
+                self._proc.wait(timeout=_STOP_GRACE_S if graceful else 2.0)
+            except subprocess.TimeoutExpired:
+                pass
+        self._signal(signal.SIGKILL)  # whatever is left, e.g. pool processes of a dead parent
+        self._proc.wait()
+        self._proc = None
 
     def _signal(self, signum: int) -> None:
         try:
@@ -129,10 +129,23 @@ class WorkerProcess:
             return ""
 
 
+@dataclass(frozen=True)
+class Cluster:
+    """Where jobs go, and (for a private cluster) the worker whose death ends the wait."""
+
+    url: str
+    worker: WorkerProcess | None = None
+
+    def check(self) -> None:
+        """Raise ``ClusterError`` if the private worker has died (its jobs would never end)."""
+        if self.worker is not None and not self.worker.alive():
+            raise ClusterError(f"the private worker exited:\n{self.worker.log_tail()}")
+
+
 @contextmanager
 def local_cluster(settings: Settings | None = None, *, start_timeout_s: float = 60.0
-                  ) -> Iterator[str]:
-    """Start Redis and a worker, yield the Redis URL, stop both (also on Ctrl-C)."""
+                  ) -> Iterator[Cluster]:
+    """Start Redis and a worker, yield them, stop both (also on Ctrl-C)."""
     settings = settings or get_settings()
     gpu = choose_gpu(settings)
     log_dir = Path(tempfile.mkdtemp(prefix="proofq-local-"))
@@ -145,7 +158,7 @@ def local_cluster(settings: Settings | None = None, *, start_timeout_s: float = 
         graceful = False
         try:
             worker.start().wait_ready(app, start_timeout_s)
-            yield server.url
+            yield Cluster(server.url, worker)
             graceful = True
         finally:
             worker.stop(graceful=graceful)
@@ -154,11 +167,11 @@ def local_cluster(settings: Settings | None = None, *, start_timeout_s: float = 
 
 
 @contextmanager
-def cluster_url(settings: Settings | None = None) -> Iterator[str]:
-    """The configured cluster's URL, or a private cluster's for the duration of the block."""
+def open_cluster(settings: Settings | None = None) -> Iterator[Cluster]:
+    """The configured cluster, or a private one for the duration of the block."""
     settings = settings or get_settings()
     if settings.redis_url is not None:
-        yield settings.redis_url
+        yield Cluster(settings.redis_url)
     else:
-        with local_cluster(settings) as url:
-            yield url
+        with local_cluster(settings) as cluster:
+            yield cluster

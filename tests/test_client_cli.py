@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -123,3 +124,36 @@ def test_commands_that_need_a_cluster_say_so():
     run = proofq("status", "some-job", env={})
     assert run.returncode == 2
     assert "PROOFQ_REDIS_URL is not set" in run.stderr
+
+
+def test_private_cluster_gives_up_when_its_worker_dies_and_leaves_nothing_behind(params_dir):
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("PROOFQ_")},
+           "PROOFQ_PARAMS_DIR": str(params_dir), "PROOFQ_BACKEND": "cpu",
+           "PYTHONUNBUFFERED": "1"}
+    bench = subprocess.Popen([PROOFQ, "bench", "batch", "-c", "1000", "-j", "1",
+                              "--challenges", str(K)], env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        assert " OK — " in bench.stdout.readline() + bench.stdout.readline()
+        children = _children(bench.pid)
+        [worker] = [pid for pid, command in children.items() if "celery" in command]
+        os.kill(worker, signal.SIGKILL)
+        _, stderr = bench.communicate(timeout=120)
+    finally:
+        bench.kill()
+    assert bench.returncode == 2
+    assert "Error: the private worker exited" in stderr
+    assert not any(Path(f"/proc/{pid}").exists() for pid in children)
+
+
+def _children(pid: int) -> dict[int, str]:
+    """Direct children of ``pid`` and their command lines."""
+    found = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            if int(fields[1]) == pid:
+                found[int(stat.parent.name)] = (stat.parent / "cmdline").read_text()
+        except (OSError, IndexError):
+            continue
+    return found

@@ -21,7 +21,7 @@ from client.api import Client, JobError, JobNotFound
 from client.batch import Outcome, Summary, run_batch
 from client.commands.local import BadInput, write_atomic
 from client.intake import INTAKE_STREAM, Intake
-from client.local_cluster import ClusterError, cluster_url
+from client.local_cluster import Cluster, ClusterError, open_cluster
 from config.settings import SettingsError, get_settings
 from snark.porep.c1 import C1Error, parse_size
 from snark.porep.seal import seal
@@ -56,14 +56,14 @@ def one_line_errors(command: Callable) -> Callable:
 
 
 @contextmanager
-def cluster(*, may_start: bool) -> Iterator[Client]:
-    """A client of the configured cluster, or of a private one when ``may_start``."""
+def cluster(*, may_start: bool) -> Iterator[tuple[Cluster, Client]]:
+    """The configured cluster, or a private one when ``may_start``, and a client of it."""
     settings = get_settings()
     if settings.redis_url is None and not may_start:
         raise BadInput("PROOFQ_REDIS_URL is not set: this command needs a running cluster "
                        "(proofq bench batch and proofq submit --wait start a private one)")
-    with cluster_url(settings) as url, Client(url, settings) as client:
-        yield client
+    with open_cluster(settings) as running, Client(running.url, settings) as client:
+        yield running, client
 
 
 def _state_line(state: JobState) -> str:
@@ -100,12 +100,12 @@ def submit(c1_path: str, proof_type: str, priority: str, job_id: str | None,
            wait_s: float | None, output: str | None, as_json: bool) -> None:
     """Submit a proof job; prints its id (or, with --wait, its proof)."""
     raw = Path(c1_path).read_bytes()
-    with cluster(may_start=wait_s is not None) as client:
+    with cluster(may_start=wait_s is not None) as (running, client):
         job = client.submit(raw, priority=priority, job_id=job_id, proof_type=proof_type)
         if wait_s is None:
             click.echo(json.dumps(client.status(job).to_json()) if as_json else job)
             return
-        proof = client.result(job, timeout=wait_s or None)
+        proof = client.result(job, timeout=wait_s or None, check=running.check)
         _deliver(proof, output, as_json, client.status(job))
 
 
@@ -115,7 +115,7 @@ def submit(c1_path: str, proof_type: str, priority: str, job_id: str | None,
 @one_line_errors
 def status(job_id: str, as_json: bool) -> None:
     """Show a job's status."""
-    with cluster(may_start=False) as client:
+    with cluster(may_start=False) as (_, client):
         state = client.status(job_id)
     click.echo(json.dumps(state.to_json()) if as_json else _state_line(state))
 
@@ -130,7 +130,7 @@ def status(job_id: str, as_json: bool) -> None:
 @one_line_errors
 def result(job_id: str, output: str | None, wait_s: float, as_json: bool) -> None:
     """Print (or write) a finished job's proof: 192 bytes per partition."""
-    with cluster(may_start=False) as client:
+    with cluster(may_start=False) as (_, client):
         proof = client.result(job_id, timeout=wait_s)
         _deliver(proof, output, as_json, client.status(job_id))
 
@@ -141,7 +141,7 @@ def result(job_id: str, output: str | None, wait_s: float, as_json: bool) -> Non
 @one_line_errors
 def cancel(job_id: str, as_json: bool) -> None:
     """Cancel a job: queued partitions are dropped, running ones stop at their next phase."""
-    with cluster(may_start=False) as client:
+    with cluster(may_start=False) as (_, client):
         client.cancel(job_id)
         state = client.status(job_id)
     click.echo(json.dumps(state.to_json()) if as_json else _state_line(state))
@@ -181,10 +181,10 @@ def batch(proof_type: str, c1_path: str | None, count: int, in_flight: int, prio
                        f"{partitions} partitions")
     show: Callable[[Outcome], None] | None = None if as_json else (
         lambda outcome: click.echo(outcome.line(count)))
-    with cluster(may_start=True) as client:
+    with cluster(may_start=True) as (running, client):
         outcomes, total_s = run_batch(client, job_input, count=count, in_flight=in_flight,
                                       priority=priority, proof_type=proof_type,
-                                      on_outcome=show)
+                                      on_outcome=show, check=running.check)
     summary = Summary.of(outcomes, total_s)
     if as_json:
         click.echo(json.dumps({"proofs": [o.to_json() for o in outcomes],
@@ -202,7 +202,7 @@ def batch(proof_type: str, c1_path: str | None, count: int, in_flight: int, prio
 @one_line_errors
 def intake(reclaim_s: float) -> None:
     """Serve the proofq:intake stream for non-Python producers until Ctrl-C."""
-    with cluster(may_start=False) as client:
+    with cluster(may_start=False) as (_, client):
         consumer = Intake(client, reclaim_idle_s=reclaim_s)
         click.echo(f"intake consumer {consumer.name} reading {INTAKE_STREAM}", err=True)
         try:
