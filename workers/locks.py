@@ -19,7 +19,8 @@ with compare-and-delete and wakes the head waiter at once through its wake list,
 hand-over costs one round trip, not a poll period.
 
 All time comparisons use the Redis server clock (``TIME`` inside the scripts), so worker
-clocks never need to agree.
+clocks never need to agree. The release script pushes to a wake list whose name it builds,
+which a single Redis (the deployment here) allows and Redis Cluster would not.
 """
 
 from __future__ import annotations
@@ -133,8 +134,7 @@ class HeldLock:
     token: str
     fence: int
     ticket: int
-    fence_at_enqueue: int
-    wait_s: float
+    fence_at_enqueue: int  # the fence when we queued: fence − this = grants while we waited
     clock: LeaseClock
     acquired_at: float = field(default_factory=time.monotonic)
     released: bool = False
@@ -181,7 +181,7 @@ class GpuLock:
     """One of the pair (``mem`` or ``compute``) for one GPU."""
 
     def __init__(self, client: redis.Redis, gpu: GpuId, name: LockName, *, lease_s: float,
-                 heartbeat: Heartbeat, poll_s: float | None = None) -> None:
+                 heartbeat: Heartbeat) -> None:
         self.client = client
         self.gpu = gpu
         self.name = name
@@ -191,7 +191,7 @@ class GpuLock:
         self.heartbeat = heartbeat
         # A waiter must refresh well within its lease; the poll also bounds how late the
         # head notices a dead holder's expiry.
-        self.poll_s = poll_s if poll_s is not None else min(0.25, lease_s / 4)
+        self.poll_s = min(0.25, lease_s / 4)
         base = gpu.key_prefix
         self.key = f"{base}:{name}"
         self.fence_key = f"{base}:fence"
@@ -204,8 +204,8 @@ class GpuLock:
         self._release = client.register_script(_RELEASE)
         self._leave = client.register_script(_LEAVE)
 
-    def acquire(self, owner: str, *, should_stop: Callable[[], bool] | None = None,
-                timeout_s: float | None = None) -> HeldLock:
+    def acquire(self, owner: str, *,
+                should_stop: Callable[[], bool] | None = None) -> HeldLock:
         """Wait in line for the lock; the returned lock is renewed until released.
 
         ``should_stop`` is polled while waiting (cancellation); ``LockWaitAborted`` means
@@ -228,16 +228,16 @@ class GpuLock:
                     break
                 if should_stop is not None and should_stop():
                     raise LockWaitAborted(f"{self.name} lock: wait cancelled")
-                if timeout_s is not None and time.monotonic() - started > timeout_s:
-                    raise LockWaitAborted(f"{self.name} lock: not granted within {timeout_s:g} s")
                 self.client.blpop([wake_key], timeout=self.poll_s)
         except BaseException:
-            self._leave(keys=[self.key, self.queue_key, self.wake_prefix, self.alive_key],
-                        args=[token, self.waiter_lease_ms])
+            try:
+                self._leave(keys=[self.key, self.queue_key, self.wake_prefix, self.alive_key],
+                            args=[token, self.waiter_lease_ms])
+            except redis.RedisError:  # unreachable: our waiter lease lapses on its own
+                pass
             raise
-        wait_s = time.monotonic() - started
-        LOCK_WAIT_SECONDS.labels(lock=self.name).observe(wait_s)
-        held = HeldLock(self, token, int(fence), int(ticket), first_fence_seen, wait_s,
+        LOCK_WAIT_SECONDS.labels(lock=self.name).observe(time.monotonic() - started)
+        held = HeldLock(self, token, int(fence), int(ticket), first_fence_seen,
                         LeaseClock(self.lease_s, sent))
         self.heartbeat.register(held)
         return held
@@ -252,11 +252,9 @@ class LockPair:
     """The memory and compute locks of one GPU; enforces memory-before-compute, never both."""
 
     def __init__(self, client: redis.Redis, gpu: GpuId, *, lease_s: float,
-                 heartbeat: Heartbeat, poll_s: float | None = None) -> None:
-        self.mem = GpuLock(client, gpu, "mem", lease_s=lease_s, heartbeat=heartbeat,
-                           poll_s=poll_s)
-        self.compute = GpuLock(client, gpu, "compute", lease_s=lease_s, heartbeat=heartbeat,
-                               poll_s=poll_s)
+                 heartbeat: Heartbeat) -> None:
+        self.mem = GpuLock(client, gpu, "mem", lease_s=lease_s, heartbeat=heartbeat)
+        self.compute = GpuLock(client, gpu, "compute", lease_s=lease_s, heartbeat=heartbeat)
         self._held: HeldLock | None = None
 
     def acquire(self, name: LockName, owner: str, **wait) -> HeldLock:
