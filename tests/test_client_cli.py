@@ -6,6 +6,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -124,6 +125,13 @@ def test_commands_that_need_a_cluster_say_so():
     run = proofq("status", "some-job", env={})
     assert run.returncode == 2
     assert "PROOFQ_REDIS_URL is not set" in run.stderr
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        url = f"redis://127.0.0.1:{closed.getsockname()[1]}/0"  # nothing listens there
+    run = proofq("status", "some-job", env={"PROOFQ_REDIS_URL": url})
+    assert run.returncode == 2
+    [line] = run.stderr.strip().splitlines()
+    assert line.startswith("Error: ") and "connecting to 127.0.0.1" in line
 
 
 def test_private_cluster_gives_up_when_its_worker_dies_and_leaves_nothing_behind(params_dir):

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import click
+import kombu.exceptions
+import redis
 
 from client.api import Client, JobError, JobNotFound
 from client.batch import Outcome, Summary, run_batch
@@ -31,7 +33,7 @@ from tasks.proof_types import PROOF_TYPES
 from tasks.submission import SubmitError
 
 _ERRORS = (SubmitError, JobNotFound, JobError, ClusterError, SettingsError, C1Error, OSError,
-           TimeoutError)
+           TimeoutError, redis.RedisError, kombu.exceptions.OperationalError)
 
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="print JSON for scripts")
 TYPE_OPTION = click.option("--type", "proof_type", type=click.Choice(sorted(PROOF_TYPES)),
