@@ -9,7 +9,8 @@ processes sharing one GPU::
 Queue entries are JSON ``{"job": "<id>", "partition": p}`` (all of the one C1 given). Each
 outcome is pushed to ``<queue>:results`` as JSON ``{"job", "partition", "worker", "proof"}``
 (hex) or ``{…, "error", "transient"}``. A transient failure puts the entry back on the
-queue, as Celery's retry would. The process exits when the queue is empty. Settings come
+queue, as Celery's retry would, up to ``task_max_retries`` times. The process exits when
+the queue is empty. Settings come
 from the environment (``PROOFQ_*``) like a Celery worker's.
 """
 
@@ -41,8 +42,9 @@ def serve(runtime: WorkerRuntime, queue: str, c1) -> int:
                                             c1=c1)
         except PartitionFailed as exc:
             outcome.update(error=str(exc), transient=exc.transient)
-            if exc.transient:
-                runtime.client.rpush(queue, raw)
+            retries = entry.get("retries", 0)
+            if exc.transient and retries < runtime.settings.task_max_retries:
+                runtime.client.rpush(queue, json.dumps({**entry, "retries": retries + 1}))
         else:
             outcome["proof"] = proof.hex()
             proved += 1
