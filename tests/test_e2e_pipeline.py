@@ -341,7 +341,7 @@ def test_flower_sees_workers_tasks_and_partition_progress(settings, client, work
     try:
         base = f"http://127.0.0.1:{port}"
         _poll(lambda: _get(f"{base}/healthcheck") == "OK")
-        time.sleep(1.0)  # Flower subscribes to the event stream after it starts serving
+        time.sleep(2.0)  # Flower subscribes to the event stream after it starts serving
         c1 = _c1(2)
         job = client.submit(c1)
         client.result(job, timeout=WAIT_S)
@@ -362,15 +362,16 @@ def test_flower_sees_workers_tasks_and_partition_progress(settings, client, work
 def test_partition_progress_reaches_celery_event_consumers(settings, client):
     seen: list[dict] = []
     with client.app.connection_for_read() as connection:
-        receiver = client.app.events.Receiver(
-            connection, handlers={"task-progress": seen.append})
-        thread = threading.Thread(target=receiver.capture, kwargs={"wakeup": False})
+        receiver = client.app.events.Receiver(connection, handlers={"*": seen.append})
+        # wakeup: workers answer with a heartbeat event once the receiver is subscribed.
+        thread = threading.Thread(target=receiver.capture, kwargs={"wakeup": True})
         thread.start()
         try:
-            time.sleep(1.0)  # let the receiver subscribe before the job runs
+            _poll(lambda: seen)
             job = client.submit(_c1(2))
             client.result(job, timeout=WAIT_S)
-            _poll(lambda: {(e["partition"], e["phase"]) for e in seen if e["job"] == job}
+            _poll(lambda: {(e["partition"], e["phase"]) for e in seen
+                           if e["type"] == "task-progress" and e["job"] == job}
                   >= {(p, ph) for p in (0, 1) for ph in ("synthesize", "compute", "verify")})
         finally:
             receiver.should_stop = True

@@ -1,4 +1,4 @@
-"""Job commands of ``proofq``: submit, status, result, cancel, and ``bench batch``.
+"""Job commands of ``proofq``: submit, status, result, cancel, ``bench batch`` and intake.
 
 They talk to the cluster named by ``PROOFQ_REDIS_URL``.  Without one, ``bench batch`` and
 ``submit --wait`` start a private cluster for the duration of the command (an embedded
