@@ -69,8 +69,11 @@ def cluster(*, may_start: bool) -> Iterator[tuple[Cluster, Client]]:
 
 
 def _state_line(state: JobState) -> str:
+    timings = "".join(f", {name} {seconds * 1000:.0f} ms"
+                      for name, seconds in (("queue", state.queue_s), ("prove", state.prove_s))
+                      if seconds is not None)
     line = (f"job {state.job_id}: {state.status} ({state.parts_done}/{state.partitions} "
-            f"partitions, {state.priority} priority)")
+            f"partitions, {state.priority} priority{timings})")
     return f"{line}: {state.error}" if state.error and state.status != "done" else line
 
 
