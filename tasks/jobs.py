@@ -10,7 +10,8 @@ Keys of job ``<id>``:
 - ``proofq:job:<id>:attempts`` hash: partition → times a worker started proving it
 - ``proofq:job:<id>:c1``      the validated input JSON, dropped when the job ends
 - ``proofq:job:<id>:result``  the assembled proof (partitions concatenated in order)
-- ``proofq:results``          stream: one entry per finished job {job, status, proof|error}
+- ``proofq:results``          stream: one entry per ended job {job, status, proof|error}
+                              (and the intake's refusals, status ``rejected``)
 
 Status runs ``queued → proving → assembling → done``; ``failed`` and ``cancelled`` end a
 job early.  The scripts decide from the stored status, never from what a caller believes,
