@@ -134,15 +134,36 @@ def test_commands_that_need_a_cluster_say_so():
     assert line.startswith("Error: ") and "connecting to 127.0.0.1" in line
 
 
-def test_private_cluster_gives_up_when_its_worker_dies_and_leaves_nothing_behind(params_dir):
+def _endless_bench(params_dir) -> subprocess.Popen:
+    """A private-cluster batch that is still running when the test acts on it."""
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("PROOFQ_")},
            "PROOFQ_PARAMS_DIR": str(params_dir), "PROOFQ_BACKEND": "cpu",
            "PYTHONUNBUFFERED": "1"}
-    bench = subprocess.Popen([PROOFQ, "bench", "batch", "-c", "1000", "-j", "1",
+    bench = subprocess.Popen([PROOFQ, "bench", "batch", "-c", "1000", "-j", "2",
                               "--challenges", str(K)], env=env, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
+    assert " OK — " in bench.stdout.readline() + bench.stdout.readline()
+    return bench
+
+
+def test_ctrl_c_stops_the_private_cluster(params_dir):
+    bench = _endless_bench(params_dir)
     try:
-        assert " OK — " in bench.stdout.readline() + bench.stdout.readline()
+        children = _children(bench.pid)
+        assert len(children) == 2  # redis-server and the celery worker
+        pool = [pid for child in children for pid in _children(child)]
+        assert len(pool) == 2  # the worker's pool processes (workers_per_gpu)
+        bench.send_signal(signal.SIGINT)
+        bench.communicate(timeout=60)
+    finally:
+        bench.kill()
+    assert bench.returncode != 0
+    assert not any(Path(f"/proc/{pid}").exists() for pid in [*children, *pool])
+
+
+def test_private_cluster_gives_up_when_its_worker_dies_and_leaves_nothing_behind(params_dir):
+    bench = _endless_bench(params_dir)
+    try:
         children = _children(bench.pid)
         [worker] = [pid for pid, command in children.items() if "celery" in command]
         os.kill(worker, signal.SIGKILL)
