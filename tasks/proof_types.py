@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from snark.params import key_dir
-from snark.porep.c1 import C1, parse_c1
+from snark.porep.c1 import C1, C1Error, parse_c1
 from snark.porep.prove import (circuit_id_for, load_or_setup_key, load_verifying_key,
                                 verify_c1)
 from snark.porep.vanilla import verify_vanilla
@@ -60,6 +60,9 @@ class PorepType:
             raw = raw.to_json()
         elif isinstance(raw, dict):
             raw = json.dumps(raw)
+        elif not isinstance(raw, (str, bytes)):
+            raise C1Error(f"c1: expected JSON text, bytes, a dict or a C1, "
+                          f"got {type(raw).__name__}")
         return parse_c1(raw)
 
     def check(self, job_input: C1) -> None:

@@ -153,6 +153,7 @@ def test_bad_input_is_refused_at_submit_while_other_jobs_complete(settings, clie
         "not valid JSON": "{not json",
         "max_c1_bytes": "x" * (settings.max_c1_bytes + 1),
         "sector_size": {**json.loads(_c1(1).to_json()), "sector_size": 3000},
+        "c1: expected JSON text, bytes, a dict or a C1, got list": [1, 2],
     }
     for message, raw in bad_inputs.items():
         job_id = f"bad-{uuid.uuid4().hex}"
