@@ -101,7 +101,7 @@ def prove_partition(self: Task, job_id: str, partition: int) -> dict:
     settings = get_settings()
     max_attempts = settings.task_max_retries + 1
     outcome, attempt = store.begin_partition(job_id, partition, max_attempts=max_attempts)
-    if outcome == "assembling" and self.request.delivery_info.get("redelivered"):
+    if outcome == "assembling" and (self.request.delivery_info or {}).get("redelivered"):
         # The worker that completed the set died before publishing: finish its assembly.
         return {"job": job_id, "partition": partition, "outcome": assemble(job_id)}
     if outcome == "exhausted":
