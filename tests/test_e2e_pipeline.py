@@ -30,7 +30,8 @@ from client.embedded import EmbeddedRedis
 from client.local_cluster import WorkerProcess, worker_command
 from config.settings import load_settings
 from snark.porep.c1 import fr_hex
-from snark.porep.prove import circuit_id_for, load_or_setup_key, load_verifying_key, verify_c1
+from snark.porep.prove import (circuit_id_for, load_or_setup_key, load_verifying_key,
+                                prove_partition, verify_c1)
 from snark.porep.seal import seal
 from tasks.jobs import RESULTS_STREAM, content_digest
 from workers.gpu_binding import host_name
@@ -284,6 +285,28 @@ def _worker_pids(client: Client, job: str, phase: str) -> list[int]:
     """Pool processes that ended ``phase`` of the job, from the worker names in the events."""
     return [int(f[b"worker"].decode().rsplit("/", 1)[1])
             for f in _phase_events(client, job, phase)]
+
+
+def test_assembly_left_unfinished_by_a_dead_worker_is_finished_on_redelivery(settings, client):
+    """The set was completed (status assembling) but the worker died before publishing: a
+    plain duplicate leaves it alone, the broker's re-delivery finishes the assembly, once."""
+    c1 = _c1(2)
+    key = load_or_setup_key(c1, settings.params_dir)
+    text = c1.to_json()
+    job = f"orphan-{uuid.uuid4().hex}"
+    client.store.create(job, digest=content_digest("porep", text), proof_type="porep",
+                        partitions=2, priority="normal", input_json=text)
+    outcomes = [client.store.store_part(job, p, prove_partition(c1, p, key)) for p in (0, 1)]
+    assert outcomes == ["stored", "complete"]
+    client.app.send_task("proofq.prove_partition", args=[job, 1], ignore_result=True)
+    _drain(settings, client)
+    assert client.status(job).status == "assembling"
+    for _ in range(2):
+        client.app.send_task("proofq.prove_partition", args=[job, 1], ignore_result=True,
+                             delivery_info={"redelivered": True})
+    assert _verifies(settings, c1, client.result(job, timeout=WAIT_S))
+    _drain(settings, client)
+    assert len(_results_for(client, job)) == 1
 
 
 def _drain(settings, client: Client) -> None:
