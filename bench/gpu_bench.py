@@ -16,7 +16,7 @@ constraints through the Python builder would take minutes. The key's bases are s
 the random point pools and the witness is random: timing depends on sizes and sparsity,
 not on values, so these proofs do not verify. Correctness is the test suite's job.
 
-Writes ``gpu-<date>.json`` (device, commit, command, every sample) and prints a table last.
+Writes ``gpu-<date>-<HHMM>.json`` (device, commit, command, every sample) and prints a table last.
 """
 
 from __future__ import annotations
@@ -75,10 +75,12 @@ def summary(samples: list[float]) -> dict:
 
 
 def random_scalars(n: int):
-    """Random non-zero Fr values < 2^254 as (n, 4) device limbs."""
-    x = cupy.random.randint(0, 1 << 62, size=(n, 4), dtype=cupy.int64).astype(cupy.uint64)
-    x[:, 0] |= cupy.uint64(1)
-    return x
+    """Uniformly random Fr values as (n, 4) device limbs (zero has probability n/r).
+
+    Uniform matters: bucket-sorted MSMs slow down when digits cluster (an earlier version
+    drew each limb below 2^62, leaving two zero bits per limb, and timed some MSM sizes
+    many times slower)."""
+    return cupy.asarray(random_fr(n))
 
 
 # -- inputs -------------------------------------------------------------------------------
@@ -143,36 +145,27 @@ def bench_copy(stream, reps: int) -> dict:
     return {"bytes": nbytes, "median_ms": ms, "tb_per_s": 2 * nbytes / ms / 1e9}
 
 
-def bench_ntt(logs, stream, reps: int) -> dict:
+def bench_ntt(log_n: int, stream, reps: int) -> dict:
+    """Natural-order forward (DIT, gathering first pass) and inverse (1/n fused), out of place."""
     ntt = engine(cupy.cuda.Device().id)
-    out = {}
-    for log_n in logs:
-        n = 1 << log_n
-        ntt.prepare(log_n)
-        x = random_scalars(n)
-        y = cupy.empty_like(x)
-        fwd = timed(lambda: ntt.dit(x, y, gather=True), stream, reps)
-        inv = timed(lambda: ntt.dit(x, y, inverse=True, gather=True, post="n_inv"), stream, reps)
-        out[log_n] = {"passes": len(plan(log_n)), "ntt": summary(fwd), "intt": summary(inv)}
-        print(f"ntt 2^{log_n}: {statistics.median(fwd):.3f} ms  intt {statistics.median(inv):.3f} ms",
-              flush=True)
-        del x, y
-    return out
+    ntt.prepare(log_n)
+    x = random_scalars(1 << log_n)
+    y = cupy.empty_like(x)
+    fwd = timed(lambda: ntt.dit(x, y, gather=True), stream, reps)
+    inv = timed(lambda: ntt.dit(x, y, inverse=True, gather=True, post="n_inv"), stream, reps)
+    print(f"ntt 2^{log_n}: {statistics.median(fwd):.3f} ms  intt {statistics.median(inv):.3f} ms",
+          flush=True)
+    return {"passes": len(plan(log_n)), "ntt": summary(fwd), "intt": summary(inv)}
 
 
-def bench_msm(group: int, logs, pool: PointArray, stream, reps: int) -> dict:
+def bench_msm(group: int, log_n: int, pool: PointArray, stream, reps: int) -> dict:
     from gpu.msm import MsmBases, msm
 
-    out = {}
-    for log_n in logs:
-        n = 1 << log_n
-        bases = MsmBases(pool[:n])
-        scalars = random_scalars(n)
-        samples = timed(lambda: msm(bases, scalars, stream=stream), stream, reps)
-        out[log_n] = summary(samples)
-        print(f"msm g{group} 2^{log_n}: {statistics.median(samples):.2f} ms", flush=True)
-        del bases, scalars
-    return out
+    bases = MsmBases(pool[:1 << log_n])
+    scalars = random_scalars(1 << log_n)
+    samples = timed(lambda: msm(bases, scalars, stream=stream), stream, reps)
+    print(f"msm g{group} 2^{log_n}: {statistics.median(samples):.2f} ms", flush=True)
+    return summary(samples)
 
 
 def bench_partition(log_c: int, g1: PointArray, g2: PointArray, backend, reps: int) -> dict:
@@ -265,7 +258,8 @@ def table(result: dict) -> str:
     for log_c, r in result.get("partitions", {}).items():
         ph = r["phases_median_ms"]
         lines.append(f"porep 2^{log_c} ({r['constraints']} c): compute {r['compute_ms']:.1f} ms = "
-                     + " ".join(f"{k} {v:.1f}" for k, v in ph.items()))
+                     + " + ".join(f"{k} {v:.1f}" for k, v in ph.items() if k != "upload")
+                     + f"; witness upload {ph['upload']:.1f} ms")
     lines += [f"ERROR {name}: {err}" for name, err in result.get("errors", {}).items()]
     return "\n".join(lines)
 
@@ -297,7 +291,7 @@ def main(argv: list[str] | None = None) -> int:
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    path = out / f"gpu-{dt.date.today().isoformat()}.json"
+    path = out / f"gpu-{dt.datetime.now(dt.timezone.utc):%Y-%m-%d-%H%M}.json"
 
     def section(name: str, fn):
         """Run one part and return its value; a failure is recorded (the rest still runs)."""
@@ -311,10 +305,18 @@ def main(argv: list[str] | None = None) -> int:
     def save() -> None:
         path.write_text(json.dumps(result, indent=1, default=str))
 
+    def sweep(name: str, logs: list[int], fn) -> None:
+        """One entry per size under ``result[name]``, saved after each."""
+        result[name] = {}
+        for log_n in logs:
+            value = section(f"{name} 2^{log_n}", lambda: fn(log_n))
+            if value is not None:
+                result[name][log_n] = value
+            save()
+
     with cupy.cuda.Device(dev), stream:
         result["copy"] = section("copy", lambda: bench_copy(stream, args.reps))
-        result["ntt"] = section("ntt", lambda: bench_ntt(ntt_logs, stream, args.reps))
-        save()
+        sweep("ntt", ntt_logs, lambda log_n: bench_ntt(log_n, stream, args.reps))
         try:
             for name in ("gpu.msm", "gpu.fixed_base"):
                 importlib.import_module(name)
@@ -330,18 +332,12 @@ def main(argv: list[str] | None = None) -> int:
         g2 = section("pool_g2", lambda: point_pool(2, n_g2)) if g2_logs or part_logs else None
         result["point_pools"] = {"g1": n_g1, "g2": n_g2, "seconds": time.perf_counter() - t0}
         if g1 is not None:
-            result["msm_g1"] = section("msm_g1", lambda: bench_msm(1, g1_logs, g1, stream, args.reps))
+            sweep("msm_g1", g1_logs, lambda log_n: bench_msm(1, log_n, g1, stream, args.reps))
         if g2 is not None:
-            result["msm_g2"] = section("msm_g2", lambda: bench_msm(2, g2_logs, g2, stream, args.reps))
-        save()
+            sweep("msm_g2", g2_logs, lambda log_n: bench_msm(2, log_n, g2, stream, args.reps))
         if g1 is not None and g2 is not None:
-            result["partitions"] = {}
-            for log_c in part_logs:
-                part = section(f"partition_{log_c}",
-                               lambda: bench_partition(log_c, g1, g2, backend, args.reps))
-                if part is not None:
-                    result["partitions"][log_c] = part
-                save()
+            sweep("partitions", part_logs,
+                  lambda log_c: bench_partition(log_c, g1, g2, backend, args.reps))
     print(f"wrote {path}")
     print(table(result))
     return 0
