@@ -70,8 +70,3 @@ def uuid(device_id: int) -> str:
 def total_memory(device_id: int) -> int:
     """Device memory in bytes (the VRAM budget's upper bound)."""
     return int(_properties(device_id)["totalGlobalMem"])
-
-
-def compute_capability(device_id: int) -> tuple[int, int]:
-    props = _properties(device_id)
-    return int(props["major"]), int(props["minor"])
