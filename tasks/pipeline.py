@@ -11,6 +11,7 @@ phase boundary and is abandoned.
 from __future__ import annotations
 
 import functools
+import time
 from typing import Any
 
 import redis
@@ -55,8 +56,8 @@ def submit(self: Task, job_id: str) -> dict:
         store.fail(job_id, f"setup: {exc}")
         raise
     for partition in range(state.partitions):
-        prove_partition.apply_async((job_id, partition), queue=GPU_QUEUE,
-                                    priority=PRIORITIES[state.priority])
+        prove_partition.apply_async((job_id, partition), {"queued_at": time.time()},
+                                    queue=GPU_QUEUE, priority=PRIORITIES[state.priority])
     store.mark_fanned_out(job_id)
     return {"job": job_id, "outcome": "fanned_out", "partitions": state.partitions}
 
@@ -94,7 +95,9 @@ def _ensure_key(store: JobStore, kind: ProofType, job_input: Any) -> None:
 
 
 @app.task(name="proofq.prove_partition", bind=True)
-def prove_partition(self: Task, job_id: str, partition: int) -> dict:
+def prove_partition(self: Task, job_id: str, partition: int,
+                    queued_at: float | None = None) -> dict:
+    """Prove one partition; ``queued_at`` (sender's Unix time) times its ``queued`` phase."""
     from workers.runtime import PartitionCancelled, PartitionFailed
 
     store = job_store()
@@ -119,12 +122,13 @@ def prove_partition(self: Task, job_id: str, partition: int) -> dict:
     try:
         proof = runtime().prove_partition(job_id=job_id, partition=partition,
                                           c1=job_input(job_id), progress=progress,
-                                          cancelled=lambda: not store.is_active(job_id))
+                                          cancelled=lambda: not store.is_active(job_id),
+                                          queued_at=queued_at)
     except PartitionCancelled:
         return {"job": job_id, "partition": partition, "outcome": "abandoned"}
     except PartitionFailed as exc:
         if exc.transient and attempt < max_attempts:
-            raise self.retry(exc=exc, max_retries=None,
+            raise self.retry(exc=exc, max_retries=None, kwargs={"queued_at": time.time()},
                              countdown=settings.retry_backoff_s * 2 ** (attempt - 1))
         store.fail(job_id, f"partition {partition}: {exc}")
         return {"job": job_id, "partition": partition, "outcome": "failed", "error": str(exc)}

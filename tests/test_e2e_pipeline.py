@@ -123,9 +123,11 @@ def test_five_concurrent_jobs_over_two_workers(settings, client):
     jobs = [client.submit(c1) for c1 in c1s]
     for job, c1 in zip(jobs, c1s):
         assert _verifies(settings, c1, client.result(job, timeout=WAIT_S))
-    events = client.store.redis.xrange("proofq:events")
-    workers = {f[b"worker"] for _, f in events if f[b"job"].decode() in jobs}
-    assert len({w.split(b"/")[0] for w in workers}) == 2  # both workers proved some
+    events = [f for _, f in client.store.redis.xrange("proofq:events")
+              if f[b"job"].decode() in jobs]
+    assert len({f[b"worker"].split(b"/")[0] for f in events}) == 2  # both workers proved some
+    queued = [f for f in events if f[b"phase"] == b"queued"]
+    assert len(queued) == 10 and all(float(f[b"end"]) >= float(f[b"start"]) for f in queued)
 
 
 def test_resubmission_is_idempotent_and_conflicts_are_refused(settings, client):
