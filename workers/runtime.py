@@ -36,8 +36,9 @@ from snark import groth16
 from snark.backend import BackendUnavailable, DeviceMemoryError, ProverBackend
 from snark.keys import KeyFileError, ProvingKey
 from snark.porep.c1 import C1, C1Error
-from snark.porep.circuit import synthesize
+from snark.porep.circuit import public_inputs
 from snark.porep.prove import load_or_setup_key
+from snark.porep.witness import partition_witness
 from snark.r1cs import UnsatisfiedConstraint
 from workers import gpu_binding
 from workers.events import (PARTITION_FAILURES, STAGING, EventLog, PhaseEvent,
@@ -180,8 +181,8 @@ class WorkerRuntime:
             self._record(run, "queued", queued_at, time.time(), _Phase(), None)
         with self._phase(run, "synthesize"):
             key = self._key(c1)
-            cs = synthesize(c1, partition)
-            witness, public = cs.witness(), cs.public_inputs()
+            witness = partition_witness(c1, partition)
+            public = public_inputs(c1, partition)
         staged, reservation = self._memory_phase(run, key, witness)
         try:
             parts = self._compute_phase(run, key, witness, staged)

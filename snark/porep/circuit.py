@@ -9,7 +9,9 @@ each challenge the circuit proves, with the index's bits b_0 … b_{depth-1} (pr
 
 The constraint structure depends only on (sector_size, K), never on values, so one
 proving key serves every sector of that shape: ``circuit_r1cs`` compiles it once from a
-placeholder assignment. Size: K × ((2·depth + 1)·240 + 3·depth + 5) constraints (240 per
+placeholder assignment. ``synthesize`` is the reference and the structure; provers take the
+witness from ``snark.porep.witness``, which computes the same assignment without building
+constraints. Size: K × ((2·depth + 1)·240 + 3·depth + 5) constraints (240 per
 Poseidon hash, one swap per Merkle level, one input row per index) plus 4 input rows.
 """
 
@@ -25,6 +27,9 @@ from snark.r1cs import ONE, R1CS, ConstraintSystem, as_lc, lc, lc_add
 
 #: Public inputs that are not challenge indices: comm_d, comm_r, replica_id.
 FIXED_PUBLIC_INPUTS = 3
+#: Bump whenever the constraints change: recorded shape → circuit id mappings
+#: (``snark.params``) of another version are refused instead of naming a stale key.
+CIRCUIT_VERSION = 1
 
 
 def synthesize(c1: C1, partition: int, *, check: bool = False) -> ConstraintSystem:
@@ -33,7 +38,7 @@ def synthesize(c1: C1, partition: int, *, check: bool = False) -> ConstraintSyst
     comm_d = cs.alloc_input(c1.comm_d)
     comm_r = cs.alloc_input(c1.comm_r)
     replica_id = cs.alloc_input(c1.replica_id)
-    challenges = _partition(c1, partition).challenges
+    challenges = partition_challenges(c1, partition)
     indices = [cs.alloc_input(ch.index) for ch in challenges]
     for ch, index in zip(challenges, indices):
         _challenge(cs, ch, index, c1.depth, comm_d, comm_r, replica_id)
@@ -62,13 +67,13 @@ def _challenge(cs: ConstraintSystem, ch: ChallengeProof, index: int, depth: int,
 def public_inputs(c1: C1, partition: int) -> list[int]:
     """The public inputs of ``partition`` (without the constant ONE), circuit order."""
     return [c1.comm_d, c1.comm_r, c1.replica_id,
-            *(ch.index for ch in _partition(c1, partition).challenges)]
+            *(ch.index for ch in partition_challenges(c1, partition))]
 
 
-def _partition(c1: C1, partition: int) -> PartitionProof:
+def partition_challenges(c1: C1, partition: int) -> list[ChallengeProof]:
     if not 0 <= partition < c1.partitions:
         raise C1Error(f"partition: {partition} is out of range for {c1.partitions} partitions")
-    return c1.vanilla_proofs[partition]
+    return c1.vanilla_proofs[partition].challenges
 
 
 def placeholder_c1(sector_size: int, challenges: int) -> C1:
@@ -90,8 +95,10 @@ def circuit_r1cs(sector_size: int, challenges: int) -> R1CS:
 
 
 @functools.lru_cache(maxsize=None)
-def _constraints_per_challenge(sector_size: int) -> int:
-    return len(synthesize(placeholder_c1(sector_size, 1), 0).constraints)
+def _per_challenge(sector_size: int) -> tuple[int, int]:
+    """(constraints, aux variables) that one challenge adds."""
+    cs = synthesize(placeholder_c1(sector_size, 1), 0)
+    return len(cs.constraints), cs.num_aux
 
 
 def constraints_estimate(sector_size: int, challenges: int) -> int:
@@ -100,10 +107,16 @@ def constraints_estimate(sector_size: int, challenges: int) -> int:
     Every challenge adds its own constraints plus one input row (its index); the fixed
     public inputs and ONE add one input row each.
     """
-    return challenges * (_constraints_per_challenge(sector_size) + 1) + FIXED_PUBLIC_INPUTS + 1
+    return challenges * (_per_challenge(sector_size)[0] + 1) + FIXED_PUBLIC_INPUTS + 1
+
+
+def circuit_sizes(sector_size: int, challenges: int) -> tuple[int, int, int]:
+    """Exact (num_inputs, num_aux, num_constraints) of the compiled circuit, without it."""
+    return (1 + FIXED_PUBLIC_INPUTS + challenges, challenges * _per_challenge(sector_size)[1],
+            constraints_estimate(sector_size, challenges))
 
 
 def challenges_for(sector_size: int, constraints: int) -> int:
     """The largest K whose circuit fits in ``constraints`` (at least 1)."""
-    per = _constraints_per_challenge(sector_size) + 1
+    per = _per_challenge(sector_size)[0] + 1
     return max(1, (constraints - FIXED_PUBLIC_INPUTS - 1) // per)

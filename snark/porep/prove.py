@@ -1,10 +1,12 @@
 """Prove and verify porep C1s: one Groth16 proof per partition, 192·P bytes in order.
 
 A key is tied to a circuit shape (sector size, K), named by the compiled R1CS's circuit id.
-Using params made for another shape is reported as such (``KeyFileError``) rather than as
-a proof that does not verify. Verification also recomputes what the public inputs must be
-(replica_id from the ticket, the indices from the seed), so a proof of a statement about
-self-chosen challenges is refused.
+Compiling a large circuit takes minutes, so the params directory records each shape's
+circuit id (``snark.params``): provers find their key by shape and compile only to make or
+first record it. Using params made for another shape is reported as such (``KeyFileError``)
+rather than as a proof that does not verify. Verification also recomputes what the public
+inputs must be (replica_id from the ticket, the indices from the seed), so a proof of a
+statement about self-chosen challenges is refused.
 """
 
 from __future__ import annotations
@@ -17,14 +19,25 @@ from pathlib import Path
 from snark import groth16
 from snark.backend import ProverBackend
 from snark.keys import KeyFileError, ProvingKey, VerifyingKey
-from snark.params import load_or_setup
+from snark.params import CircuitShape, check_shape, load_or_setup_shape, recorded_circuit_id
 from snark.porep.c1 import C1
-from snark.porep.circuit import circuit_r1cs, public_inputs, synthesize
+from snark.porep.circuit import CIRCUIT_VERSION, circuit_r1cs, circuit_sizes, public_inputs
 from snark.porep.vanilla import check_public_inputs
+from snark.porep.witness import partition_witness
 from snark.proof import Proof, split_proofs
 
 
-def circuit_id_for(c1: C1) -> str:
+def circuit_shape(c1: C1) -> CircuitShape:
+    return CircuitShape(c1.circuit_name, CIRCUIT_VERSION,
+                        *circuit_sizes(c1.sector_size, c1.challenges))
+
+
+def circuit_id_for(c1: C1, params_dir: Path | None = None) -> str:
+    """The C1's circuit id: as recorded in ``params_dir`` if it is, else by compiling."""
+    if params_dir is not None:
+        recorded = recorded_circuit_id(Path(params_dir), circuit_shape(c1))
+        if recorded is not None:
+            return recorded
     return _circuit_id(c1.sector_size, c1.challenges)
 
 
@@ -35,13 +48,15 @@ def _circuit_id(sector_size: int, challenges: int) -> str:
 
 
 def load_or_setup_key(c1: C1, params_dir: Path) -> ProvingKey:
-    """The proving key of the C1's circuit, from ``params_dir`` or made there (slow)."""
-    return load_or_setup(circuit_r1cs(c1.sector_size, c1.challenges), Path(params_dir))
+    """The proving key of the C1's circuit from ``params_dir`` (found by shape, no compile),
+    or made there (compiles, slow)."""
+    return load_or_setup_shape(circuit_shape(c1), Path(params_dir),
+                               lambda: circuit_r1cs(c1.sector_size, c1.challenges))
 
 
 def load_verifying_key(c1: C1, params_dir: Path) -> VerifyingKey:
     """Just the verifying key (vk.json) of the C1's circuit from ``params_dir``."""
-    path = Path(params_dir) / circuit_id_for(c1) / "vk.json"
+    path = Path(params_dir) / circuit_id_for(c1, params_dir) / "vk.json"
     try:
         text = path.read_text()
     except FileNotFoundError:
@@ -64,9 +79,12 @@ def check_params(c1: C1, vk: VerifyingKey) -> None:
 
 def prove_partition(c1: C1, partition: int, key: ProvingKey,
                     backend: ProverBackend | None = None) -> bytes:
-    """The 192-byte proof of one partition."""
-    check_params(c1, key.vk)
-    witness = synthesize(c1, partition).witness()
+    """The 192-byte proof of one partition (``C1Error`` if its witness would not satisfy
+    the circuit)."""
+    # Sizes differ between any two shapes (inputs count K, aux count K and the tree depth),
+    # so this refuses a key of another shape without compiling; the record guards versions.
+    check_shape(key, circuit_shape(c1), f"params {key.circuit_id}")
+    witness = partition_witness(c1, partition, check=True)
     return groth16.prove(key, witness, backend).to_bytes()
 
 
