@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -31,6 +32,7 @@ from snark.r1cs import R1CS
 
 SHAPE_FORMAT = "proofq-shape/1"
 SHAPES_DIR = "shapes"
+_CIRCUIT_ID = re.compile(r"[0-9a-f]{32}")
 
 
 def key_dir(params_dir: Path, circuit_id: str) -> Path:
@@ -97,8 +99,8 @@ def recorded_circuit_id(params_dir: Path, shape: CircuitShape) -> str | None:
         raise KeyFileError(f"{path}: {field} is {got[field]!r}, {shape.name} has "
                            f"{expected[field]!r} (a record of another circuit)")
     circuit_id = record.get("circuit_id")
-    if not isinstance(circuit_id, str) or not circuit_id.isalnum():
-        raise KeyFileError(f"{path}: circuit_id is missing or malformed")
+    if not isinstance(circuit_id, str) or not _CIRCUIT_ID.fullmatch(circuit_id):
+        raise KeyFileError(f"{path}: circuit_id is missing or not 32 hex digits")
     return circuit_id
 
 

@@ -189,6 +189,17 @@ def test_a_record_of_another_shape_is_refused(shape_params, record_k2):
 
 def test_a_malformed_record_is_refused(shape_params, record_k2):
     params_dir, _ = shape_params
+    c1 = seal(2048, 1, 2)
     record_k2.write_text("{not json")
     with pytest.raises(KeyFileError, match=rf"{record_k2}: not valid JSON"):
+        load_or_setup_key(c1, params_dir)
+    record_k2.write_text(json.dumps({"format": "proofq-shape/1"}))
+    with pytest.raises(KeyFileError, match=rf"{record_k2}: recorded for circuit code version"):
+        load_or_setup_key(c1, params_dir)
+
+
+def test_a_record_with_a_malformed_circuit_id_is_refused(shape_params, record_k2):
+    params_dir, _ = shape_params
+    _rewrite(record_k2, circuit_id="../k1")
+    with pytest.raises(KeyFileError, match=rf"{record_k2}: circuit_id is missing or not 32 hex"):
         load_or_setup_key(seal(2048, 1, 2), params_dir)
