@@ -206,3 +206,12 @@ def test_real_subprocess_reports_one_line(workdir, params_dir, tmp_path):
     assert failed.stderr.strip() == (f"Error: {bad}: vanilla_proofs[0].challenges[1].d_path: "
                                      "expected 6 siblings, got 5")
     assert not (tmp_path / "p").exists()
+
+
+def test_invalid_setting_is_one_line_with_exit_2():
+    env = {**os.environ, "PROOFQ_BACKEND": "bogus"}
+    run = subprocess.run([sys.executable, "-m", "client", "info"], capture_output=True,
+                         text=True, env=env)
+    assert run.returncode == 2
+    assert run.stderr.strip().splitlines() == [
+        "Error: PROOFQ_BACKEND: Input should be 'auto', 'cpu' or 'gpu'"]

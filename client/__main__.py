@@ -1,0 +1,5 @@
+"""`python -m client` is the `proofq` command."""
+
+from client.cli import main
+
+main()
