@@ -80,13 +80,13 @@ class PorepType:
     def has_key(self, job_input: C1, params_dir: Path) -> bool:
         # Only look for the directory: loading (and hashing) a large key here would be
         # wasted, the worker runtime loads it once per process anyway.
-        return key_dir(params_dir, circuit_id_for(job_input)).exists()
+        return key_dir(params_dir, circuit_id_for(job_input, params_dir)).exists()
 
     def make_key(self, job_input: C1, params_dir: Path) -> None:
         load_or_setup_key(job_input, params_dir)
 
     def verify(self, job_input: C1, params_dir: Path, proof: bytes) -> bool:
-        return verify_c1(job_input, load_verifying_key(job_input, params_dir), proof)
+        return verify_c1(job_input, load_verifying_key(job_input, params_dir), proof, params_dir)
 
 
 PROOF_TYPES: dict[str, ProofType] = {kind.name: kind for kind in (PorepType(),)}

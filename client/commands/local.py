@@ -253,9 +253,10 @@ def verify(c1_path: str, proof_path: str, as_json: bool) -> None:
     proof = Path(proof_path).read_bytes()
     with progress_bar(not as_json) as progress:
         progress.add_task(f"verifying {c1.partitions} proofs", total=None)
-        vk = load_verifying_key(c1, get_settings().params_dir)
+        params_dir = get_settings().params_dir
+        vk = load_verifying_key(c1, params_dir)
         try:
-            valid = verify_c1(c1, vk, proof)
+            valid = verify_c1(c1, vk, proof, params_dir)
         except ProofFormatError as exc:
             raise ProofFormatError(f"{proof_path}: {exc}") from None
     emit(as_json, {"valid": valid, "proof": proof_path, "partitions": c1.partitions},

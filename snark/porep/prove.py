@@ -69,9 +69,10 @@ def load_verifying_key(c1: C1, params_dir: Path) -> VerifyingKey:
     return VerifyingKey.from_json(data, str(path))
 
 
-def check_params(c1: C1, vk: VerifyingKey) -> None:
-    """Refuse params made for another circuit shape, naming both."""
-    expected = circuit_id_for(c1)
+def check_params(c1: C1, vk: VerifyingKey, params_dir: Path | None = None) -> None:
+    """Refuse params made for another circuit shape, naming both (``params_dir``: look the
+    expected id up in its shape records instead of compiling the circuit)."""
+    expected = circuit_id_for(c1, params_dir)
     if vk.circuit_id != expected:
         raise KeyFileError(f"params {vk.circuit_id}: made for another circuit; "
                            f"{c1.circuit_name} needs circuit {expected}")
@@ -99,17 +100,18 @@ def prove_c1(c1: C1, key: ProvingKey, backend: ProverBackend | None = None,
     return b"".join(proofs)
 
 
-def verify_partition(c1: C1, partition: int, vk: VerifyingKey, proof: bytes) -> bool:
+def verify_partition(c1: C1, partition: int, vk: VerifyingKey, proof: bytes,
+                     params_dir: Path | None = None) -> bool:
     """Check one partition's proof (``ProofFormatError``/``C1Error`` for malformed input)."""
-    check_params(c1, vk)
+    check_params(c1, vk, params_dir)
     check_public_inputs(c1)
     decoded = Proof.from_bytes(proof, name=f"proof[{partition}]")
     return groth16.verify(vk, public_inputs(c1, partition), decoded)
 
 
-def verify_c1(c1: C1, vk: VerifyingKey, proof: bytes) -> bool:
+def verify_c1(c1: C1, vk: VerifyingKey, proof: bytes, params_dir: Path | None = None) -> bool:
     """Check a whole C1's proofs: ``False`` if any partition's proof is wrong."""
-    check_params(c1, vk)
+    check_params(c1, vk, params_dir)
     check_public_inputs(c1)
     proofs = split_proofs(proof, c1.partitions)
     return all(groth16.verify(vk, public_inputs(c1, p), decoded)
