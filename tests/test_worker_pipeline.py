@@ -24,6 +24,7 @@ import redis
 from config.settings import load_settings
 from snark.porep.c1 import C1, parse_c1
 from snark.porep.prove import load_or_setup_key, verify_partition
+from snark.porep.witness import partition_witness
 from snark.porep.seal import seal
 from workers.events import PhaseEvent, read_events
 from workers.gpu_binding import host_name
@@ -259,7 +260,7 @@ def test_cancel_at_a_phase_boundary_holds_nothing(runtime_factory, porep):
                                                                        c1.challenges)])
 
 
-def test_wrong_witness_fails_verification_permanently(runtime_factory, porep):
+def test_forged_leaf_fails_in_synthesize_naming_the_challenge(runtime_factory, porep):
     c1, _ = porep
     data = json.loads(c1.to_json())
     leaf = data["vanilla_proofs"][0]["challenges"][0]
@@ -267,6 +268,23 @@ def test_wrong_witness_fails_verification_permanently(runtime_factory, porep):
     forged = parse_c1(data)
     with pytest.raises(PartitionFailed) as info:
         runtime_factory().prove_partition(job_id="j-bad", partition=0, c1=forged)
+    assert (info.value.phase, info.value.transient) == ("synthesize", False)
+    assert "vanilla_proofs[0].challenges[0]" in info.value.reason
+
+
+def test_wrong_witness_fails_verification_permanently(runtime_factory, porep, monkeypatch):
+    """The pairing check is the last net: a witness that slipped past every check is refused."""
+    import workers.runtime
+
+    def tampered(c1, partition, check=False):
+        witness = partition_witness(c1, partition, check=check).copy()
+        witness[-1, 0] ^= 1
+        return witness
+
+    monkeypatch.setattr(workers.runtime, "partition_witness", tampered)
+    c1, _ = porep
+    with pytest.raises(PartitionFailed) as info:
+        runtime_factory().prove_partition(job_id="j-bad", partition=0, c1=c1)
     assert (info.value.phase, info.value.transient) == ("verify", False)
     assert str(info.value).startswith("verify: the proof does not pass")
 

@@ -181,7 +181,7 @@ class WorkerRuntime:
             self._record(run, "queued", queued_at, time.time(), _Phase(), None)
         with self._phase(run, "synthesize"):
             key = self._key(c1)
-            witness = partition_witness(c1, partition)
+            witness = partition_witness(c1, partition, check=True)
             public = public_inputs(c1, partition)
         staged, reservation = self._memory_phase(run, key, witness)
         try:
