@@ -104,6 +104,8 @@ def edge_cases(cls, pool: PointArray) -> dict[str, tuple[PointArray, list[int]]]
         "scalars >= r reduced": (PointArray.from_points(pts), [v + R for v in s[:n // 2]] +
                                  [(1 << 256) - 1 - i for i in range(n - n // 2)]),
         "scalar r - 1 and 1": (PointArray.from_points(pts[:2]), [R - 1, 1]),
+        "all scalars one (one bucket per window 0)": (PointArray.from_points(pts), [1] * n),
+        "zeros and ones": (PointArray.from_points(pts), [i % 2 for i in range(n)]),
         "n = 1": (PointArray.from_points(pts[:1]), s[:1]),
     }
 
@@ -113,6 +115,16 @@ def edge_cases(cls, pool: PointArray) -> dict[str, tuple[PointArray, list[int]]]
 def test_msm_edge_cases(pools, group, cls):
     for name, (points, scalars) in edge_cases(cls, pools[group]).items():
         assert run_msm(points, scalars) == reference(cls, points, scalars), name
+
+
+@on_gpu
+@pytest.mark.parametrize("group, cls", GROUPS)
+def test_msm_with_skewed_scalars_at_2_16(pools, group, cls):
+    """A witness-like vector (mostly 0, 1 and small values) piles points into few buckets."""
+    points = pools[group]
+    n = len(points)
+    scalars = [random.choice((0, 1, 1, 2, 3, random.randrange(R))) for _ in range(n)]
+    assert run_msm(points, scalars) == reference(cls, points, scalars)
 
 
 @on_gpu

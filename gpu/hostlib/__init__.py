@@ -70,6 +70,10 @@ def load() -> ctypes.CDLL:
         fn.restype = ctypes.c_int
     lib.signed_digits.argtypes = [pointer, long_, ctypes.c_int, ctypes.c_int, pointer]
     lib.signed_digits.restype = None
+    for name in ("msm_window_sums_g1", "msm_window_sums_g2"):
+        fn = getattr(lib, name)
+        fn.argtypes = [pointer, pointer, long_] + [ctypes.c_int] * 4 + [pointer]
+        fn.restype = None
     return lib
 
 
@@ -97,4 +101,20 @@ def signed_digits(scalars: np.ndarray, c: int, windows: int) -> np.ndarray:
     scalars = np.ascontiguousarray(scalars, dtype=np.uint64)
     out = np.zeros((scalars.shape[0], windows), dtype=np.int32)
     load().signed_digits(_ptr(scalars), scalars.shape[0], c, windows, _ptr(out))
+    return out
+
+
+def msm_window_sums(points, scalars: np.ndarray, c: int, windows: int, run_bits: int,
+                    chunk: int) -> np.ndarray:
+    """The GPU MSM's bucket phase run on the CPU: XYZZ window sums (Montgomery), one row
+    per window, for a ``snark.curve.PointArray`` and (n, 4) standard-form scalars."""
+    if chunk < 4:
+        raise ValueError(f"chunk: {chunk} < 4 does not always shrink the level list")
+    words = 6 if points.group == 1 else 12
+    n = scalars.shape[0]
+    bases = np.ascontiguousarray(points.xy[:n], dtype=np.uint64).reshape(n, 2 * words)
+    scalars = np.ascontiguousarray(scalars, dtype=np.uint64)
+    out = np.zeros((windows, 4 * words), dtype=np.uint64)
+    getattr(load(), f"msm_window_sums_g{points.group}")(
+        _ptr(bases), _ptr(scalars), n, c, windows, run_bits, chunk, _ptr(out))
     return out

@@ -1,6 +1,10 @@
 // Host (g++) build of the kernel headers, for tests on machines without a GPU: thin
 // extern "C" loops over arrays of raw limbs, one entry per operation.
+#include <cstddef>
+#include <vector>
+
 #include "curve.cuh"
+#include "msm_buckets.cuh"
 #include "msm_scalar.cuh"
 
 namespace {
@@ -54,6 +58,77 @@ int point_apply(int op, const uint64_t* a, const uint64_t* b, uint64_t* out, lon
     return 0;
 }
 
+// The MSM's bucket phase on the CPU with msm_buckets.cuh's per-thread functions, run for
+// every thread index in turn: counting sort of the signed digits (PAD-keyed slots to
+// n * windows, as on the device), bucket levels until one chunk remains, reduce_segments,
+// then a plain sum of each window's runs. Writes the XYZZ window sums (Montgomery form).
+template <class F>
+void msm_window_sums(const uint64_t* bases_std, const uint64_t* scalars, long n, int c,
+                     int windows, int run_bits, int chunk, uint64_t* out) {
+    const int stride = 4 * F::WORDS, bucket_bits = c - 1;
+    const uint32_t keys_total = (uint32_t)windows << bucket_bits;
+    std::vector<uint64_t> bases(bases_std, bases_std + n * 2 * F::WORDS);
+    for (long i = 0; i < n; i++)
+        affine_t<F>::load(&bases[i * 2 * F::WORDS]).to_mont().store(&bases[i * 2 * F::WORDS]);
+
+    std::vector<uint32_t> count(keys_total + 1, 0), entry_of, key_of;
+    for (long i = 0; i < n; i++) {
+        scalar_t s = scalar_t::load(scalars + 4 * i);
+        s.reduce();
+        uint32_t carry = 0;
+        for (int w = 0; w < windows; w++) {
+            int d = signed_digit(s, w, c, carry);
+            if (d == 0) continue;
+            key_of.push_back(((uint32_t)w << bucket_bits) + (d < 0 ? -d : d) - 1);
+            entry_of.push_back((uint32_t)i | (d < 0 ? 0x80000000u : 0u));
+            count[key_of.back() + 1]++;
+        }
+    }
+    for (uint32_t k = 0; k < keys_total; k++) count[k + 1] += count[k];
+    uint32_t len = (uint32_t)(n * windows);
+    std::vector<uint32_t> entries(len, 0), keys(len, MSM_PAD_KEY);
+    for (std::size_t j = 0; j < key_of.size(); j++) {
+        uint32_t slot = count[key_of[j]]++;
+        entries[slot] = entry_of[j];
+        keys[slot] = key_of[j];
+    }
+
+    std::vector<uint64_t> buckets((std::size_t)keys_total * stride, 0), points;
+    bool first_level = true;
+    while (true) {
+        uint32_t chunks = (len + chunk - 1) / chunk;
+        std::vector<uint64_t> next_points((std::size_t)2 * chunks * stride);
+        std::vector<uint32_t> next_keys(2 * chunks);
+        for (uint32_t t = 0; t < chunks; t++) {
+            if (first_level) {
+                affine_entries<F> source = {bases.data(), entries.data()};
+                bucket_level<F>(t, source, keys.data(), len, chunk, buckets.data(),
+                                next_points.data(), next_keys.data());
+            } else {
+                xyzz_partials<F> source = {points.data()};
+                bucket_level<F>(t, source, keys.data(), len, chunk, buckets.data(),
+                                next_points.data(), next_keys.data());
+            }
+        }
+        if (chunks == 1) break;
+        points.swap(next_points);
+        keys.swap(next_keys);
+        len = 2 * chunks;
+        first_level = false;
+    }
+
+    uint32_t runs_per_window = 1u << (bucket_bits - run_bits), runs = windows * runs_per_window;
+    std::vector<uint64_t> run_sums((std::size_t)runs * stride);
+    for (uint32_t t = 0; t < runs; t++)
+        reduce_segments<F>(t, buckets.data(), bucket_bits, run_bits, runs, run_sums.data());
+    for (int w = 0; w < windows; w++) {
+        xyzz_t<F> acc = xyzz_t<F>::infinity();
+        for (uint32_t j = 0; j < runs_per_window; j++)
+            acc += xyzz_t<F>::load(&run_sums[((std::size_t)w * runs_per_window + j) * stride]);
+        acc.store(out + (std::size_t)w * stride);
+    }
+}
+
 }  // namespace
 
 extern "C" {
@@ -79,6 +154,15 @@ void signed_digits(const uint64_t* scalars, long n, int c, int windows, int32_t*
         uint32_t carry = 0;
         for (int w = 0; w < windows; w++) out[i * windows + w] = signed_digit(s, w, c, carry);
     }
+}
+
+void msm_window_sums_g1(const uint64_t* bases, const uint64_t* scalars, long n, int c,
+                        int windows, int run_bits, int chunk, uint64_t* out) {
+    msm_window_sums<fq_t>(bases, scalars, n, c, windows, run_bits, chunk, out);
+}
+void msm_window_sums_g2(const uint64_t* bases, const uint64_t* scalars, long n, int c,
+                        int windows, int run_bits, int chunk, uint64_t* out) {
+    msm_window_sums<fq2_t>(bases, scalars, n, c, windows, run_bits, chunk, out);
 }
 
 int fq2_apply(int op, const uint64_t* a, const uint64_t* b, uint64_t* out, long n) {

@@ -1,0 +1,113 @@
+// Per-thread steps of the MSM's bucket phase (kernels in msm.cu), written as host/device
+// functions of the thread index so that gpu/hostlib runs the very same logic on the CPU.
+#pragma once
+#include "curve.cuh"
+
+// Index of the highest set bit (0 for k <= 1).
+static FIELD_FN int top_bit(uint32_t k) {
+#ifdef __CUDA_ARCH__
+    return 31 - __clz(k | 1);
+#else
+    return 31 - __builtin_clz(k | 1);
+#endif
+}
+
+// Bucket sums by levels, so that no thread's work depends on how the digits fall (a
+// witness full of 0s and 1s puts half of all points into one bucket). A level reads a list
+// of (key, point) sorted by key and gives each thread a chunk of CHUNK consecutive slots.
+// A run of one key that lies wholly inside the chunk is that bucket's final sum: it is
+// stored (if not infinity) into the zero-initialised buckets. The chunk's first run, if
+// its key continues from the previous chunk, and its last run, if it continues into the
+// next, are emitted instead as slots 2t and 2t + 1 of the next level's list (infinity,
+// keyed like their neighbours, where there is nothing to pass on), which stays sorted.
+// Each level shrinks the list CHUNK/2-fold; the host repeats until one chunk holds it all.
+// Level 0 reads affine bases through the sorted entries (index | sign << 31); later
+// levels read XYZZ partial sums. Slots with key MSM_PAD_KEY (past the digits' end) are
+// skipped.
+#define MSM_PAD_KEY 0xffffffffu
+#define MSM_NO_KEY 0xfffffffeu  // neighbour of the list's ends: equals no key
+
+template <class F>
+struct affine_entries {
+    const uint64_t* bases;
+    const uint32_t* entries;
+    FIELD_FN xyzz_t<F> add(const xyzz_t<F>& acc, uint32_t slot) const {
+        uint32_t e = entries[slot];
+        affine_t<F> p = affine_t<F>::load(bases + (uint64_t)(e & 0x7fffffffu) * 2 * F::WORDS);
+        return acc.add_affine((e >> 31) ? -p : p);
+    }
+};
+
+template <class F>
+struct xyzz_partials {
+    const uint64_t* points;
+    FIELD_FN xyzz_t<F> add(const xyzz_t<F>& acc, uint32_t slot) const {
+        return acc + xyzz_t<F>::load(points + (uint64_t)slot * 4 * F::WORDS);
+    }
+};
+
+template <class F, class Source>
+FIELD_FN void bucket_level(uint32_t t, Source source, const uint32_t* keys, uint32_t len,
+                           uint32_t chunk, uint64_t* buckets, uint64_t* next_points,
+                           uint32_t* next_keys) {
+    const uint32_t stride = 4 * F::WORDS;
+    uint32_t start = t * chunk;
+    if (start >= len) return;
+    uint32_t end = start + chunk < len ? start + chunk : len;
+    uint32_t before = start > 0 ? keys[start - 1] : MSM_NO_KEY;
+    uint32_t after = end < len ? keys[end] : MSM_NO_KEY;
+    uint64_t* head = next_points + (uint64_t)(2 * t) * stride;
+    uint64_t* tail = head + stride;
+    next_keys[2 * t] = keys[start];
+    next_keys[2 * t + 1] = keys[end - 1];
+    xyzz_t<F>::infinity().store(tail);
+
+    uint32_t run_key = keys[start];
+    bool first = true;
+    xyzz_t<F> acc = xyzz_t<F>::infinity();
+    for (uint32_t s = start;; s++) {
+        uint32_t key = s < end ? keys[s] : MSM_NO_KEY;
+        if (key != run_key) {  // the run of run_key ends at s
+            bool open_start = first && before == run_key;
+            bool open_end = s == end && after == run_key;
+            if (first) (open_start ? acc : xyzz_t<F>::infinity()).store(head);
+            if (open_end && !open_start) acc.store(tail);
+            if (!open_start && !open_end && run_key != MSM_PAD_KEY && !acc.is_inf())
+                acc.store(buckets + (uint64_t)run_key * stride);
+            if (s == end) break;
+            first = false;
+            run_key = key;
+            acc = xyzz_t<F>::infinity();
+        }
+        if (key != MSM_PAD_KEY) acc = source.add(acc, s);
+    }
+}
+
+// Thread (window w, run j) over buckets jL .. jL + L - 1 of window w computes the run's
+// share sum_k (jL + k + 1) * bucket_{jL+k} of the window sum. Only one point is ever live
+// in registers (G2 points are 96 registers each): a first pass turns the run's buckets
+// into suffix sums S_k in place, then jL * S_0 (double-and-add, S_0 re-read from memory)
+// plus sum_k S_k gives the share.
+template <class F>
+FIELD_FN void reduce_segments(uint32_t t, uint64_t* buckets, uint32_t bucket_bits,
+                              uint32_t run_bits, uint32_t runs_total, uint64_t* run_sums) {
+    const uint32_t stride = 4 * F::WORDS;
+    if (t >= runs_total) return;
+    uint32_t runs_per_window = 1u << (bucket_bits - run_bits);
+    uint32_t w = t / runs_per_window, j = t % runs_per_window;
+    int len = 1 << run_bits;
+    uint64_t* run = buckets + (((uint64_t)w << bucket_bits) + ((uint64_t)j << run_bits)) * stride;
+    xyzz_t<F> acc = xyzz_t<F>::infinity();
+    for (int k = len - 1; k >= 0; k--) {
+        acc += xyzz_t<F>::load(run + (uint64_t)k * stride);
+        acc.store(run + (uint64_t)k * stride);
+    }
+    uint32_t offset = j << run_bits;
+    acc = xyzz_t<F>::infinity();
+    for (int bit = top_bit(offset); bit >= 0; bit--) {
+        acc = acc.dbl();
+        if ((offset >> bit) & 1) acc += xyzz_t<F>::load(run);
+    }
+    for (int k = 0; k < len; k++) acc += xyzz_t<F>::load(run + (uint64_t)k * stride);
+    acc.store(run_sums + (uint64_t)t * stride);
+}
