@@ -61,10 +61,12 @@ class GpuFixedBase:
         if scalars.dtype != np.uint64 or scalars.ndim != 2 or scalars.shape[1] != 4:
             raise ValueError(f"scalars: expected (n, 4) uint64 limbs, got {scalars.shape} {scalars.dtype}")
         n = scalars.shape[0]
+        if n >= 1 << 31:
+            raise ValueError(f"scalars: {n} exceeds the 2^31 points one launch writes")
         words = FIELD_WORDS[group]
+        shape = (n, 2, 6) if group == 1 else (n, 2, 2, 6)
         if n == 0:
-            return PointArray(group, np.zeros((0, 2) + ((2,) if group == 2 else ()) + (6,), np.uint64),
-                              np.zeros(0, dtype=bool))
+            return PointArray(group, np.zeros(shape, dtype=np.uint64), np.zeros(0, dtype=bool))
         table = self._table(group)
         try:
             with cupy.cuda.Device(table.device_id):
@@ -75,5 +77,4 @@ class GpuFixedBase:
                 xy = out.get()
         except cupy.cuda.memory.OutOfMemoryError as exc:
             raise DeviceMemoryError(f"fixed-base multiplication of {n} G{group} points: {exc}") from exc
-        shape = (n, 2, 6) if group == 1 else (n, 2, 2, 6)
         return PointArray(group, xy.reshape(shape), ~xy.any(axis=1))

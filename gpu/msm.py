@@ -96,7 +96,8 @@ class MsmBases:
         self.group = points.group
         self.words = FIELD_WORDS[points.group]
         self.device_id = cupy.cuda.Device().id
-        host = np.ascontiguousarray(points.xy, dtype=np.uint64).reshape(len(points), 2 * self.words)
+        host = np.array(points.xy, dtype=np.uint64).reshape(len(points), 2 * self.words)
+        host[points.inf] = 0  # the kernels' infinity marker, whatever the masked rows held
         stream = stream or cupy.cuda.get_current_stream()
         try:
             with stream:
@@ -141,8 +142,8 @@ def _check_scalars(bases: MsmBases, scalars, cupy) -> int:
     n = scalars.shape[0]
     if n > len(bases):
         raise ValueError(f"scalars: {n} scalars for {len(bases)} bases")
-    if n >= 1 << 31:
-        raise ValueError(f"scalars: {n} exceeds the 2^31 points one MSM indexes")
+    if n >= 1 << 31 or n * plan(n).windows >= 1 << 32:
+        raise ValueError(f"scalars: {n} exceeds what one MSM indexes (31-bit points, 32-bit digits)")
     return n
 
 
