@@ -330,7 +330,8 @@ def main(argv: list[str] | None = None) -> int:
     cupy = _cupy()
     stream = cupy.cuda.Stream(non_blocking=True)
     fixed = GpuFixedBase()
-    report = {"device": cupy.cuda.runtime.getDeviceProperties(0)["name"].decode(), "reps": args.reps}
+    device = cupy.cuda.Device().id
+    report = {"device": cupy.cuda.runtime.getDeviceProperties(device)["name"].decode(), "reps": args.reps}
     for group, text in ((1, args.g1), (2, args.g2)):
         logs = [int(v) for v in text.split(",") if v]
         if not logs:
