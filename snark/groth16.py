@@ -20,9 +20,10 @@ from typing import Any, Protocol
 import numpy as np
 
 from snark.backend import ProverBackend
-from snark.curve import GT, G1Point, G2Point, PointArray, Scalar, scalars_from_ints
+from snark.curve import (GT, G1Point, G2Point, PointArray, Scalar, scalars_from_ints,
+                         scalars_from_limbs)
 from snark.domain import Domain, batch_inverse, powers, sparse_transposed_matvec
-from snark.fields import FR_MODULUS
+from snark.fields import FR_MODULUS, fr_to_limbs
 from snark.keys import ProvingKey, VerifyingKey
 from snark.proof import Proof
 from snark.r1cs import R1CS
@@ -32,7 +33,8 @@ R = FR_MODULUS
 
 # -- setup -------------------------------------------------------------------------------
 class FixedBaseMul(Protocol):
-    """Batch k·G for the generators; ``gpu.fixed_base`` implements this for large keys."""
+    """Batch k·G for the generators, k as standard-form Fr limbs ``(n, 4)`` (the rule of
+    ``snark.fields``); ``gpu.fixed_base.GpuFixedBase`` implements this for large keys."""
 
     def mul_g1(self, scalars: np.ndarray) -> PointArray: ...
 
@@ -50,8 +52,9 @@ class CpuFixedBase:
 
     @staticmethod
     def _mul(generator, identity, scalars: np.ndarray) -> PointArray:
-        points = [generator * s if int(k) else identity
-                  for k, s in zip(scalars, scalars_from_ints(scalars))]
+        nonzero = scalars.any(axis=1)
+        points = [generator * s if k else identity
+                  for k, s in zip(nonzero, scalars_from_limbs(scalars))]
         return PointArray.from_points(points)
 
 
@@ -81,16 +84,18 @@ def setup(r1cs: R1CS, *, fixed_base: FixedBaseMul | None = None) -> ProvingKey:
     z_over_delta = (pow(tau, domain.n, R) - 1) * delta_inv % R
     ni = r1cs.num_inputs
 
-    ic = fixed_base.mul_g1(combined[:ni] * gamma_inv % R).to_points()
+    ic = fixed_base.mul_g1(fr_to_limbs(combined[:ni] * gamma_inv % R)).to_points()
     g1, g2 = G1Point(), G2Point()
     alpha_g1, beta_g1, delta_g1 = (g1 * Scalar(k) for k in (alpha, beta, delta))
     beta_g2, gamma_g2, delta_g2 = (g2 * Scalar(k) for k in (beta, gamma, delta))
     vk = VerifyingKey(r1cs.circuit_id(), alpha_g1, beta_g2, gamma_g2, delta_g2, ic)
+    a_limbs, b_limbs = fr_to_limbs(a), fr_to_limbs(b)
     return ProvingKey(
         r1cs=r1cs, vk=vk, beta_g1=beta_g1, delta_g1=delta_g1,
-        a_g1=fixed_base.mul_g1(a), b_g1=fixed_base.mul_g1(b), b_g2=fixed_base.mul_g2(b),
-        l_g1=fixed_base.mul_g1(combined[ni:] * delta_inv % R),
-        h_g1=fixed_base.mul_g1(powers(tau, domain.n - 1) * z_over_delta % R),
+        a_g1=fixed_base.mul_g1(a_limbs), b_g1=fixed_base.mul_g1(b_limbs),
+        b_g2=fixed_base.mul_g2(b_limbs),
+        l_g1=fixed_base.mul_g1(fr_to_limbs(combined[ni:] * delta_inv % R)),
+        h_g1=fixed_base.mul_g1(fr_to_limbs(powers(tau, domain.n - 1) * z_over_delta % R)),
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 
 from snark import groth16
@@ -158,3 +159,17 @@ def test_load_or_setup_caches_by_circuit_id(tmp_path, circuit):
     second = load_or_setup(r1cs, tmp_path)
     assert first.vk.to_json() == second.vk.to_json()
     assert [p.name for p in tmp_path.iterdir()] == [r1cs.circuit_id()]
+
+
+def test_setup_hands_fixed_base_standard_form_limbs(circuit):
+    """The seam GPU setup plugs into: every batch is (n, 4) uint64 limbs, values < r."""
+    from snark.fields import is_canonical
+
+    class Checked(groth16.CpuFixedBase):
+        def _mul(self, generator, identity, scalars):
+            assert scalars.dtype == np.uint64 and scalars.ndim == 2 and scalars.shape[1] == 4
+            assert is_canonical(scalars, R).all()
+            return super()._mul(generator, identity, scalars)
+
+    key = groth16.setup(circuit.compile(), fixed_base=Checked())
+    assert groth16.verify(key.vk, circuit.public_inputs(), groth16.prove(key, circuit.witness()))
