@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Union
 
 import numpy as np
 
@@ -24,7 +23,6 @@ R = FR_MODULUS
 ONE = 0
 
 LC = dict[int, int]
-Term = Union[int, LC, "LinearCombination"]
 
 
 def lc(*terms: tuple[int, int]) -> LC:

@@ -8,7 +8,6 @@ other commands need a cluster that outlives them.
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Callable
 from contextlib import contextmanager
@@ -21,7 +20,8 @@ import redis
 
 from client.api import Client, JobError, JobNotFound
 from client.batch import Outcome, Summary, run_batch
-from client.commands.local import BadInput, write_atomic
+from client.commands.common import JSON_OPTION, BadInput, reports
+from client.commands.local import write_atomic
 from client.intake import INTAKE_STREAM, Intake
 from client.local_cluster import Cluster, ClusterError, open_cluster
 from config.settings import SettingsError, get_settings
@@ -35,26 +35,13 @@ from tasks.submission import SubmitError
 _ERRORS = (SubmitError, JobNotFound, JobError, ClusterError, SettingsError, C1Error, OSError,
            TimeoutError, redis.RedisError, kombu.exceptions.OperationalError)
 
-JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="print JSON for scripts")
 TYPE_OPTION = click.option("--type", "proof_type", type=click.Choice(sorted(PROOF_TYPES)),
                            default="porep", show_default=True, help="proof type")
 PRIORITY_OPTION = click.option("--priority", type=click.Choice(list(PRIORITIES)),
                                default="normal", show_default=True)
 
 
-def one_line_errors(command: Callable) -> Callable:
-    """Known failures become one line and exit code 2, never a traceback."""
-
-    @functools.wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return command(*args, **kwargs)
-        except _ERRORS as exc:
-            text = f"{exc.filename}: {exc.strerror}" if isinstance(exc, OSError) and \
-                exc.filename else str(exc)
-            raise BadInput(" ".join(text.split())) from None
-
-    return wrapper
+one_line_errors = reports(*_ERRORS)
 
 
 @contextmanager

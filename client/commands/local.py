@@ -8,7 +8,6 @@ command leaves nothing behind. Progress bars go to stderr and ``--json`` results
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import platform
@@ -18,13 +17,14 @@ import time
 from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 import click
 from rich.console import Console
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn,
                            TimeElapsedColumn)
 
+from client.commands.common import JSON_OPTION, BadInput, reports
 from config.settings import SettingsError, get_settings
 from snark.backend import BackendUnavailable, ProverBackend
 from snark.cpu_backend import CpuBackend
@@ -39,32 +39,11 @@ from snark.proof import ProofFormatError
 BAD_INPUT_ERRORS = (C1Error, ProofFormatError, KeyFileError, SettingsError, BackendUnavailable,
                     OSError)
 
-JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="print a JSON result for scripts")
 C1_OPTION = click.option("--c1", "c1_path", required=True, type=click.Path(dir_okay=False),
                          help="C1 JSON file (from proofq seal)")
 
 
-class BadInput(click.ClickException):
-    exit_code = 2
-
-
-def reports_bad_input(command: Callable) -> Callable:
-    """Turn the known input errors into ``BadInput`` (one line, exit code 2)."""
-
-    @functools.wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return command(*args, **kwargs)
-        except BAD_INPUT_ERRORS as exc:
-            raise BadInput(_one_line(exc)) from None
-
-    return wrapper
-
-
-def _one_line(exc: BaseException) -> str:
-    if isinstance(exc, OSError) and exc.filename:
-        return f"{exc.filename}: {exc.strerror or exc}"
-    return " ".join(str(exc).split())
+reports_bad_input = reports(*BAD_INPUT_ERRORS)
 
 
 # -- files --------------------------------------------------------------------------------
