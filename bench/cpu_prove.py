@@ -23,7 +23,6 @@ import datetime as dt
 import json
 import os
 import platform
-import subprocess
 import sys
 import tempfile
 import time
@@ -37,7 +36,11 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from snark import groth16
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.provenance import commit  # noqa: E402
+from snark import groth16  # noqa: E402
 from snark.cpu_backend import CpuBackend
 from snark.porep.circuit import challenges_for, constraints_estimate, public_inputs, synthesize
 from snark.porep.prove import load_or_setup_key
@@ -165,14 +168,6 @@ def machine() -> dict[str, Any]:
     return {"host": platform.node(), "cpu": cpu, "cores": os.cpu_count(),
             "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
             "python": platform.python_version(), "platform": platform.platform()}
-
-
-def commit() -> str | None:
-    try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
-                              check=True, cwd=Path(__file__).parent).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return None
 
 
 def table(rows: list[dict[str, Any]]) -> Table:

@@ -4,7 +4,8 @@
 #   tests    pytest -m gpu (the GPU test files)
 #   bench    bench/gpu_bench.py (JSON result to $OUT)
 #   overlap  bench/worker_overlap.py
-# Extra arguments for a stage go in BENCH_ARGS / PYTEST_ARGS / OVERLAP_ARGS.
+# Extra arguments for a stage go in BENCH_ARGS / PYTEST_ARGS / OVERLAP_ARGS. The copy of the
+# tree on the device has no .git: pass PROOFQ_COMMIT=<hash> so the JSON records the commit.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-bench/results}"

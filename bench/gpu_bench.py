@@ -25,9 +25,7 @@ import argparse
 import datetime as dt
 import importlib
 import json
-import os
 import statistics
-import subprocess
 import sys
 import time
 import traceback
@@ -37,6 +35,8 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench.provenance import commit  # noqa: E402
 
 import cupy  # noqa: E402
 
@@ -231,16 +231,6 @@ def log_range(text: str) -> list[int]:
         lo, hi = text.split(":")
         return list(range(int(lo), int(hi) + 1))
     return [int(v) for v in text.split(",")]
-
-
-def commit() -> str:
-    if os.environ.get("PROOFQ_COMMIT"):
-        return os.environ["PROOFQ_COMMIT"]
-    try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
-                              text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 def table(result: dict) -> str:

@@ -48,6 +48,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.provenance import commit  # noqa: E402
+
 import redis  # noqa: E402
 
 from client.embedded import EmbeddedRedis  # noqa: E402
@@ -206,14 +208,6 @@ def _ints(text: str) -> list[int]:
     return [int(x) for x in text.split(",") if x.strip()]
 
 
-def _commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
-                              text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--backend", choices=("gpu", "cpu"), default="gpu")
@@ -240,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
         """Rewritten after every run, so a run cut short by a time limit still reports."""
         path.write_text(json.dumps({
             "bench": "worker_overlap", "backend": args.backend, "host": platform.node(),
-            "cpus": os.cpu_count(), "commit": _commit(), "argv": sys.argv[1:],
+            "cpus": os.cpu_count(), "commit": commit(), "argv": sys.argv[1:],
             "sector_size": SECTOR, "keys": keys, "runs": rows, "table": table(rows)},
             indent=1))
 
