@@ -72,6 +72,12 @@ class _LeaseRenewal:
         self.lock.reacquire()
 
 
+def setup_lock(client: redis.Redis, circuit_id: str, lease_s: float) -> redis.lock.Lock:
+    """The per-circuit setup lock.  Its token is shared across threads: redis-py keeps it
+    thread-local by default, and then the heartbeat thread could not renew the lease."""
+    return client.lock(f"proofq:setup:{circuit_id}", timeout=lease_s, thread_local=False)
+
+
 def _ensure_key(store: JobStore, kind: ProofType, job_input: Any) -> None:
     """Set up a missing key once: jobs of the same new circuit wait for the first setup.
 
@@ -82,8 +88,7 @@ def _ensure_key(store: JobStore, kind: ProofType, job_input: Any) -> None:
     settings = get_settings()
     if kind.has_key(job_input, settings.params_dir):
         return
-    lock = store.redis.lock(f"proofq:setup:{kind.circuit_id(job_input)}",
-                            timeout=settings.lock_lease_s)
+    lock = setup_lock(store.redis, kind.circuit_id(job_input), settings.lock_lease_s)
     with lock:
         heartbeat = Heartbeat(settings.heartbeat_s, name="proofq-setup-lease")
         heartbeat.register(_LeaseRenewal(lock))

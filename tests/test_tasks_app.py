@@ -54,3 +54,32 @@ def test_the_app_registers_the_task_graph_and_the_gpu_option():
     assert {"proofq.submit", "proofq.prove_partition"} <= set(tasks.app.tasks)
     assert any(o.name == "gpu" for o in tasks.app.user_options["worker"])
     assert create_app(load_settings(redis_url="redis://x:1/0")).conf.broker_url == "redis://x:1/0"
+
+
+def test_the_setup_lock_lease_is_renewed_from_the_heartbeat_thread(redis_url):
+    # A setup outlives its lease; the heartbeat (another thread) must be able to renew it,
+    # else a second setup starts and the first one's release fails its job.
+    import threading
+
+    import redis
+
+    from tasks.pipeline import _LeaseRenewal, setup_lock
+
+    client = redis.Redis.from_url(redis_url)
+    lock = setup_lock(client, "c" * 32, lease_s=60)
+    assert lock.acquire(blocking=False)
+    client.pexpire(lock.name, 1000)
+    errors = []
+
+    def renew():
+        try:
+            _LeaseRenewal(lock).renew()
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    thread = threading.Thread(target=renew)
+    thread.start()
+    thread.join()
+    assert errors == []
+    assert client.pttl(lock.name) > 1000
+    lock.release()
