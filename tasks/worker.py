@@ -31,7 +31,6 @@ class _Binding:
 
     gpu: int | None = None
     node_name: str | None = None
-    launcher_devices: str | None = None  # CUDA_VISIBLE_DEVICES before --gpu pinned it
 
 
 class GpuBinding(bootsteps.Step):
@@ -40,7 +39,6 @@ class GpuBinding(bootsteps.Step):
     def __init__(self, worker, gpu: int | None = None, **options) -> None:
         super().__init__(worker, **options)
         if gpu is not None:
-            _Binding.launcher_devices = os.environ.get("CUDA_VISIBLE_DEVICES")
             pin_process(gpu)
             if worker.hostname == default_nodename(None):
                 worker.hostname = host_format(f"gpu{gpu}@%h")
@@ -64,21 +62,12 @@ def runtime():
         from workers.runtime import WorkerRuntime
 
         settings = get_settings()
+        # The pool process inherited the parent's pin; the runtime's own pin_process(N)
+        # recognises it and leaves CUDA_VISIBLE_DEVICES as it is.
         name = f"{_Binding.node_name or default_nodename(None)}/{os.getpid()}"
-        if _Binding.gpu is not None:
-            # The runtime pins GPU N itself, relative to the launcher's device list: hand
-            # it that list back (CUDA has not started in this process, so nothing changes).
-            _restore_env("CUDA_VISIBLE_DEVICES", _Binding.launcher_devices)
         _Runtime.current = WorkerRuntime.start(redis_url=redis_url(settings), gpu=_Binding.gpu,
                                                settings=settings, worker_name=name)
     return _Runtime.current
-
-
-def _restore_env(name: str, value: str | None) -> None:
-    if value is None:
-        os.environ.pop(name, None)
-    else:
-        os.environ[name] = value
 
 
 @signals.worker_process_init.connect
