@@ -71,14 +71,14 @@ class Intake:
                                           count=self.batch, block=self.block_ms)
             entries = [entry for _, stream_entries in reply for entry in stream_entries]
         for entry_id, fields in entries:
-            self._handle(entry_id.decode(), {k.decode(): v.decode() for k, v in fields.items()})
+            self._handle(entry_id.decode(), _text_fields(fields))
         return len(entries)
 
     def run(self, should_stop: Callable[[], bool]) -> None:
         while not should_stop():
             self.process_once()
 
-    def _handle(self, entry_id: str, fields: dict[str, str]) -> None:
+    def _handle(self, entry_id: str, fields: dict[str, str | bytes]) -> None:
         job_id = fields.get("job") or f"intake-{entry_id}"
         try:
             self.client.submit(fields.get("c1", ""), job_id=job_id,
@@ -90,3 +90,14 @@ class Intake:
                                              "error": str(exc), "entry": entry_id},
                             maxlen=self.client.store.results_maxlen, approximate=True)
         self.redis.xack(INTAKE_STREAM, GROUP, entry_id)
+
+
+def _text_fields(raw: dict[bytes, bytes]) -> dict[str, str | bytes]:
+    """Field names and the short fields as text; ``c1`` stays bytes for the C1 parser.
+
+    Bytes that are not UTF-8 become U+FFFD, which the job id and name checks then refuse
+    with one line: a request is always answered, never left pending to crash every intake
+    process that reclaims it.
+    """
+    fields = {k.decode(errors="replace"): v for k, v in raw.items()}
+    return {k: v if k == "c1" else v.decode(errors="replace") for k, v in fields.items()}

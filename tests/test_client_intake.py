@@ -67,3 +67,19 @@ def test_a_request_read_by_a_crashed_consumer_is_reclaimed_once(client):
     [job] = _intake_jobs(client)
     assert client.status(job).status == "queued"
     assert _queued_messages(client) == 1
+
+
+def test_bytes_that_are_not_utf8_are_refused_not_left_pending(client):
+    # Before: decoding raised in process_once, the entry stayed pending and crashed every
+    # intake process that reclaimed it.
+    r = client.store.redis
+    intake = Intake(client, name="a", block_s=0.1)
+    r.xadd(INTAKE_STREAM, {"job": b"bad\xff", "c1": seal(2048, 1, 1).to_json()})
+    r.xadd(INTAKE_STREAM, {"job": "garbled", "c1": b"{\"format\": \"\xff\xfe\"}"})
+    assert intake.process_once() == 2
+    rejected = [f for _, f in r.xrange(RESULTS_STREAM)]
+    assert [f[b"status"] for f in rejected] == [b"rejected", b"rejected"]
+    assert rejected[0][b"error"].startswith(b"job_id: ")
+    assert rejected[1][b"job"] == b"garbled" and rejected[1][b"error"].startswith(b"c1")
+    assert client.store.state("garbled") is None
+    assert r.xpending(INTAKE_STREAM, GROUP)["pending"] == 0
