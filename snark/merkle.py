@@ -11,23 +11,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from snark.fields import FR_MODULUS, is_canonical, limbs_to_object
+from snark.fields import FR_MODULUS
 from snark.poseidon import hash2, hash2_many, poseidon_hash2_gadget
+from snark.poseidon.hashing import fr_words
 from snark.r1cs import LC, ConstraintSystem, as_lc, lc_add
 
 
 def _leaf_words(leaves: np.ndarray | Sequence[int]) -> np.ndarray:
-    if isinstance(leaves, np.ndarray) and leaves.dtype == np.uint64:
-        if leaves.ndim != 2 or leaves.shape[1] != 4:
-            raise ValueError(f"leaves must be Fr limbs of shape (n, 4), got {leaves.shape}")
-        bad = np.flatnonzero(~is_canonical(leaves, FR_MODULUS))
-        words = limbs_to_object(leaves)
-    else:
-        words = np.empty(len(leaves), dtype=object)
-        words[:] = [int(v) for v in leaves]
-        bad = np.flatnonzero((words < 0) | (words >= FR_MODULUS))
-    if bad.size:
-        raise ValueError(f"leaves[{bad[0]}] is not a reduced Fr element")
+    words = fr_words(leaves, "leaves")
     n = len(words)
     if n == 0 or n & (n - 1):
         raise ValueError(f"a Merkle tree needs a power-of-two number of leaves, got {n}")

@@ -27,23 +27,29 @@ def hash2(x: int, y: int) -> int:
     return permute_words([0, _check_int(x, "x"), _check_int(y, "y")])[0]
 
 
-def _as_words(values: int | np.ndarray | Sequence[int], name: str) -> tuple[Words, bool]:
-    """An int, or an object array of ints; the flag says the caller passed Fr limbs."""
-    if isinstance(values, (int, np.integer)):
-        return _check_int(values, name), False
+def fr_words(values: np.ndarray | Sequence[int], name: str) -> np.ndarray:
+    """A vector of reduced Fr elements — limbs ``(n, 4)`` or ints — as an object array of
+    ints (what a batched hash computes on); ``ValueError`` naming ``name[i]`` otherwise."""
     if isinstance(values, np.ndarray) and values.dtype == np.uint64:
         if values.ndim != 2 or values.shape[1] != 4:
             raise ValueError(f"{name} must be Fr limbs of shape (n, 4), got {values.shape}")
         bad = np.flatnonzero(~is_canonical(values, FR_MODULUS))
-        if bad.size:
-            raise ValueError(f"{name}[{bad[0]}] is not a reduced Fr element")
-        return limbs_to_object(values), True
-    words = np.empty(len(values), dtype=object)
-    words[:] = [int(v) for v in values]
-    bad = np.flatnonzero((words < 0) | (words >= FR_MODULUS))
+        words = limbs_to_object(values)
+    else:
+        words = np.empty(len(values), dtype=object)
+        words[:] = [int(v) for v in values]
+        bad = np.flatnonzero((words < 0) | (words >= FR_MODULUS))
     if bad.size:
         raise ValueError(f"{name}[{bad[0]}] is not a reduced Fr element")
-    return words, False
+    return words
+
+
+def _as_words(values: int | np.ndarray | Sequence[int], name: str) -> tuple[Words, bool]:
+    """An int, or an object array of ints; the flag says the caller passed Fr limbs."""
+    if isinstance(values, (int, np.integer)):
+        return _check_int(values, name), False
+    is_limbs = isinstance(values, np.ndarray) and values.dtype == np.uint64
+    return fr_words(values, name), is_limbs
 
 
 def hash2_many(xs: int | np.ndarray | Sequence[int],
