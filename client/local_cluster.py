@@ -11,7 +11,6 @@ exception stops the worker at once instead of letting it finish its tasks.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -148,11 +147,12 @@ def local_cluster(settings: Settings | None = None, *, start_timeout_s: float = 
     """Start Redis and a worker, yield them, stop both (also on Ctrl-C)."""
     settings = settings or get_settings()
     gpu = choose_gpu(settings)
-    log_dir = Path(tempfile.mkdtemp(prefix="proofq-local-"))
-    with EmbeddedRedis() as server:
+    with tempfile.TemporaryDirectory(prefix="proofq-local-",
+                                     ignore_cleanup_errors=True) as log_dir, \
+            EmbeddedRedis() as server:
         settings = settings.model_copy(update={"redis_url": server.url})
         worker = WorkerProcess(server.url, worker_command(
-            gpu=gpu, concurrency=settings.workers_per_gpu), log_dir=log_dir,
+            gpu=gpu, concurrency=settings.workers_per_gpu), log_dir=Path(log_dir),
             env=settings_env(settings))
         app = create_app(settings)
         graceful = False
@@ -163,7 +163,6 @@ def local_cluster(settings: Settings | None = None, *, start_timeout_s: float = 
         finally:
             worker.stop(graceful=graceful)
             app.close()
-            shutil.rmtree(log_dir, ignore_errors=True)
 
 
 @contextmanager
