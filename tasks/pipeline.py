@@ -33,14 +33,18 @@ def job_store() -> JobStore:
                     results_maxlen=settings.results_maxlen)
 
 
+class JobEnded(LookupError):
+    """The job ended (cancelled or failed) after this task was sent: its input is gone."""
+
+
 @functools.lru_cache(maxsize=4)
 def job_input(job_id: str) -> Any:
     """The parsed input of a job; a process proving several partitions parses it once."""
     store = job_store()
-    raw = store.input_json(job_id)
-    if raw is None:
-        raise LookupError(f"job {job_id}: input is gone (the job has ended)")
-    return proof_type(store.state(job_id).proof_type).parse(raw)
+    raw, state = store.input_json(job_id), store.state(job_id)
+    if raw is None or state is None:
+        raise JobEnded(f"job {job_id}: input is gone (the job has ended)")
+    return proof_type(state.proof_type).parse(raw)
 
 
 @app.task(name="proofq.submit", bind=True)
@@ -117,6 +121,10 @@ def prove_partition(self: Task, job_id: str, partition: int,
                                      f"{attempt} attempts")
     if outcome != "run":
         return {"job": job_id, "partition": partition, "outcome": outcome}
+    try:
+        c1 = job_input(job_id)
+    except JobEnded:  # cancelled between begin_partition and here: nothing to prove
+        return {"job": job_id, "partition": partition, "outcome": "abandoned"}
 
     def progress(phase: str, info: dict) -> None:
         """Flower's view of the partition: a ``task-progress`` event per phase."""
@@ -126,7 +134,7 @@ def prove_partition(self: Task, job_id: str, partition: int,
 
     try:
         proof = runtime().prove_partition(job_id=job_id, partition=partition,
-                                          c1=job_input(job_id), progress=progress,
+                                          c1=c1, progress=progress,
                                           cancelled=lambda: not store.is_active(job_id),
                                           queued_at=queued_at)
     except PartitionCancelled:
@@ -151,10 +159,14 @@ def assemble(job_id: str) -> str:
     """Concatenate the partition proofs in order, verify the whole, publish it once."""
     store = job_store()
     state = store.state(job_id)
+    if state is None or state.status != "assembling":
+        return "missing" if state is None else state.status
     try:
         proof = b"".join(store.parts(job_id, state.partitions))
         valid = proof_type(state.proof_type).verify(job_input(job_id), get_settings().params_dir,
                                                     proof)
+    except JobEnded:  # cancelled while assembling
+        return store.status(job_id) or "missing"
     except Exception as exc:
         store.fail(job_id, f"assembly: {type(exc).__name__}: {exc}")
         raise

@@ -131,3 +131,22 @@ def test_unknown_job(store):
 def test_job_ids_that_cannot_name_keys_are_refused(job_id):
     with pytest.raises(JobIdError, match="job_id"):
         check_job_id(job_id)
+
+
+def test_a_task_of_a_job_that_ended_meanwhile_is_abandoned_not_failed(store, monkeypatch):
+    # Cancel between begin_partition ('run') and reading the input: the input is gone.
+    from snark.porep.seal import seal
+    from tasks import pipeline
+
+    monkeypatch.setattr(pipeline, "job_store", lambda: store)
+    pipeline.job_input.cache_clear()
+    _create(store, partitions=1, content=seal(2048, 1, 1).to_json())
+    assert pipeline.job_input("job-1").partitions == 1
+    pipeline.job_input.cache_clear()
+    assert store.begin_partition("job-1", 0, max_attempts=3) == ("run", 1)
+    store.cancel("job-1")
+    with pytest.raises(pipeline.JobEnded, match="job-1: input is gone"):
+        pipeline.job_input("job-1")
+    with pytest.raises(pipeline.JobEnded):
+        pipeline.job_input("never-submitted")
+    assert pipeline.assemble("job-1") == "cancelled"
