@@ -315,3 +315,17 @@ def test_queued_phase_and_metrics_endpoint(runtime_factory, porep):
     for lock in ("mem", "compute"):
         assert f'proofq_lock_wait_seconds_count{{lock="{lock}"}}' in body
         assert f'proofq_lock_hold_seconds_count{{lock="{lock}"}}' in body
+
+
+def test_a_refused_budget_starts_no_heartbeat_thread(redis_url):
+    import threading
+
+    from config.settings import SettingsError
+    from workers.runtime import WorkerRuntime
+
+    before = {t for t in threading.enumerate() if t.name == "proofq-heartbeat"}
+    with pytest.raises(SettingsError, match="PROOFQ_VRAM_HEADROOM_BYTES"):
+        WorkerRuntime.start(redis_url=redis_url, gpu=None,
+                            settings=load_settings(vram_headroom_bytes=1 << 62))
+    after = {t for t in threading.enumerate() if t.name == "proofq-heartbeat"}
+    assert after == before

@@ -131,10 +131,10 @@ class WorkerRuntime:
         self.worker_name = worker_name
         self.binding = binding
         self.backend = backend
+        budget = _budget(settings, binding)  # may refuse the settings: before any thread
         self.heartbeat = Heartbeat(settings.heartbeat_s)
         self.locks = LockPair(client, binding.gpu, lease_s=settings.lock_lease_s,
                               heartbeat=self.heartbeat)
-        budget = _budget(settings, binding)
         self.ledger = VramLedger(client, binding.gpu, budget_bytes=budget,
                                  lease_s=settings.lock_lease_s, heartbeat=self.heartbeat)
         self.events = EventLog(client, settings.events_maxlen)
@@ -154,17 +154,23 @@ class WorkerRuntime:
             _serve_metrics_once(settings.metrics_port)
         name = worker_name or f"{binding.gpu.host}:{binding.label}:{os.getpid()}"
         client = redis.Redis.from_url(redis_url)
-        client.ping()
-        return cls(client=client, settings=settings, worker_name=name, binding=binding,
-                   backend=backend)
+        try:
+            client.ping()
+            return cls(client=client, settings=settings, worker_name=name, binding=binding,
+                       backend=backend)
+        except BaseException:
+            client.close()
+            raise
 
     def close(self) -> None:
         """Stop renewing and give back the resident keys' reservations."""
         self.heartbeat.close()
-        for reservation in self._resident.values():
-            reservation.release()
-        self._resident.clear()
-        self.client.close()
+        try:
+            for reservation in self._resident.values():
+                reservation.release()
+        finally:
+            self._resident.clear()
+            self.client.close()
 
     # -- the pipeline ---------------------------------------------------------------------
     def prove_partition(self, *, job_id: str, partition: int, c1: C1,
