@@ -16,6 +16,7 @@ of ints, so a whole batch runs each round as a few vector operations.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -97,24 +98,30 @@ def _power(x, alpha: int, p: int):
     return result
 
 
-def _full_round(words: list, constants: tuple[int, ...], matrix: Matrix, s: FastSchedule) -> list:
-    p = s.modulus
-    boxed = [_power(w + c, s.alpha, p) for w, c in zip(words, constants)]
+def _full_round(words: list, constants: tuple[int, ...], matrix: Matrix, sbox, p: int) -> list:
+    boxed = [sbox(w + c) for w, c in zip(words, constants)]
     return [sum(m * x for m, x in zip(row, boxed)) % p for row in matrix]
 
 
-def permute_words(words: list, schedule: FastSchedule | None = None) -> list:
-    """The permutation of t words (ints or equal-length object arrays of reduced ints)."""
+def permute_words(words: list, schedule: FastSchedule | None = None,
+                  sbox: Callable | None = None) -> list:
+    """The permutation of t words (ints or equal-length object arrays of reduced ints).
+
+    ``sbox`` replaces x ↦ x^alpha, in S-box order (``trace.py`` records the powers there).
+    """
     s = schedule or fast_schedule()
     p = s.modulus
+    if sbox is None:
+        def sbox(x):
+            return _power(x, s.alpha, p)
     for constants, matrix in zip(s.head_constants, s.head_matrices):
-        words = _full_round(words, constants, matrix, s)
+        words = _full_round(words, constants, matrix, sbox, p)
     for c0, sr in zip(s.partial_constants, s.sparse_rounds):
-        x = _power(words[0] + c0, s.alpha, p)
+        x = sbox(words[0] + c0)
         rest = words[1:]
         first = (sr.a * x + sum(wi * zi for wi, zi in zip(sr.w, rest))) % p
         # Elements 1..t-1 grow by one bit a round unreduced; a product costs less than a %.
         words = [first] + [zi + vi * x for zi, vi in zip(rest, sr.v)]
     for constants in s.tail_constants:
-        words = _full_round(words, constants, s.mds, s)
+        words = _full_round(words, constants, s.mds, sbox, p)
     return words

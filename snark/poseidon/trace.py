@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from snark.poseidon.fast import FastSchedule, fast_schedule
+from snark.poseidon.fast import FastSchedule, fast_schedule, permute_words
 
 #: Values the gadget allocates per S-box: x², x⁴, x⁵.
 SBOX_POWERS = 3
@@ -35,11 +35,6 @@ class _Recorder:
         return x5
 
 
-def _full_round(words: list, constants, matrix, rec: _Recorder) -> list:
-    boxed = [rec.fifth(w + c) for w, c in zip(words, constants)]
-    return [sum(m * x for m, x in zip(row, boxed)) % rec.p for row in matrix]
-
-
 def hash2_trace(xs: np.ndarray, ys: np.ndarray,
                 schedule: FastSchedule | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``(H(x_i, y_i), powers)`` for object arrays of reduced ints ``xs`` and ``ys``.
@@ -51,17 +46,7 @@ def hash2_trace(xs: np.ndarray, ys: np.ndarray,
     if s.alpha != 5:
         raise ValueError(f"the gadget's S-box is x^5, this schedule's is x^{s.alpha}")
     rec = _Recorder(s.modulus)
-    p = s.modulus
-    words: list = [0, xs, ys]
-    for constants, matrix in zip(s.head_constants, s.head_matrices):
-        words = _full_round(words, constants, matrix, rec)
-    for c0, sr in zip(s.partial_constants, s.sparse_rounds):
-        x = rec.fifth(words[0] + c0)
-        rest = words[1:]
-        first = (sr.a * x + sum(wi * zi for wi, zi in zip(sr.w, rest))) % p
-        words = [first] + [zi + vi * x for zi, vi in zip(rest, sr.v)]
-    for constants in s.tail_constants:
-        words = _full_round(words, constants, s.mds, rec)
+    words = permute_words([0, xs, ys], s, sbox=rec.fifth)
     powers = np.empty((len(rec.powers), SBOX_POWERS, len(xs)), dtype=object)
     for k, triple in enumerate(rec.powers):
         powers[k] = triple
