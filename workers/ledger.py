@@ -28,15 +28,13 @@ import redis
 
 from snark.keys import ProvingKey
 from workers.heartbeat import Heartbeat, LeaseClock
-from workers.locks import GpuId
+from workers.locks import NOW_MS_LUA, GpuId
 
 FR_BYTES = 32
 
 # KEYS: expiry zset, bytes hash   ARGV: id, nbytes, budget, lease_ms, force
 # → {granted 0/1, bytes reserved after the call}
-_RESERVE = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+_RESERVE = NOW_MS_LUA + """
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)) do
   redis.call('HDEL', KEYS[2], id)
 end
@@ -51,10 +49,8 @@ return {1, used + want}
 """
 
 # KEYS: expiry zset   ARGV: id, lease_ms → 1 renewed, 0 gone
-_RENEW = """
+_RENEW = NOW_MS_LUA + """
 if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[2]), ARGV[1])
 return 1
 """

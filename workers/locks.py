@@ -38,14 +38,15 @@ from workers.heartbeat import Heartbeat, LeaseClock
 
 LockName = Literal["mem", "compute"]
 
-_NOW_MS = """
+#: Lua prelude: ``now``, the Redis server's clock in ms (the one clock all workers share).
+NOW_MS_LUA = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 """
 
 # KEYS: lock, queue, alive, tickets, fence, our wake list   ARGV: token, lease_ms, waiter_lease_ms
 # → {fence, ticket, fence_at_enqueue}; fence 0 = not granted yet.
-_ACQUIRE = _NOW_MS + """
+_ACQUIRE = NOW_MS_LUA + """
 local token = ARGV[1]
 while true do
   local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
