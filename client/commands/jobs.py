@@ -64,6 +64,10 @@ def _state_line(state: JobState) -> str:
     return f"{line}: {state.error}" if state.error and state.status != "done" else line
 
 
+def _show_state(state: JobState, as_json: bool) -> None:
+    click.echo(json.dumps(state.to_json()) if as_json else _state_line(state))
+
+
 def _deliver(proof: bytes, output: str | None, as_json: bool, state: JobState) -> None:
     if output is not None:
         write_atomic(Path(output), proof)
@@ -109,7 +113,7 @@ def status(job_id: str, as_json: bool) -> None:
     """Show a job's status."""
     with cluster(may_start=False) as (_, client):
         state = client.status(job_id)
-    click.echo(json.dumps(state.to_json()) if as_json else _state_line(state))
+    _show_state(state, as_json)
 
 
 @click.command()
@@ -136,7 +140,7 @@ def cancel(job_id: str, as_json: bool) -> None:
     with cluster(may_start=False) as (_, client):
         client.cancel(job_id)
         state = client.status(job_id)
-    click.echo(json.dumps(state.to_json()) if as_json else _state_line(state))
+    _show_state(state, as_json)
 
 
 @click.group()
