@@ -91,7 +91,9 @@ class Client:
                 raise TimeoutError(f"job {job_id}: still {state.status} after {timeout}s")
             if check is not None:
                 check()
-            time.sleep(pause if deadline is None else min(pause, deadline - time.monotonic()))
+            # The deadline may have passed during check(): sleep(negative) would raise.
+            time.sleep(pause if deadline is None
+                       else max(0.0, min(pause, deadline - time.monotonic())))
             pause = min(pause * 2, _POLL_S[1])
 
     def result(self, job_id: str, timeout: float | None = 0, *,
