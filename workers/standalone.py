@@ -10,8 +10,8 @@ Queue entries are JSON ``{"job": "<id>", "partition": p}`` (all of the one C1 gi
 outcome is pushed to ``<queue>:results`` as JSON ``{"job", "partition", "worker", "proof"}``
 (hex) or ``{…, "error", "transient"}``. A transient failure puts the entry back on the
 queue, as Celery's retry would, up to ``task_max_retries`` times. The process exits when
-the queue is empty. Settings come
-from the environment (``PROOFQ_*``) like a Celery worker's.
+the queue is empty. Settings come from the environment (``PROOFQ_*``) like a Celery
+worker's.
 """
 
 from __future__ import annotations
