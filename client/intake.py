@@ -62,10 +62,7 @@ class Intake:
 
     def process_once(self) -> int:
         """Handle reclaimed requests, then new ones (blocking up to block_s); return count."""
-        reply = self.redis.xautoclaim(INTAKE_STREAM, GROUP, self.name,
-                                      min_idle_time=self.reclaim_idle_ms, start_id="0-0",
-                                      count=self.batch)
-        entries = list(reply[1])  # [next id, entries(, deleted ids on Redis >= 7)]
+        entries = self._reclaim()
         if not entries:
             reply = self.redis.xreadgroup(GROUP, self.name, {INTAKE_STREAM: ">"},
                                           count=self.batch, block=self.block_ms)
@@ -73,6 +70,26 @@ class Intake:
         for entry_id, fields in entries:
             self._handle(entry_id.decode(), _text_fields(fields))
         return len(entries)
+
+    def _reclaim(self) -> list:
+        """Entries left pending by a dead consumer, now claimed by this one.
+
+        An entry trimmed from the stream while pending has no fields left: it is
+        acknowledged and dropped (Redis 6.2 would hand it back empty at every reclaim,
+        crowding out the live ones).
+        """
+        ids = self.redis.xautoclaim(INTAKE_STREAM, GROUP, self.name,
+                                    min_idle_time=self.reclaim_idle_ms, start_id="0-0",
+                                    count=self.batch, justid=True)
+        entries = []
+        for entry_id in ids:
+            found = self.redis.xrange(INTAKE_STREAM, entry_id, entry_id)
+            if found:
+                entries.extend(found)
+            else:
+                log.warning("intake %s was trimmed before it was handled", entry_id)
+                self.redis.xack(INTAKE_STREAM, GROUP, entry_id)
+        return entries
 
     def run(self, should_stop: Callable[[], bool]) -> None:
         while not should_stop():

@@ -83,3 +83,17 @@ def test_bytes_that_are_not_utf8_are_refused_not_left_pending(client):
     assert rejected[1][b"job"] == b"garbled" and rejected[1][b"error"].startswith(b"c1")
     assert client.store.state("garbled") is None
     assert r.xpending(INTAKE_STREAM, GROUP)["pending"] == 0
+
+
+def test_a_pending_request_trimmed_from_the_stream_is_dropped_not_crashed_on(client):
+    r = client.store.redis
+    crashed = Intake(client, name="crashed", block_s=0.1)
+    gone = r.xadd(INTAKE_STREAM, {"c1": seal(2048, 1, 1).to_json()})
+    r.xreadgroup(GROUP, crashed.name, {INTAKE_STREAM: ">"}, count=1)
+    r.xdel(INTAKE_STREAM, gone)  # trimmed (MAXLEN) while pending
+    r.xadd(INTAKE_STREAM, {"c1": seal(2048, 1, 1).to_json()})
+    rescuer = Intake(client, name="rescuer", reclaim_idle_s=0, block_s=0.1)
+    # The trimmed one is acknowledged with nothing to submit; the live request is served.
+    assert rescuer.process_once() == 1
+    assert r.xpending(INTAKE_STREAM, GROUP)["pending"] == 0
+    assert len(_intake_jobs(client)) == 1
