@@ -92,6 +92,10 @@ def test_invalid_json_and_size_limit(monkeypatch):
         parse_c1('{"sector_size": ')
     with pytest.raises(C1Error, match=r"^c1: input should be an object, got list"):
         parse_c1("[1, 2]")
+    with pytest.raises(C1Error, match=r"^c1: not valid JSON"):  # lone surrogate, bad UTF-8
+        parse_c1('{"format": "\ud800"}')
+    with pytest.raises(C1Error, match=r"^c1: not valid JSON"):
+        parse_c1(b'{"format": "\xff"}')
     raw = json.dumps(random_c1_dict())
     monkeypatch.setenv("PROOFQ_MAX_C1_BYTES", str(len(raw) - 1))
     get_settings.cache_clear()

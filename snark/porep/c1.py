@@ -145,7 +145,13 @@ def parse_c1(raw: bytes | str | dict) -> C1:
     try:
         if isinstance(raw, dict):
             return C1.model_validate(raw)
-        size = len(raw.encode() if isinstance(raw, str) else raw)
+        if isinstance(raw, str):
+            try:
+                raw = raw.encode()
+            except UnicodeEncodeError as exc:  # lone surrogates: no JSON text has them
+                raise C1Error(f"c1: not valid JSON text (character {exc.start} is "
+                              f"{raw[exc.start]!r}, not encodable as UTF-8)") from None
+        size = len(raw)
         limit = get_settings().max_c1_bytes
         if size > limit:
             raise C1Error(f"c1: {size} bytes exceeds max_c1_bytes ({limit}, PROOFQ_MAX_C1_BYTES)")
