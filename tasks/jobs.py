@@ -5,6 +5,7 @@ Keys of job ``<id>``:
 - ``proofq:job:<id>``         hash: status, proof_type, partitions, priority, digest,
                               created / started / proved / finished (Redis server time,
                               seconds), error (``partition P: phase: reason``),
+                              fan_out_task (the submit task that owns the fan-out),
                               fanned_out (set once the partition tasks are sent)
 - ``proofq:job:<id>:parts``   hash: partition → 192-byte proof, hex
 - ``proofq:job:<id>:attempts`` hash: partition → times a worker started proving it
@@ -256,6 +257,14 @@ class JobStore:
 
     def fanned_out(self, job_id: str) -> bool:
         return bool(self.redis.hexists(self.key(job_id), "fanned_out"))
+
+    def claim_fan_out(self, job_id: str, task_id: str) -> bool:
+        """Whether ``task_id`` owns the job's fan-out: the first submit task to ask does,
+        and keeps it when its message is delivered again after a crash; a duplicate submit
+        message (a resubmission, a reclaimed intake request) does not."""
+        key = self.key(job_id)
+        self.redis.hsetnx(key, "fan_out_task", task_id)
+        return self.redis.hget(key, "fan_out_task") == task_id.encode()
 
     def mark_fanned_out(self, job_id: str) -> None:
         self.redis.hset(self.key(job_id), "fanned_out", 1)

@@ -52,7 +52,8 @@ def submit(self: Task, job_id: str) -> dict:
     """Make sure the proving key exists, then send one task per partition."""
     store = job_store()
     state = store.state(job_id)
-    if state is None or state.status != "queued" or store.fanned_out(job_id):
+    if (state is None or state.status != "queued" or store.fanned_out(job_id)
+            or not store.claim_fan_out(job_id, self.request.id or "")):
         return {"job": job_id, "outcome": "skipped"}
     try:
         _ensure_key(store, proof_type(state.proof_type), job_input(job_id))

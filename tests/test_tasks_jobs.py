@@ -150,3 +150,11 @@ def test_a_task_of_a_job_that_ended_meanwhile_is_abandoned_not_failed(store, mon
     with pytest.raises(pipeline.JobEnded):
         pipeline.job_input("never-submitted")
     assert pipeline.assemble("job-1") == "cancelled"
+
+
+def test_one_submit_task_owns_the_fan_out_and_keeps_it_on_redelivery(store):
+    _create(store)
+    assert store.claim_fan_out("job-1", "task-a")
+    assert not store.claim_fan_out("job-1", "task-b")  # a duplicate submit message
+    assert store.claim_fan_out("job-1", "task-a")      # task-a's message, delivered again
+    assert store.state("job-1").status == "queued"
