@@ -6,6 +6,6 @@ task graph and ``tasks.worker`` the ``--gpu`` option and the per-process proving
 """
 
 from tasks.application import app
-from tasks import pipeline, worker  # noqa: F401  (register the tasks and the worker option)
+from tasks import pipeline, worker  # importing registers the tasks and the worker option
 
-__all__ = ["app"]
+__all__ = ["app", "pipeline", "worker"]
