@@ -37,14 +37,24 @@ class JobEnded(LookupError):
     """The job ended (cancelled or failed) after this task was sent: its input is gone."""
 
 
-@functools.lru_cache(maxsize=4)
 def job_input(job_id: str) -> Any:
-    """The parsed input of a job; a process proving several partitions parses it once."""
-    store = job_store()
-    raw, state = store.input_json(job_id), store.state(job_id)
-    if raw is None or state is None:
+    """The parsed input of a job; a process proving several partitions parses it once.
+
+    Cached by content digest too: a job id may be used again once the old job's keys
+    have expired, and must then not find the old input.
+    """
+    digest, kind = job_store().redis.hmget(JobStore.key(job_id), "digest", "proof_type")
+    if digest is None or kind is None:
+        raise JobEnded(f"job {job_id}: no such job (it has ended and expired)")
+    return _parsed_input(job_id, digest.decode(), kind.decode())
+
+
+@functools.lru_cache(maxsize=4)
+def _parsed_input(job_id: str, digest: str, kind: str) -> Any:
+    raw = job_store().input_json(job_id)
+    if raw is None:
         raise JobEnded(f"job {job_id}: input is gone (the job has ended)")
-    return proof_type(state.proof_type).parse(raw)
+    return proof_type(kind).parse(raw)
 
 
 @app.task(name="proofq.submit", bind=True)
