@@ -221,3 +221,18 @@ def test_fifo_and_no_starvation_across_processes(redis_url):
     assert fences == list(range(fences[0], fences[0] + procs * rounds))
     # Bounded wait: between queuing and the grant, at most the other processes went first.
     assert max(fence - at_enqueue for _, _, fence, at_enqueue in grants) <= procs
+
+
+def test_a_failing_block_keeps_its_error_when_redis_is_gone_at_release(heartbeat):
+    from client.embedded import EmbeddedRedis
+
+    server = EmbeddedRedis().start()
+    try:
+        lock = GpuLock(redis.Redis.from_url(server.url, socket_connect_timeout=0.5), _gpu(),
+                       "compute", lease_s=LEASE_S, heartbeat=heartbeat)
+        held = lock.acquire("owner")
+    finally:
+        server.stop()
+    with pytest.raises(ValueError, match="the block's own error"):
+        with held:
+            raise ValueError("the block's own error")

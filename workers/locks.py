@@ -174,8 +174,14 @@ class HeldLock:
     def __enter__(self) -> "HeldLock":
         return self
 
-    def __exit__(self, *exc) -> None:
-        self.release()
+    def __exit__(self, exc_type, exc, tb) -> None:
+        try:
+            self.release()
+        except redis.RedisError:
+            if exc_type is None:
+                raise
+            # Redis is unreachable and the block already failed: keep its error (the one
+            # that says what went wrong); the lease lapses on its own.
 
 
 class GpuLock:
