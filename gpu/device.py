@@ -61,10 +61,40 @@ def name(device_id: int) -> str:
 
 
 def uuid(device_id: int) -> str:
-    """``GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx``, the form ``nvidia-smi -L`` prints."""
-    raw = bytes(_properties(device_id)["uuid"])
+    """``GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx``, the form ``nvidia-smi -L`` prints.
+
+    CuPy's device properties hand the 16 UUID bytes over as a C string, cut at the first
+    zero byte (seen on an H200 whose UUID has 0x00 as its 11th byte), so the driver is
+    asked directly; the properties are only the fallback where libcuda cannot be loaded.
+    """
+    raw = _driver_uuid(device_id)
+    if raw is None:
+        raw = bytes(_properties(device_id)["uuid"])
+    return format_uuid(raw)
+
+
+def format_uuid(raw: bytes) -> str:
     h = raw.hex()
     return f"GPU-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
+
+
+@functools.lru_cache(maxsize=None)
+def _driver_uuid(device_id: int) -> bytes | None:
+    """The UUID's 16 bytes from ``cuDeviceGetUuid`` (ordinals as the runtime numbers them,
+    i.e. within ``CUDA_VISIBLE_DEVICES``), or ``None`` where the driver library is absent."""
+    import ctypes
+
+    try:
+        libcuda = ctypes.CDLL("libcuda.so.1")
+        get_uuid = getattr(libcuda, "cuDeviceGetUuid_v2", None) or libcuda.cuDeviceGetUuid
+    except (OSError, AttributeError):
+        return None
+    device = ctypes.c_int()
+    out = (ctypes.c_ubyte * 16)()  # a byte array, not a string: zero bytes are data
+    if (libcuda.cuInit(0) or libcuda.cuDeviceGet(ctypes.byref(device), device_id)
+            or get_uuid(out, device)):
+        return None
+    return bytes(out)
 
 
 def total_memory(device_id: int) -> int:

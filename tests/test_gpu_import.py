@@ -34,3 +34,17 @@ def test_device_id_out_of_range_is_unavailable():
     ok, _ = gpu.available()
     with pytest.raises(BackendUnavailable):
         gpu.get_backend(10_000 if ok else None)
+
+
+def test_uuid_format_keeps_zero_bytes():
+    from gpu.device import format_uuid
+
+    raw = bytes.fromhex("59f1799b206ce8113d3e00b793064179")
+    assert format_uuid(raw) == "GPU-59f1799b-206c-e811-3d3e-00b793064179"
+
+
+def test_uuid_without_a_driver_library_falls_back():
+    from gpu.device import _driver_uuid
+
+    # This machine has no libcuda: the driver path declines instead of raising.
+    assert _driver_uuid(0) is None or len(_driver_uuid(0)) == 16
