@@ -14,6 +14,9 @@ Modes:  prestage  inputs uploaded in the memory phase (the ledger has room)
         tight     VRAM budget = the resident keys + ONE partition: the ledger refuses most
                   pre-staging, so most partitions take the fallback path
 
+Witness (``--witness``): ``device`` lets a backend that computes the porep witness do so
+(the GPU kernel; workers upload only the compact inputs), ``cpu`` builds it in the worker.
+
 Figures come from the ``proofq:events`` stream, over the measured window (first measured
 event start → last measured event end):
 
@@ -34,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import itertools
 import json
 import multiprocessing as mp
 import os
@@ -95,7 +99,8 @@ def make_key(c1_path: Path, params: Path, backend: str) -> dict:
 
 # -- one run ------------------------------------------------------------------------------
 def run_once(url: str, c1_path: Path, params: Path, backend: str, workers: int, mode: str,
-             per_worker: int, partitions: int, key: dict, lease_s: float, tag: str) -> dict:
+             witness: str, per_worker: int, partitions: int, key: dict, lease_s: float,
+             tag: str) -> dict:
     client = redis.Redis.from_url(url)
     queue = f"bench:{tag}"
     entries = [("warmup-" + tag, w % partitions) for w in range(workers)]
@@ -104,7 +109,8 @@ def run_once(url: str, c1_path: Path, params: Path, backend: str, workers: int, 
         client.rpush(queue, json.dumps({"job": job, "partition": p}))
     env = dict(os.environ, PROOFQ_BACKEND=backend, PROOFQ_PARAMS_DIR=str(params),
                PROOFQ_LOCK_LEASE_S=str(lease_s), PROOFQ_HEARTBEAT_S=str(lease_s / 6),
-               PROOFQ_PRESTAGE="false" if mode == "stream" else "true")
+               PROOFQ_PRESTAGE="false" if mode == "stream" else "true",
+               PROOFQ_WITNESS_ON_DEVICE="true" if witness == "device" else "false")
     if mode == "tight":
         env["PROOFQ_VRAM_BUDGET_BYTES"] = str(workers * key["key_bytes"] + key["partition_bytes"])
     else:
@@ -121,7 +127,7 @@ def run_once(url: str, c1_path: Path, params: Path, backend: str, workers: int, 
     results = [json.loads(r) for r in client.lrange(results_key(queue), 0, -1)]
     failures = [r for r in results if "error" in r]
     events = read_events(client)
-    return summarise(events, tag, workers, mode, failures)
+    return {"witness": witness, **summarise(events, tag, workers, mode, failures)}
 
 
 def summarise(events: list[PhaseEvent], tag: str, workers: int, mode: str,
@@ -190,7 +196,7 @@ def _waiting_before(events: list[PhaseEvent], compute: PhaseEvent, t: float) -> 
 
 # -- driver -------------------------------------------------------------------------------
 def table(rows: list[dict]) -> str:
-    head = (f"{'size':>5} {'constr':>9} {'W':>2} {'mode':>8} {'parts':>5} {'parts/min':>9} "
+    head = (f"{'size':>5} {'constr':>9} {'W':>2} {'mode':>8} {'witness':>7} {'parts':>5} {'parts/min':>9} "
             f"{'busy':>6} {'busy_rdy':>8} {'handoff':>8} {'staged':>6} {'synth_s':>8} "
             f"{'compute_s':>9}")
     lines = [head, "-" * len(head)]
@@ -198,6 +204,7 @@ def table(rows: list[dict]) -> str:
         handoff = f"{r['handoff_ms']:.1f}ms" if r["handoff_ms"] is not None else "-"
         lines.append(
             f"2^{r['log2']:<3} {r['constraints']:>9} {r['workers']:>2} {r['mode']:>8} "
+            f"{r.get('witness', 'cpu'):>7} "
             f"{r['partitions']:>5} {r['parts_per_min']:>9.2f} {r['busy']:>6.1%} "
             f"{r['busy_ready']:>8.1%} {handoff:>8} {r['prestaged']:>6.0%} "
             f"{r['phase_mean_s']['synthesize']:>8.2f} {r['phase_mean_s']['compute']:>9.3f}")
@@ -214,6 +221,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="20,22", help="log2 constraint counts, e.g. 20,22")
     parser.add_argument("--workers", default="1,2,3", help="worker process counts")
     parser.add_argument("--modes", default=",".join(MODES), help="prestage,stream,tight")
+    parser.add_argument("--witness", default="device",
+                        help="device,cpu: where workers build the witness (device = the GPU "
+                             "kernel where the backend has it)")
     parser.add_argument("--partitions-per-worker", type=int, default=3)
     parser.add_argument("--lease-s", type=float, default=30.0)
     parser.add_argument("--out", default=os.environ.get("OUT") or str(ROOT / "bench" / "results"))
@@ -221,6 +231,9 @@ def main(argv: list[str] | None = None) -> int:
     modes = [m for m in args.modes.split(",") if m]
     if unknown := set(modes) - set(MODES):
         parser.error(f"--modes: unknown {sorted(unknown)} (choose from {', '.join(MODES)})")
+    witnesses = [w for w in args.witness.split(",") if w]
+    if unknown := set(witnesses) - {"device", "cpu"}:
+        parser.error(f"--witness: unknown {sorted(unknown)} (choose from device, cpu)")
     worker_counts = _ints(args.workers)
     partitions = max(worker_counts) * (args.partitions_per_worker + 1)
 
@@ -250,16 +263,15 @@ def main(argv: list[str] | None = None) -> int:
             print(f"2^{log2}: key ready in {key['setup_s']:.1f}s "
                   f"({key['key_bytes'] / 2**20:.1f} MiB resident, "
                   f"{key['partition_bytes'] / 2**20:.1f} MiB per partition)", flush=True)
-            for workers in worker_counts:
-                for mode in modes:
-                    tag = f"{log2}-{workers}-{mode}"
-                    row = run_once(server.url, c1_path, Path(tmp) / "params", args.backend,
-                                   workers, mode, args.partitions_per_worker, partitions,
-                                   key, args.lease_s, tag)
-                    row.update(log2=log2, constraints=key["num_constraints"])
-                    rows.append(row)
-                    save()
-                    print(table([row]).splitlines()[-1], flush=True)
+            for witness, workers, mode in itertools.product(witnesses, worker_counts, modes):
+                tag = f"{log2}-{workers}-{mode}-{witness}"
+                row = run_once(server.url, c1_path, Path(tmp) / "params", args.backend,
+                               workers, mode, witness, args.partitions_per_worker,
+                               partitions, key, args.lease_s, tag)
+                row.update(log2=log2, constraints=key["num_constraints"])
+                rows.append(row)
+                save()
+                print(table([row]).splitlines()[-1], flush=True)
 
     print("\n" + table(rows))
     print(f"wrote {path}")

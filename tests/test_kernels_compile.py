@@ -30,6 +30,7 @@ KERNELS = {
     "ntt.cu": ["ntt_pass", "fr_expand_powers"],
     "spmv.cu": ["spmv_csr"],
     "fr_ops.cu": ["fr_mul_raw", "fr_quotient_on_coset"],
+    "porep_witness.cu": ["porep_witness"],
 }
 
 #: Spill bytes accepted per kernel, each with its reason; anything else, or more, fails.

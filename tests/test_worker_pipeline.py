@@ -274,14 +274,14 @@ def test_forged_leaf_fails_in_synthesize_naming_the_challenge(runtime_factory, p
 
 def test_wrong_witness_fails_verification_permanently(runtime_factory, porep, monkeypatch):
     """The pairing check is the last net: a witness that slipped past every check is refused."""
-    import workers.runtime
+    import snark.porep.staging
 
     def tampered(c1, partition, check=False):
         witness = partition_witness(c1, partition, check=check).copy()
         witness[-1, 0] ^= 1
         return witness
 
-    monkeypatch.setattr(workers.runtime, "partition_witness", tampered)
+    monkeypatch.setattr(snark.porep.staging, "partition_witness", tampered)
     c1, _ = porep
     with pytest.raises(PartitionFailed) as info:
         runtime_factory().prove_partition(job_id="j-bad", partition=0, c1=c1)

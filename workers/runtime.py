@@ -1,11 +1,14 @@
 """The partition pipeline of one worker process bound to one GPU.
 
-    synthesize    CPU, no lock: circuit → witness (the key is loaded once per process)
+    synthesize    CPU, no lock: circuit → witness (the key is loaded once per process);
+                  with a backend that computes the witness itself (``gpu``), only the
+                  partition's compact inputs (leaves, paths, indices: a few KiB)
     mem_wait/mem  memory lock: reserve VRAM in the ledger; if granted, upload the witness
-                  (pre-stage); a refused reservation or a failed allocation takes the
-                  fallback path instead. Released before compute is requested.
+                  or the compact inputs (pre-stage); a refused reservation or a failed
+                  allocation takes the fallback path instead. Released before compute.
     compute_wait/compute
-                  compute lock: (fallback: upload here) A·w, B·w, C·w → H → the MSMs
+                  compute lock: (fallback: upload here) the device witness and its check,
+                  A·w, B·w, C·w → H → the MSMs
     finalize      no lock: randomisation and serialisation
     verify        no lock: the pairing check; a proof that fails it is never returned
 
@@ -28,7 +31,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import redis
 
 from config.settings import Settings, SettingsError, get_settings
@@ -38,7 +40,7 @@ from snark.keys import KeyFileError, ProvingKey
 from snark.porep.c1 import C1, C1Error
 from snark.porep.circuit import public_inputs
 from snark.porep.prove import load_or_setup_key
-from snark.porep.witness import partition_witness
+from snark.porep.staging import Work, computes_witness, partition_work, stage, witness_handle
 from snark.r1cs import UnsatisfiedConstraint
 from workers import gpu_binding
 from workers.events import (PARTITION_FAILURES, STAGING, EventLog, PhaseEvent,
@@ -91,8 +93,8 @@ class _FencedBackend:
         return call
 
     def __getattr__(self, method: str) -> Callable:
-        if method not in ("prepare", "load_witness", "evaluate_abc", "quotient", "msm_g1",
-                          "msm_g2"):
+        if method not in ("prepare", "load_witness", "load_porep_inputs", "porep_witness",
+                          "evaluate_abc", "quotient", "msm_g1", "msm_g2"):
             raise AttributeError(method)
         return self._device(method)
 
@@ -140,8 +142,10 @@ class WorkerRuntime:
         self.events = EventLog(client, settings.events_maxlen)
         self._keys: dict[tuple[int, int], ProvingKey] = {}
         self._resident: dict[str, Reservation] = {}
-        log.info("worker %s on %s (%s backend), VRAM budget %d bytes", worker_name,
-                 binding.gpu.key_prefix, backend.name, budget)
+        self.witness_on_device = settings.witness_on_device and computes_witness(backend)
+        log.info("worker %s on %s (%s backend, witness on the %s), VRAM budget %d bytes",
+                 worker_name, binding.gpu.key_prefix, backend.name,
+                 "device" if self.witness_on_device else "CPU", budget)
 
     # -- lifecycle ------------------------------------------------------------------------
     @classmethod
@@ -187,7 +191,7 @@ class WorkerRuntime:
             self._record(run, "queued", queued_at, time.time(), _Phase(), None)
         with self._phase(run, "synthesize"):
             key = self._key(c1)
-            witness = partition_witness(c1, partition, check=True)
+            witness = partition_work(c1, partition, on_device=self.witness_on_device)
             public = public_inputs(c1, partition)
         staged, reservation = self._memory_phase(run, key, witness)
         try:
@@ -212,7 +216,7 @@ class WorkerRuntime:
         return self._keys[shape]
 
     def _memory_phase(self, run: _PartitionRun, key: ProvingKey,
-                      witness: np.ndarray) -> tuple[Any, Reservation | None]:
+                      witness: Work) -> tuple[Any, Reservation | None]:
         """Pre-stage when the ledger grants it; (None, None) means: stream in compute."""
         with self._phase(run, "mem_wait"):
             held = self.locks.acquire("mem", self.worker_name, should_stop=run.is_cancelled)
@@ -229,7 +233,7 @@ class WorkerRuntime:
                 STAGING.labels(path="stream_no_budget").inc()
                 return None, None
             try:
-                staged = groth16.stage(key, witness, fenced)
+                staged = stage(key, witness, fenced)
             except DeviceMemoryError:
                 reservation.release()
                 STAGING.labels(path="stream_device_oom").inc()
@@ -251,7 +255,7 @@ class WorkerRuntime:
             self._resident[key.circuit_id] = self.ledger.reserve(
                 f"{self.worker_name}:key", key_bytes(key), force=True)
 
-    def _compute_phase(self, run: _PartitionRun, key: ProvingKey, witness: np.ndarray,
+    def _compute_phase(self, run: _PartitionRun, key: ProvingKey, witness: Work,
                        staged: Any) -> groth16.MsmParts:
         """Compute under the lock; on any failure the partition's device buffers are freed."""
         try:
@@ -261,7 +265,8 @@ class WorkerRuntime:
             with held, self._phase(run, "compute", fence=held.fence, path=run.staged_path):
                 fenced = _FencedBackend(self.backend, held)
                 if staged is None:
-                    staged = groth16.stage(key, witness, fenced)
+                    staged = stage(key, witness, fenced)
+                staged = witness_handle(key, witness, staged, fenced)
                 parts = groth16.compute(key, staged, fenced)
                 # A result computed past the lease may have shared the GPU with the next
                 # holder: retry it, so every successful compute phase was exclusive.

@@ -74,6 +74,10 @@ def load() -> ctypes.CDLL:
         fn = getattr(lib, name)
         fn.argtypes = [pointer, pointer, long_] + [ctypes.c_int] * 4 + [pointer]
         fn.restype = None
+    u32, u64 = ctypes.c_uint32, ctypes.c_uint64
+    lib.porep_witness_host.argtypes = ([pointer, u32, u32] + [pointer] * 5 + [u32] * 4
+                                       + [u64, pointer, pointer])
+    lib.porep_witness_host.restype = None
     return lib
 
 
@@ -118,3 +122,24 @@ def msm_window_sums(points, scalars: np.ndarray, c: int, windows: int, run_bits:
     getattr(load(), f"msm_window_sums_g{points.group}")(
         _ptr(bases), _ptr(scalars), n, c, windows, run_bits, chunk, _ptr(out))
     return out
+
+
+def porep_witness(inputs, num_inputs: int, num_variables: int) -> tuple[np.ndarray, np.ndarray]:
+    """The device witness kernel run on the CPU from the same plan as ``gpu.witness``:
+    the (num_variables, 4) standard-form witness and the per-challenge check bits."""
+    from gpu.witness import kernel_plan
+
+    plan = kernel_plan(inputs, num_inputs, num_variables)
+    k = inputs.challenges
+    witness = np.zeros((num_variables, 4), dtype=np.uint64)
+    witness[:num_inputs] = inputs.public
+    flags = np.zeros(k, dtype=np.uint32)
+    arrays = [np.ascontiguousarray(a) for a in (
+        plan.schedule, inputs.commitments, inputs.index, inputs.leaves, inputs.siblings,
+        plan.slots)]
+    schedule, commitments, index, leaves, siblings, slots = arrays
+    load().porep_witness_host(
+        _ptr(schedule), plan.half, plan.partial, _ptr(commitments), _ptr(index), _ptr(leaves),
+        _ptr(siblings), _ptr(slots), plan.depth, plan.sboxes, k, plan.stride, num_inputs,
+        _ptr(witness), _ptr(flags))
+    return witness, flags

@@ -6,6 +6,7 @@
 #include "curve.cuh"
 #include "msm_buckets.cuh"
 #include "msm_scalar.cuh"
+#include "porep_witness.cuh"
 
 namespace {
 
@@ -167,6 +168,17 @@ void msm_window_sums_g2(const uint64_t* bases, const uint64_t* scalars, long n, 
 
 int fq2_apply(int op, const uint64_t* a, const uint64_t* b, uint64_t* out, long n) {
     return apply<fq2_t>(op, a, b, out, n, 12);
+}
+
+// The porep witness kernel's threads, one after another (arguments as in porep_witness.cu).
+void porep_witness_host(const uint64_t* schedule, uint32_t half, uint32_t partial,
+                        const uint64_t* commitments, const uint64_t* index,
+                        const uint64_t* leaves, const uint64_t* siblings, const int32_t* slots,
+                        uint32_t depth, uint32_t sboxes, uint32_t challenges, uint32_t stride,
+                        uint64_t aux_offset, uint64_t* witness, uint32_t* flags) {
+    porep_witness_args a{{schedule, half, partial}, commitments, index, leaves, siblings, slots,
+                         {depth, sboxes}, challenges, stride, aux_offset, witness, flags};
+    for (uint32_t t = 0; t < 3 * challenges; t++) porep_witness_thread(t, a);
 }
 
 }

@@ -23,7 +23,7 @@ from snark.params import CircuitShape, check_shape, load_or_setup_shape, recorde
 from snark.porep.c1 import C1
 from snark.porep.circuit import CIRCUIT_VERSION, circuit_r1cs, circuit_sizes, public_inputs
 from snark.porep.vanilla import check_public_inputs
-from snark.porep.witness import partition_witness
+from snark.porep.staging import computes_witness, partition_work, stage, witness_handle
 from snark.proof import Proof, split_proofs
 
 
@@ -85,8 +85,15 @@ def prove_partition(c1: C1, partition: int, key: ProvingKey,
     # Sizes differ between any two shapes (inputs count K, aux count K and the tree depth),
     # so this refuses a key of another shape without compiling; the record guards versions.
     check_shape(key, circuit_shape(c1), f"params {key.circuit_id}")
-    witness = partition_witness(c1, partition, check=True)
-    return groth16.prove(key, witness, backend).to_bytes()
+    backend = backend or groth16.default_backend()
+    work = partition_work(c1, partition, on_device=computes_witness(backend))
+    staged = stage(key, work, backend)
+    try:
+        witness = witness_handle(key, work, staged, backend)
+    except BaseException:
+        backend.release(staged)
+        raise
+    return groth16.finalize(key, groth16.compute(key, witness, backend)).to_bytes()
 
 
 def prove_c1(c1: C1, key: ProvingKey, backend: ProverBackend | None = None,

@@ -183,15 +183,66 @@ def partition_witness(c1: C1, partition: int, *, check: bool = False) -> np.ndar
     return fr_to_limbs([*inputs, *aux])
 
 
-def _check(c1: C1, partition: int, trace: ChallengeTrace) -> None:
-    values = trace.values
-    failures = (
-        ((values["data"] + trace.keys) % R != values["replica"],
-         "replica_leaf is not data_leaf + H(replica_id, index)"),
-        (trace.roots[0] != c1.comm_d % R, "data_leaf with d_path does not hash to comm_d"),
-        (trace.roots[1] != c1.comm_r % R, "replica_leaf with r_path does not hash to comm_r"),
-    )
-    for bad, message in failures:
-        wrong = np.flatnonzero(bad.astype(bool))
+#: What the witness check compares, one bit each (the device kernel reports the same bits).
+CHECKS = (
+    (1, "replica_leaf is not data_leaf + H(replica_id, index)"),
+    (2, "data_leaf with d_path does not hash to comm_d"),
+    (4, "replica_leaf with r_path does not hash to comm_r"),
+)
+
+
+def check_failures(partition: int, flags: np.ndarray) -> None:
+    """Raise ``C1Error`` for the first challenge with a failure bit set in ``flags`` (K,)."""
+    for bit, message in CHECKS:
+        wrong = np.flatnonzero(np.asarray(flags) & bit)
         if wrong.size:
             raise C1Error(f"vanilla_proofs[{partition}].challenges[{wrong[0]}]: {message}")
+
+
+def _check(c1: C1, partition: int, trace: ChallengeTrace) -> None:
+    values = trace.values
+    bad = (((values["data"] + trace.keys) % R != values["replica"]),
+           trace.roots[0] != c1.comm_d % R,
+           trace.roots[1] != c1.comm_r % R)
+    flags = sum(np.asarray(b, dtype=bool).astype(np.uint32) * bit
+                for b, (bit, _) in zip(bad, CHECKS))
+    check_failures(partition, flags)
+
+
+@dataclass(frozen=True)
+class WitnessInputs:
+    """What a device needs to compute a partition's witness itself: a few KiB, where the
+    witness is 32 bytes per variable. Standard-form Fr limbs, reduced like the CPU trace.
+
+    ``public`` (num_inputs, 4): ONE, then the public inputs. ``commitments`` (3, 4):
+    replica_id, comm_d, comm_r. ``index`` (K,). ``leaves`` (2, K, 4): data, replica.
+    ``siblings`` (2, depth, K, 4): data path, replica path.
+    """
+
+    sector_size: int
+    partition: int
+    public: np.ndarray
+    commitments: np.ndarray
+    index: np.ndarray
+    leaves: np.ndarray
+    siblings: np.ndarray
+
+    @property
+    def challenges(self) -> int:
+        return self.index.shape[0]
+
+
+def witness_inputs(c1: C1, partition: int) -> WitnessInputs:
+    """The compact inputs of ``partition``'s witness; the device checks them (``CHECKS``)."""
+    challenges = partition_challenges(c1, partition)
+    k, depth = len(challenges), c1.depth
+    leaves = [ch.data_leaf % R for ch in challenges] + [ch.replica_leaf % R for ch in challenges]
+    siblings = [getattr(ch, path)[level] % R for path in ("d_path", "r_path")
+                for level in range(depth) for ch in challenges]
+    return WitnessInputs(
+        sector_size=c1.sector_size, partition=partition,
+        public=fr_to_limbs([1, *(v % R for v in public_inputs(c1, partition))]),
+        commitments=fr_to_limbs([c1.replica_id % R, c1.comm_d % R, c1.comm_r % R]),
+        index=np.asarray([ch.index for ch in challenges], dtype=np.uint64),
+        leaves=fr_to_limbs(leaves).reshape(2, k, 4),
+        siblings=fr_to_limbs(siblings).reshape(2, depth, k, 4))
