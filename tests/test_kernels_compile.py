@@ -71,3 +71,14 @@ def test_kernel_source_builds_without_spills(name, tmp_path):
     compiled = set(re.findall(r"Compiling entry function '(\w+)'", report))
     missing = set(KERNELS.get(name, [])) - compiled
     assert not missing, f"{name}: kernels missing {sorted(missing)}"
+
+
+def test_fixed_width_types_are_declared_for_nvrtc():
+    """NVRTC has no <stdint.h>: field.cuh declares the fixed-width types for it, and nvcc
+    (above) cannot notice one that is missing there."""
+    header = (module.KERNEL_DIR / "field.cuh").read_text()
+    rtc_block = header.split("#if defined(__CUDACC_RTC__)", 1)[1].split("#else", 1)[0]
+    declared = set(re.findall(r"typedef [\w ]+ (u?int\d+_t);", rtc_block))
+    used = {t for name in SOURCES for t in
+            re.findall(r"\b(u?int\d+_t)\b", module.expanded_source(name))}
+    assert used <= declared, f"not declared for NVRTC: {sorted(used - declared)}"

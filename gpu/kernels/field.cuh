@@ -13,6 +13,7 @@
 #pragma once
 
 #if defined(__CUDACC_RTC__)
+typedef int int32_t;
 typedef unsigned int uint32_t;
 typedef unsigned long long uint64_t;
 #else
