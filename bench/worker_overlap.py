@@ -5,8 +5,9 @@
 
 For each size (log2 of the constraint count; a 2KiB porep sector with as many challenges as
 fit), each worker count and each staging mode, this starts that many real
-``workers.standalone`` processes on GPU 0 against an embedded redis-server, lets each prove
-one warm-up partition (key load, resident bases), then ``--partitions-per-worker`` measured
+``workers.standalone`` processes on GPU 0 against an embedded redis-server; each proves one
+warm-up partition (key load, resident bases) and waits for the others, so no measured
+partition shares the GPU with a key upload; then ``--partitions-per-worker`` measured
 partitions of the same job. Every proof is verified by the worker (its verify phase).
 
 Modes:  prestage  inputs uploaded in the memory phase (the ledger has room)
@@ -103,10 +104,8 @@ def run_once(url: str, c1_path: Path, params: Path, backend: str, workers: int, 
              tag: str) -> dict:
     client = redis.Redis.from_url(url)
     queue = f"bench:{tag}"
-    entries = [("warmup-" + tag, w % partitions) for w in range(workers)]
-    entries += [(tag, i % partitions) for i in range(workers * per_worker)]
-    for job, p in entries:
-        client.rpush(queue, json.dumps({"job": job, "partition": p}))
+    for i in range(workers * per_worker):
+        client.rpush(queue, json.dumps({"job": tag, "partition": i % partitions}))
     env = dict(os.environ, PROOFQ_BACKEND=backend, PROOFQ_PARAMS_DIR=str(params),
                PROOFQ_LOCK_LEASE_S=str(lease_s), PROOFQ_HEARTBEAT_S=str(lease_s / 6),
                PROOFQ_PRESTAGE="false" if mode == "stream" else "true",
@@ -117,7 +116,8 @@ def run_once(url: str, c1_path: Path, params: Path, backend: str, workers: int, 
         env.pop("PROOFQ_VRAM_BUDGET_BYTES", None)
     procs = [subprocess.Popen([sys.executable, "-m", "workers.standalone", "--redis-url", url,
                                "--gpu", "0", "--c1", str(c1_path), "--queue", queue,
-                               "--name", f"w{i}"], cwd=ROOT, env=env,
+                               "--name", f"w{i}", "--warmup", str(i % partitions),
+                               "--barrier", str(workers)], cwd=ROOT, env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
              for i in range(workers)]
     for proc in procs:

@@ -12,6 +12,10 @@ outcome is pushed to ``<queue>:results`` as JSON ``{"job", "partition", "worker"
 queue, as Celery's retry would, up to ``task_max_retries`` times. The process exits when
 the queue is empty. Settings come from the environment (``PROOFQ_*``) like a Celery
 worker's.
+
+``--warmup P`` proves partition P once (job ``warmup``) before serving: the key loads and its
+bases become resident. ``--barrier N`` then waits until N workers of the queue have warmed
+up, so a measurement never shares the GPU with another worker's key upload.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import time
 from pathlib import Path
 
 from config.settings import load_settings
@@ -26,8 +31,28 @@ from snark.porep.c1 import parse_c1
 from workers.runtime import PartitionFailed, WorkerRuntime
 
 
+#: How long a warmed-up worker waits for the others (a worker that failed never arrives).
+BARRIER_TIMEOUT_S = 900
+
+
 def results_key(queue: str) -> str:
     return f"{queue}:results"
+
+
+def ready_key(queue: str) -> str:
+    return f"{queue}:ready"
+
+
+def warm_up(runtime: WorkerRuntime, queue: str, c1, partition: int, barrier: int) -> None:
+    """Prove one partition outside the queue, announce it, wait for ``barrier`` workers."""
+    runtime.prove_partition(job_id="warmup", partition=partition, c1=c1)
+    runtime.client.rpush(ready_key(queue), runtime.worker_name)
+    deadline = time.monotonic() + BARRIER_TIMEOUT_S
+    while (ready := runtime.client.llen(ready_key(queue))) < barrier:
+        if time.monotonic() > deadline:
+            raise SystemExit(f"barrier: {ready} of {barrier} workers warmed up within "
+                             f"{BARRIER_TIMEOUT_S} s")
+        time.sleep(0.01)
 
 
 def serve(runtime: WorkerRuntime, queue: str, c1) -> int:
@@ -60,12 +85,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--c1", type=Path, required=True, help="C1 JSON file")
     parser.add_argument("--queue", required=True, help="Redis list of partition entries")
     parser.add_argument("--name", default=None, help="worker name in events and lock tokens")
+    parser.add_argument("--warmup", type=int, default=None, metavar="P",
+                        help="prove partition P once before serving")
+    parser.add_argument("--barrier", type=int, default=1, metavar="N",
+                        help="after the warm-up, wait for N warmed-up workers of the queue")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     c1 = parse_c1(args.c1.read_bytes())
     runtime = WorkerRuntime.start(redis_url=args.redis_url, gpu=args.gpu,
                                   settings=load_settings(), worker_name=args.name)
     try:
+        if args.warmup is not None:
+            warm_up(runtime, args.queue, c1, args.warmup, args.barrier)
         serve(runtime, args.queue, c1)
     finally:
         runtime.close()
