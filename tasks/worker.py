@@ -21,7 +21,7 @@ from celery.utils.nodenames import default_nodename, host_format
 
 from config.settings import get_settings
 from tasks.application import app, redis_url
-from workers.gpu_binding import pin_process
+from workers.gpu_binding import pin_process, probe_gpu
 
 log = logging.getLogger(__name__)
 
@@ -34,16 +34,33 @@ class _Binding:
 
 
 class GpuBinding(bootsteps.Step):
-    """Pin the worker to ``--gpu N`` and name it after the host and the GPU."""
+    """Pin the worker to ``--gpu N`` and name it after the host and the GPU.
+
+    With ``backend=gpu`` a GPU that cannot run the backend stops the worker here, before
+    it takes a single task (it would only fail them); with ``auto`` the worker warns and
+    proves on the CPU."""
 
     def __init__(self, worker, gpu: int | None = None, **options) -> None:
         super().__init__(worker, **options)
         if gpu is not None:
             pin_process(gpu)
+            _check_gpu(gpu)
             if worker.hostname == default_nodename(None):
                 worker.hostname = host_format(f"gpu{gpu}@%h")
         _Binding.gpu = gpu
         _Binding.node_name = worker.hostname
+
+
+def _check_gpu(gpu: int) -> None:
+    backend = get_settings().backend
+    if backend == "cpu":
+        return
+    ok, reason = probe_gpu(gpu)
+    if ok:
+        return
+    if backend == "gpu":
+        raise SystemExit(f"proofq worker: {reason}; not starting (PROOFQ_BACKEND=gpu)")
+    log.warning("%s; this worker proves on the CPU (PROOFQ_BACKEND=auto)", reason)
 
 
 app.user_options["worker"].add(click.Option(

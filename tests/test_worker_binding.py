@@ -6,10 +6,15 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
-from workers.gpu_binding import PINNED_ENV, BindingError, bind_cpu, host_name, pin_process
+import gpu
+from workers.gpu_binding import (PINNED_ENV, BindingError, bind_cpu, host_name, pin_process,
+                                 probe_gpu)
+
+GPU_OK, GPU_WHY = gpu.available()
 
 
 @pytest.fixture()
@@ -71,3 +76,39 @@ def test_a_celery_pool_process_proves_on_the_gpu_its_worker_was_pinned_to(clean_
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env=env, check=True).stdout
     assert out.strip().splitlines()[-1] == "1"
+
+
+def test_the_gpu_probe_runs_in_a_child_and_says_why(clean_env):
+    ok, reason = probe_gpu(0)
+    assert ok == GPU_OK
+    if not ok:
+        assert reason.startswith("gpu 0: ") and len(reason) > len("gpu 0: ")
+    assert "CUDA_VISIBLE_DEVICES" not in os.environ  # the caller was not pinned
+
+
+@pytest.mark.skipif(GPU_OK, reason="needs a machine without a usable GPU")
+@pytest.mark.parametrize("backend", ["gpu", "auto"])
+def test_a_gpu_worker_without_a_usable_gpu(clean_env, redis_url, tmp_path, backend):
+    """backend=gpu: the worker refuses to start, so it takes no task it could only fail;
+    auto: it warns and proves on the CPU."""
+    from client.api import Client
+    from client.local_cluster import WorkerProcess, worker_command
+    from config.settings import load_settings
+
+    node = f"probe-{backend}@%h"
+    worker = WorkerProcess(redis_url, worker_command(gpu=0, concurrency=1, node=node),
+                           log_dir=tmp_path, env={"PROOFQ_BACKEND": backend}).start()
+    try:
+        if backend == "auto":
+            with Client(redis_url, load_settings(redis_url=redis_url)) as client:
+                worker.wait_ready(client.app, 60, node=node)
+            assert "this worker proves on the CPU (PROOFQ_BACKEND=auto)" in worker.log_tail(200)
+        else:
+            deadline = time.monotonic() + 120
+            while worker.alive() and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert not worker.alive()
+            assert "proofq worker: gpu 0: " in worker.log_tail()
+            assert "not starting (PROOFQ_BACKEND=gpu)" in worker.log_tail()
+    finally:
+        worker.stop(graceful=False)

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 from workers.locks import GpuId
 
@@ -81,3 +84,35 @@ def bind_cpu(number: int | None) -> Binding:
     uuid = "cpu" if number is None else f"cpu-{number}"
     ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     return Binding(GpuId(host_name(), uuid), None, ram)
+
+
+#: Run in a child: pin GPU argv[1], start the backend on it (CUDA, NVRTC, every kernel).
+_PROBE = """
+import sys
+from workers.gpu_binding import pin_process
+pin_process(int(sys.argv[1]))
+import gpu
+try:
+    gpu.get_backend(0)
+except gpu.BackendUnavailable as exc:
+    sys.exit(str(exc))
+"""
+
+
+def probe_gpu(number: int, timeout_s: float = 600.0) -> tuple[bool, str]:
+    """Can GPU ``number`` run the backend? ``(True, "")`` or ``(False, why not)``.
+
+    It runs in a child process, so the caller (a Celery parent before it forks its pool)
+    never initialises CUDA, which a forked child could not use. The child also fills the
+    kernel cache the pool processes then load from.
+    """
+    root = Path(__file__).resolve().parents[1]
+    try:
+        done = subprocess.run([sys.executable, "-c", _PROBE, str(number)], cwd=root,
+                              capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return False, f"gpu {number}: the backend did not start within {timeout_s:g} s"
+    if done.returncode == 0:
+        return True, ""
+    lines = done.stderr.strip().splitlines()
+    return False, f"gpu {number}: {lines[-1] if lines else f'exit status {done.returncode}'}"
