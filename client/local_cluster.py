@@ -142,9 +142,12 @@ class Cluster:
 
 
 @contextmanager
-def local_cluster(settings: Settings | None = None, *, start_timeout_s: float = 60.0
+def local_cluster(settings: Settings | None = None, *, start_timeout_s: float = 600.0
                   ) -> Iterator[Cluster]:
-    """Start Redis and a worker, yield them, stop both (also on Ctrl-C)."""
+    """Start Redis and a worker, yield them, stop both (also on Ctrl-C).
+
+    The start timeout covers a GPU worker's first start, whose probe compiles every
+    kernel (NVRTC, cached afterwards); a worker that exits fails the wait at once."""
     settings = settings or get_settings()
     gpu = choose_gpu(settings)
     with tempfile.TemporaryDirectory(prefix="proofq-local-",
