@@ -221,9 +221,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="20,22", help="log2 constraint counts, e.g. 20,22")
     parser.add_argument("--workers", default="1,2,3", help="worker process counts")
     parser.add_argument("--modes", default=",".join(MODES), help="prestage,stream,tight")
-    parser.add_argument("--witness", default="device",
-                        help="device,cpu: where workers build the witness (device = the GPU "
-                             "kernel where the backend has it)")
+    parser.add_argument("--witness", default=None,
+                        help="device,cpu: where workers build the witness (default: device "
+                             "on the GPU backend, cpu on the CPU backend)")
     parser.add_argument("--partitions-per-worker", type=int, default=3)
     parser.add_argument("--lease-s", type=float, default=30.0)
     parser.add_argument("--out", default=os.environ.get("OUT") or str(ROOT / "bench" / "results"))
@@ -231,9 +231,12 @@ def main(argv: list[str] | None = None) -> int:
     modes = [m for m in args.modes.split(",") if m]
     if unknown := set(modes) - set(MODES):
         parser.error(f"--modes: unknown {sorted(unknown)} (choose from {', '.join(MODES)})")
-    witnesses = [w for w in args.witness.split(",") if w]
+    witnesses = [w for w in (args.witness or {"gpu": "device", "cpu": "cpu"}[args.backend])
+                 .split(",") if w]
     if unknown := set(witnesses) - {"device", "cpu"}:
         parser.error(f"--witness: unknown {sorted(unknown)} (choose from device, cpu)")
+    if args.backend == "cpu" and "device" in witnesses:
+        parser.error("--witness device: the CPU backend has no device witness")
     worker_counts = _ints(args.workers)
     partitions = max(worker_counts) * (args.partitions_per_worker + 1)
 
