@@ -10,11 +10,8 @@ non-zero. MSM bases are distinct points k_i·G for random k_i, made on the devic
 ``gpu.fixed_base`` (their time is not part of any figure).
 
 Partitions use the real porep circuit (sector 2 KiB, K challenges sized to the target
-constraint count). Their R1CS is built by tiling one challenge's block K times (checked
-against ``snark.porep.circuit.circuit_r1cs`` at K = 2 before use): compiling millions of
-constraints through the Python builder would take minutes. The key's bases are slices of
-the random point pools and the witness is random: timing depends on sizes and sparsity,
-not on values, so these proofs do not verify. Correctness is the test suite's job.
+constraint count). The key's bases are slices of the random point pools and the witness is
+random: timing depends on sizes and sparsity, not on values, so these proofs do not verify. Correctness is the test suite's job.
 
 Writes ``gpu-<date>-<HHMM>.json`` (device, commit, command, every sample) and prints a table last.
 """
@@ -46,8 +43,8 @@ from gpu.ntt import engine, plan  # noqa: E402
 from snark.curve import G1Point, G2Point, PointArray  # noqa: E402
 from snark.fields import random_fr  # noqa: E402
 from snark.keys import ProvingKey, VerifyingKey  # noqa: E402
-from snark.porep.circuit import FIXED_PUBLIC_INPUTS, challenges_for, circuit_r1cs  # noqa: E402
-from snark.r1cs import R1CS, SparseMatrix  # noqa: E402
+from snark.porep.circuit import challenges_for, circuit_r1cs, circuit_sizes  # noqa: E402
+from snark.r1cs import R1CS  # noqa: E402
 
 SECTOR = 2048
 #: Reference figures on this H200 (sppark, inputs on the device), ms.
@@ -92,37 +89,6 @@ def point_pool(group: int, count: int) -> PointArray:
     ks[:, 0] |= np.uint64(1)
     mul = GpuFixedBase()
     return mul.mul_g1(ks) if group == 1 else mul.mul_g2(ks)
-
-
-def tiled_porep_r1cs(challenges: int) -> R1CS:
-    """The porep circuit with ``challenges`` challenges, from the one-challenge circuit.
-
-    Challenge c's block is the first block with its index input moved to column
-    FIXED+c and its aux columns moved up by c·aux; the column map is monotone, so each
-    row keeps its sorted order. Input rows (x_i·0 = 0) follow all challenge rows."""
-    one = circuit_r1cs(SECTOR, 1)
-    fixed = FIXED_PUBLIC_INPUTS + 1
-    aux, per = one.num_aux, one.num_constraints - one.num_inputs
-    inputs = fixed + challenges
-
-    def tile(m: SparseMatrix) -> SparseMatrix:
-        end = m.indptr[per]
-        cols = m.indices[:end]
-        base = np.where(cols < fixed, cols, np.where(cols == fixed, fixed, inputs + cols - one.num_inputs))
-        step = np.where(cols < fixed, 0, np.where(cols == fixed, 1, aux))
-        indices = (base[None, :] + np.arange(challenges)[:, None] * step[None, :]).reshape(-1)
-        data = np.tile(m.data[:end], (challenges, 1))
-        input_nnz = np.diff(m.indptr[per:])
-        assert (input_nnz == input_nnz[0]).all() and input_nnz[0] <= 1
-        counts = np.concatenate([np.tile(np.diff(m.indptr[:per + 1]), challenges),
-                                 np.full(inputs, input_nnz[0])])
-        if input_nnz[0]:
-            indices = np.concatenate([indices, np.arange(inputs)])
-            data = np.concatenate([data, np.tile(m.data[end:end + 1], (inputs, 1))])
-        return SparseMatrix(np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
-                            indices.astype(np.int64), data)
-
-    return R1CS(inputs, challenges * aux, tile(one.a), tile(one.b), tile(one.c))
 
 
 def bench_key(r1cs: R1CS, g1: PointArray, g2: PointArray, name: str) -> ProvingKey:
@@ -171,7 +137,7 @@ def bench_msm(group: int, log_n: int, pool: PointArray, stream, reps: int) -> di
 def bench_partition(log_c: int, g1: PointArray, g2: PointArray, backend, reps: int) -> dict:
     k = challenges_for(SECTOR, 1 << log_c)
     t0 = time.perf_counter()
-    r1cs = tiled_porep_r1cs(k)
+    r1cs = circuit_r1cs(SECTOR, k)
     build_s = time.perf_counter() - t0
     key = bench_key(r1cs, g1, g2, f"bench-porep-2KiB-{k}")
     t0 = time.perf_counter()
@@ -277,7 +243,6 @@ def main(argv: list[str] | None = None) -> int:
               "command": " ".join([Path(sys.argv[0]).name, *(argv or sys.argv[1:])]),
               "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
               "reps": args.reps}
-    assert tiled_porep_r1cs(2).circuit_id() == circuit_r1cs(SECTOR, 2).circuit_id()
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -314,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"skipping MSM and partitions: {exc}")
             result["skipped"] = f"MSM and partitions: {exc}"
             g1_logs, g2_logs, part_logs = [], [], []
-        shapes = [tiled_shape(log_c) for log_c in part_logs]
+        shapes = [partition_shape(log_c) for log_c in part_logs]
         n_g1 = max([1 << max(g1_logs, default=0)] + [s for s, _ in shapes])
         n_g2 = max([1 << max(g2_logs, default=0)] + [v for _, v in shapes])
         t0 = time.perf_counter()
@@ -333,15 +298,11 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def tiled_shape(log_c: int) -> tuple[int, int]:
+def partition_shape(log_c: int) -> tuple[int, int]:
     """(G1 points, G2 points) a partition of ~2^log_c constraints needs from the pools."""
-    one = circuit_r1cs(SECTOR, 1)
-    k = challenges_for(SECTOR, 1 << log_c)
-    per = one.num_constraints - one.num_inputs
-    constraints = k * per + FIXED_PUBLIC_INPUTS + 1 + k
-    variables = FIXED_PUBLIC_INPUTS + 1 + k + k * one.num_aux
+    inputs, aux, constraints = circuit_sizes(SECTOR, challenges_for(SECTOR, 1 << log_c))
     domain = 1 << max(1, (constraints - 1).bit_length())
-    return max(variables, domain - 1), variables
+    return max(inputs + aux, domain - 1), inputs + aux
 
 
 if __name__ == "__main__":

@@ -104,3 +104,38 @@ def test_truncated_or_padded_proofs_are_malformed(key, proved, length):
     c1, proof = proved
     with pytest.raises(ProofFormatError, match="expected 2 proofs = 384 bytes"):
         verify_c1(c1, key.vk, (proof * 2)[:length])
+
+
+@pytest.mark.parametrize("sector_size,challenges", [(2048, 1), (2048, 5), (8192, 3)])
+def test_repeated_circuit_equals_the_compiled_one(sector_size, challenges):
+    from snark.porep.circuit import placeholder_c1, synthesize
+
+    compiled = synthesize(placeholder_c1(sector_size, challenges), 0).compile()
+    repeated = circuit_r1cs(sector_size, challenges)
+    assert (repeated.num_inputs, repeated.num_aux) == (compiled.num_inputs, compiled.num_aux)
+    for name in "abc":
+        for part in ("indptr", "indices", "data"):
+            assert np.array_equal(getattr(getattr(repeated, name), part),
+                                  getattr(getattr(compiled, name), part)), (name, part)
+
+
+def test_a_circuit_whose_challenges_interact_is_not_repeated(monkeypatch):
+    import snark.porep.circuit as circuit
+
+    honest = circuit.synthesize
+
+    def linked(c1, partition, **kw):  # one extra row joining the first two challenges
+        cs = honest(c1, partition, **kw)
+        if c1.challenges > 1:
+            cs.enforce(4, 5, {}, "index 0 times index 1")
+        return cs
+
+    monkeypatch.setattr(circuit, "synthesize", linked)
+    circuit._one_challenge_r1cs.cache_clear()
+    circuit.circuit_r1cs.cache_clear()
+    try:
+        with pytest.raises(RuntimeError, match="not independent copies"):
+            circuit.circuit_r1cs(4096, 3)
+    finally:
+        circuit._one_challenge_r1cs.cache_clear()
+        circuit.circuit_r1cs.cache_clear()

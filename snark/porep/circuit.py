@@ -8,8 +8,8 @@ each challenge the circuit proves, with the index's bits b_0 … b_{depth-1} (pr
 * d's Merkle path (the bits choose left/right) ends at comm_d and ρ's at comm_r.
 
 The constraint structure depends only on (sector_size, K), never on values, so one
-proving key serves every sector of that shape: ``circuit_r1cs`` compiles it once from a
-placeholder assignment. ``synthesize`` is the reference and the structure; provers take the
+proving key serves every sector of that shape: ``circuit_r1cs`` compiles one challenge
+from a placeholder assignment and repeats its rows K times. ``synthesize`` is the reference and the structure; provers take the
 witness from ``snark.porep.witness``, which computes the same assignment without building
 constraints. Size: K × ((2·depth + 1)·240 + 3·depth + 5) constraints (240 per
 Poseidon hash, one swap per Merkle level, one input row per index) plus 4 input rows.
@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
+
 from snark.merkle import merkle_root_gadget
 from snark.poseidon import poseidon_hash2_gadget
 from snark.porep.c1 import (C1, NODE_BYTES, C1Error, ChallengeProof, PartitionProof,
                             check_sector_size)
-from snark.r1cs import ONE, R1CS, ConstraintSystem, as_lc, lc, lc_add
+from snark.r1cs import ONE, R1CS, ConstraintSystem, SparseMatrix, as_lc, lc, lc_add
 
 #: Public inputs that are not challenge indices: comm_d, comm_r, replica_id.
 FIXED_PUBLIC_INPUTS = 3
@@ -90,15 +92,62 @@ def placeholder_c1(sector_size: int, challenges: int) -> C1:
 
 @functools.lru_cache(maxsize=8)
 def circuit_r1cs(sector_size: int, challenges: int) -> R1CS:
-    """The compiled circuit for this shape (cached: compiling 2^16 constraints takes seconds)."""
-    return synthesize(placeholder_c1(sector_size, challenges), 0).compile()
+    """The compiled circuit for this shape: one challenge's rows compiled once, then
+    repeated K times (the Python builder needs minutes for millions of constraints)."""
+    if challenges < 1:
+        raise C1Error(f"challenges: must be at least 1, got {challenges}")
+    return _repeat_challenge(_one_challenge_r1cs(sector_size), challenges)
 
 
 @functools.lru_cache(maxsize=None)
+def _one_challenge_r1cs(sector_size: int) -> R1CS:
+    """The one-challenge circuit, once repeating it is confirmed against a compiled
+    two-challenge circuit: a circuit whose challenges stop being independent copies
+    fails here instead of yielding a key for another circuit."""
+    one = synthesize(placeholder_c1(sector_size, 1), 0).compile()
+    two = synthesize(placeholder_c1(sector_size, 2), 0).compile()
+    if _repeat_challenge(one, 2).circuit_id() != two.circuit_id():
+        raise RuntimeError(f"porep circuit ({sector_size} bytes): challenges are not "
+                           "independent copies of one block; circuit_r1cs cannot repeat it")
+    return one
+
+
+def _repeat_challenge(one: R1CS, challenges: int) -> R1CS:
+    """``challenges`` copies of ``one``'s challenge rows, then one input row per input.
+
+    In copy j, fixed columns (ONE, comm_d, comm_r, replica_id) stay, the index column moves
+    to its own input j, and aux column a moves to copy j's aux block. The map is monotone,
+    so every row stays sorted as ``R1CS.from_constraints`` writes it.
+    """
+    fixed = 1 + FIXED_PUBLIC_INPUTS
+    inputs, aux = fixed + challenges, one.num_aux
+    rows = one.num_constraints - one.num_inputs
+    copies = np.arange(challenges)[:, None]
+
+    def repeat(m: SparseMatrix) -> SparseMatrix:
+        end = m.indptr[rows]
+        cols = m.indices[:end]
+        is_aux = cols > fixed
+        start = np.where(is_aux, cols - one.num_inputs + inputs, cols)
+        step = np.where(is_aux, aux, (cols == fixed).astype(np.int64))
+        input_nnz = np.diff(m.indptr[rows:])  # rows x_i·0 = 0: the same for every input
+        counts = np.concatenate([np.tile(np.diff(m.indptr[:rows + 1]), challenges),
+                                 np.full(inputs, input_nnz[0])])
+        indices = [(start + copies * step).reshape(-1)]
+        data = [np.tile(m.data[:end], (challenges, 1))]
+        if input_nnz[0]:
+            indices.append(np.arange(inputs))
+            data.append(np.tile(m.data[end:end + 1], (inputs, 1)))
+        return SparseMatrix(np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
+                            np.concatenate(indices).astype(np.int64), np.concatenate(data))
+
+    return R1CS(inputs, challenges * aux, repeat(one.a), repeat(one.b), repeat(one.c))
+
+
 def _per_challenge(sector_size: int) -> tuple[int, int]:
     """(constraints, aux variables) that one challenge adds."""
-    cs = synthesize(placeholder_c1(sector_size, 1), 0)
-    return len(cs.constraints), cs.num_aux
+    one = _one_challenge_r1cs(sector_size)
+    return one.num_constraints - one.num_inputs, one.num_aux
 
 
 def constraints_estimate(sector_size: int, challenges: int) -> int:
