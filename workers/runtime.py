@@ -2,7 +2,7 @@
 
     synthesize    CPU, no lock: circuit → witness (the key is loaded once per process);
                   with a backend that computes the witness itself (``gpu``), only the
-                  partition's compact inputs (leaves, paths, indices: a few KiB)
+                  partition's compact inputs (leaves, paths, indices: < 1% of its bytes)
     mem_wait/mem  memory lock: reserve VRAM in the ledger; if granted, upload the witness
                   or the compact inputs (pre-stage); a refused reservation or a failed
                   allocation takes the fallback path instead. Released before compute.
@@ -191,11 +191,11 @@ class WorkerRuntime:
             self._record(run, "queued", queued_at, time.time(), _Phase(), None)
         with self._phase(run, "synthesize"):
             key = self._key(c1)
-            witness = partition_work(c1, partition, on_device=self.witness_on_device)
+            work = partition_work(c1, partition, on_device=self.witness_on_device)
             public = public_inputs(c1, partition)
-        staged, reservation = self._memory_phase(run, key, witness)
+        staged, reservation = self._memory_phase(run, key, work)
         try:
-            parts = self._compute_phase(run, key, witness, staged)
+            parts = self._compute_phase(run, key, work, staged)
         finally:
             if reservation is not None:
                 reservation.release()
@@ -216,7 +216,7 @@ class WorkerRuntime:
         return self._keys[shape]
 
     def _memory_phase(self, run: _PartitionRun, key: ProvingKey,
-                      witness: Work) -> tuple[Any, Reservation | None]:
+                      work: Work) -> tuple[Any, Reservation | None]:
         """Pre-stage when the ledger grants it; (None, None) means: stream in compute."""
         with self._phase(run, "mem_wait"):
             held = self.locks.acquire("mem", self.worker_name, should_stop=run.is_cancelled)
@@ -233,7 +233,7 @@ class WorkerRuntime:
                 STAGING.labels(path="stream_no_budget").inc()
                 return None, None
             try:
-                staged = stage(key, witness, fenced)
+                staged = stage(key, work, fenced)
             except DeviceMemoryError:
                 reservation.release()
                 STAGING.labels(path="stream_device_oom").inc()
@@ -255,7 +255,7 @@ class WorkerRuntime:
             self._resident[key.circuit_id] = self.ledger.reserve(
                 f"{self.worker_name}:key", key_bytes(key), force=True)
 
-    def _compute_phase(self, run: _PartitionRun, key: ProvingKey, witness: Work,
+    def _compute_phase(self, run: _PartitionRun, key: ProvingKey, work: Work,
                        staged: Any) -> groth16.MsmParts:
         """Compute under the lock; on any failure the partition's device buffers are freed."""
         try:
@@ -265,8 +265,8 @@ class WorkerRuntime:
             with held, self._phase(run, "compute", fence=held.fence, path=run.staged_path):
                 fenced = _FencedBackend(self.backend, held)
                 if staged is None:
-                    staged = stage(key, witness, fenced)
-                staged = witness_handle(key, witness, staged, fenced)
+                    staged = stage(key, work, fenced)
+                staged = witness_handle(key, work, staged, fenced)
                 parts = groth16.compute(key, staged, fenced)
                 # A result computed past the lease may have shared the GPU with the next
                 # holder: retry it, so every successful compute phase was exclusive.
