@@ -211,8 +211,9 @@ def _check(c1: C1, partition: int, trace: ChallengeTrace) -> None:
 
 @dataclass(frozen=True)
 class WitnessInputs:
-    """What a device needs to compute a partition's witness itself: a few KiB, where the
-    witness is 32 bytes per variable. Standard-form Fr limbs, reduced like the CPU trace.
+    """What a device needs to compute a partition's witness itself: ~64·(depth + 1) bytes
+    per challenge (160 KiB at 2^20 constraints), where the witness has 32 bytes per
+    variable (33.6 MB). Standard-form Fr limbs, reduced like the CPU trace.
 
     ``public`` (num_inputs, 4): ONE, then the public inputs. ``commitments`` (3, 4):
     replica_id, comm_d, comm_r. ``index`` (K,). ``leaves`` (2, K, 4): data, replica.
