@@ -2,9 +2,9 @@
 
 The CPU witness (``snark.porep.witness``, Python ints) takes ~12× the GPU's compute time
 of a partition, so a worker that builds it on the CPU starves the GPU. Here the worker
-uploads only the partition's compact inputs (``WitnessInputs``, < 1% of the witness) in the memory
-phase and the kernel writes the whole (num_variables, 4) witness where the prover reads
-it, in the compute phase. The kernel also runs the witness check: a challenge whose
+uploads only the partition's compact inputs (``WitnessInputs``, < 1% of the witness) in
+the memory phase and the kernel writes the whole (num_variables, 4) witness where the
+prover reads it, in the compute phase. The kernel also runs the witness check: a challenge whose
 values do not hash to the commitments is a ``C1Error`` naming it, before any MSM runs.
 
 The tables (``schedule_table``, ``slot_table``) are plain numpy so the host build of the
