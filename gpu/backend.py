@@ -23,15 +23,13 @@ from gpu.ntt import Ntt, log_size
 from gpu.witness import DeviceWitness, StagedWitness
 from snark.backend import DeviceMemoryError, G1Basis, G2Basis
 from snark.fields import FR_MODULUS, FR_MULTIPLICATIVE_GENERATOR, fr_to_limbs, is_canonical, to_montgomery
-from snark.keys import ProvingKey
+from snark.keys import POINT_BASES, ProvingKey
 from snark.porep.witness import WitnessInputs
 from snark.r1cs import SparseMatrix
 
-R = FR_MODULUS
 THREADS = 256
 #: Raw constant whose Montgomery product with d gives d·R² (the matrix data's form).
-_TWICE_MONTGOMERY = fr_to_limbs([pow(2, 3 * 256, R)])
-_BASES = ("a_g1", "b_g1", "b_g2", "l_g1", "h_g1")
+_TWICE_MONTGOMERY = fr_to_limbs([pow(2, 3 * 256, FR_MODULUS)])
 _CUDA_ERROR_MEMORY_ALLOCATION = 2  # cudaErrorMemoryAllocation
 
 
@@ -99,10 +97,10 @@ class GpuBackend:
         n = key.domain_size
         with self._on_device() as cupy:
             matrices = tuple(self._upload_matrix(m) for m in (r1cs.a, r1cs.b, r1cs.c))
-            bases = {name: MsmBases(getattr(key, name)) for name in _BASES}
+            bases = {name: MsmBases(getattr(key, name)) for name in POINT_BASES}
             self.ntt.prepare(log_n)
-            g_n = pow(FR_MULTIPLICATIVE_GENERATOR, n, R)
-            z_inv = cupy.asarray(to_montgomery([pow(g_n - 1, -1, R)], R, 4))
+            g_n = pow(FR_MULTIPLICATIVE_GENERATOR, n, FR_MODULUS)
+            z_inv = cupy.asarray(to_montgomery([pow(g_n - 1, -1, FR_MODULUS)], FR_MODULUS, 4))
             self.stream.synchronize()
         self._resident[key.circuit_id] = _Resident(log_n, matrices, bases, z_inv)
 
@@ -125,7 +123,7 @@ class GpuBackend:
         if witness.shape != expected:
             raise ValueError(f"witness: expected shape {expected}, got {witness.shape}")
         witness = np.ascontiguousarray(witness, dtype=np.uint64)
-        bad = np.flatnonzero(~is_canonical(witness, R))
+        bad = np.flatnonzero(~is_canonical(witness, FR_MODULUS))
         if bad.size:
             raise ValueError(f"witness: entry {bad[0]} is not a canonical Fr element (>= r)")
         with self._on_device() as cupy:

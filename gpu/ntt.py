@@ -32,7 +32,6 @@ from snark.fields import (
     to_montgomery,
 )
 
-R = FR_MODULUS
 MAX_LOG_SIZE = 27
 #: Must match ntt.cu / fr_vec.cuh.
 MAX_LOG_BLOCK = 10
@@ -81,24 +80,24 @@ class Scale:
         lo, acc = [], 1
         for _ in range(lo_count):
             lo.append(acc)
-            acc = acc * self.base % R
-        step = pow(self.base, 1 << SCALE_LO_BITS, R)
-        hi, acc = [], self.factor % R
+            acc = acc * self.base % FR_MODULUS
+        step = pow(self.base, 1 << SCALE_LO_BITS, FR_MODULUS)
+        hi, acc = [], self.factor % FR_MODULUS
         for _ in range(((count - 1) >> SCALE_LO_BITS) + 1):
             hi.append(acc)
-            acc = acc * step % R
-        hi_limbs = fr_to_limbs(hi) if self.raw else to_montgomery(hi, R, 4)
-        return to_montgomery(lo, R, 4), hi_limbs
+            acc = acc * step % FR_MODULUS
+        hi_limbs = fr_to_limbs(hi) if self.raw else to_montgomery(hi, FR_MODULUS, 4)
+        return to_montgomery(lo, FR_MODULUS, 4), hi_limbs
 
 
 def root_of_unity(log_n: int) -> int:
-    return pow(FR_ROOT_OF_UNITY, 1 << (FR_TWO_ADICITY - log_n), R)
+    return pow(FR_ROOT_OF_UNITY, 1 << (FR_TWO_ADICITY - log_n), FR_MODULUS)
 
 
 def scales(n: int) -> dict[str, Scale]:
     """The scales the transforms and the quotient use, by name."""
     g = FR_MULTIPLICATIVE_GENERATOR
-    g_inv, n_inv = pow(g, -1, R), pow(n, -1, R)
+    g_inv, n_inv = pow(g, -1, FR_MODULUS), pow(n, -1, FR_MODULUS)
     return {
         "coset": Scale(g),                              # before coset_ntt
         "n_inv": Scale(1, n_inv),                       # after intt

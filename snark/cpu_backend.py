@@ -12,11 +12,11 @@ import numpy as np
 
 from snark.backend import G1Basis, G2Basis
 from snark.curve import G1Point, G2Point, scalars_from_ints
-from snark.domain import Domain, sparse_matvec
+from snark.domain import Domain
+from snark.r1cs import sparse_matvec
 from snark.fields import FR_MODULUS, limbs_to_object
-from snark.keys import ProvingKey
+from snark.keys import POINT_BASES, ProvingKey
 
-R = FR_MODULUS
 
 
 @dataclass
@@ -36,8 +36,7 @@ class CpuBackend:
             resident = _Resident(
                 Domain(key.domain_size),
                 tuple(limbs_to_object(m.data) for m in (r1cs.a, r1cs.b, r1cs.c)),
-                {name: getattr(key, name).to_points()
-                 for name in ("a_g1", "b_g1", "b_g2", "l_g1", "h_g1")})
+                {name: getattr(key, name).to_points() for name in POINT_BASES})
             key.cache[self.name] = resident
         return resident
 
@@ -63,7 +62,7 @@ class CpuBackend:
     def quotient(self, key: ProvingKey, abc: tuple[np.ndarray, ...]) -> np.ndarray:
         domain = self._resident(key).domain
         a, b, c = (domain.coset_ntt(domain.intt(v)) for v in abc)
-        h = (a * b - c) % R * domain.vanishing_on_coset_inverse() % R
+        h = (a * b - c) % FR_MODULUS * domain.vanishing_on_coset_inverse() % FR_MODULUS
         return domain.coset_intt(h)[: domain.n - 1]
 
     def _msm(self, key: ProvingKey, basis: str, scalars: np.ndarray):

@@ -22,9 +22,7 @@ from snark.fields import (
     FR_ROOT_OF_UNITY,
     FR_TWO_ADICITY,
 )
-from snark.r1cs import SparseMatrix
 
-R = FR_MODULUS
 MAX_LOG_SIZE = FR_TWO_ADICITY
 
 
@@ -34,7 +32,7 @@ def powers(base: int, count: int) -> np.ndarray:
     acc = 1
     for i in range(count):
         out[i] = acc
-        acc = acc * base % R
+        acc = acc * base % FR_MODULUS
     return out
 
 
@@ -45,12 +43,12 @@ def batch_inverse(values: np.ndarray) -> np.ndarray:
     acc = 1
     for i in range(n):
         prefix[i] = acc
-        acc = acc * values[i] % R
-    inv = pow(acc, -1, R)
+        acc = acc * values[i] % FR_MODULUS
+    inv = pow(acc, -1, FR_MODULUS)
     out = np.empty(n, dtype=object)
     for i in range(n - 1, -1, -1):
-        out[i] = inv * prefix[i] % R
-        inv = inv * values[i] % R
+        out[i] = inv * prefix[i] % FR_MODULUS
+        inv = inv * values[i] % FR_MODULUS
     return out
 
 
@@ -72,11 +70,11 @@ class Domain:
             raise ValueError(f"domain size {n} is not a power of two in [2, 2^{MAX_LOG_SIZE}]")
         self.n = n
         self.log_n = n.bit_length() - 1
-        self.omega = pow(FR_ROOT_OF_UNITY, 1 << (MAX_LOG_SIZE - self.log_n), R)
-        self.omega_inv = pow(self.omega, -1, R)
-        self.n_inv = pow(n, -1, R)
+        self.omega = pow(FR_ROOT_OF_UNITY, 1 << (MAX_LOG_SIZE - self.log_n), FR_MODULUS)
+        self.omega_inv = pow(self.omega, -1, FR_MODULUS)
+        self.n_inv = pow(n, -1, FR_MODULUS)
         self.shift = FR_MULTIPLICATIVE_GENERATOR
-        self.shift_inv = pow(self.shift, -1, R)
+        self.shift_inv = pow(self.shift, -1, FR_MODULUS)
 
     @functools.cached_property
     def _twiddles(self) -> np.ndarray:
@@ -92,7 +90,7 @@ class Domain:
 
     @functools.cached_property
     def _shift_inv_powers_scaled(self) -> np.ndarray:
-        return powers(self.shift_inv, self.n) * self.n_inv % R
+        return powers(self.shift_inv, self.n) * self.n_inv % FR_MODULUS
 
     def elements(self) -> np.ndarray:
         """``[ω^0, …, ω^{n−1}]``."""
@@ -100,7 +98,7 @@ class Domain:
 
     def vanishing_on_coset_inverse(self) -> int:
         """1 / Z(g ω^i) = 1 / (g^n − 1): the same for every coset point."""
-        return pow(pow(self.shift, self.n, R) - 1, -1, R)
+        return pow(pow(self.shift, self.n, FR_MODULUS) - 1, -1, FR_MODULUS)
 
     def _transform(self, values: np.ndarray, twiddles: np.ndarray) -> np.ndarray:
         """Iterative radix-2 DIT: bit-reverse, then log n whole-vector butterfly stages."""
@@ -109,8 +107,8 @@ class Domain:
         while half < self.n:
             blocks = a.reshape(-1, 2 * half)
             lo = blocks[:, :half]
-            hi = blocks[:, half:] * twiddles[:: self.n // (2 * half)][:half] % R
-            a = np.concatenate([(lo + hi) % R, (lo - hi) % R], axis=1).reshape(-1)
+            hi = blocks[:, half:] * twiddles[:: self.n // (2 * half)][:half] % FR_MODULUS
+            a = np.concatenate([(lo + hi) % FR_MODULUS, (lo - hi) % FR_MODULUS], axis=1).reshape(-1)
             half *= 2
         return a
 
@@ -118,44 +116,11 @@ class Domain:
         return self._transform(coeffs, self._twiddles)
 
     def intt(self, evals: np.ndarray) -> np.ndarray:
-        return self._transform(evals, self._twiddles_inv) * self.n_inv % R
+        return self._transform(evals, self._twiddles_inv) * self.n_inv % FR_MODULUS
 
     def coset_ntt(self, coeffs: np.ndarray) -> np.ndarray:
-        return self.ntt(np.asarray(coeffs, dtype=object) * self._shift_powers % R)
+        return self.ntt(np.asarray(coeffs, dtype=object) * self._shift_powers % FR_MODULUS)
 
     def coset_intt(self, evals: np.ndarray) -> np.ndarray:
-        return self._transform(evals, self._twiddles_inv) * self._shift_inv_powers_scaled % R
-
-
-def sparse_matvec(matrix: SparseMatrix, vector: np.ndarray,
-                  data: np.ndarray | None = None) -> np.ndarray:
-    """``matrix · vector`` over Fr with object arrays; ``data`` may pass pre-converted values."""
-    from snark.fields import limbs_to_object
-
-    values = limbs_to_object(matrix.data) if data is None else data
-    out = np.zeros(matrix.rows, dtype=object)
-    if matrix.nnz == 0:
-        return out
-    products = values * np.asarray(vector, dtype=object)[matrix.indices]
-    # A trailing zero keeps every start index valid, trailing empty rows included.
-    sums = np.add.reduceat(np.append(products, 0), matrix.indptr[:-1])
-    nonempty = np.diff(matrix.indptr) > 0
-    out[nonempty] = sums[nonempty] % R
-    return out
-
-
-def sparse_transposed_matvec(matrix: SparseMatrix, vector: np.ndarray, columns: int,
-                             data: np.ndarray | None = None) -> np.ndarray:
-    """``matrixᵀ · vector`` (length ``columns``): column j gets Σ_i M[i, j]·vector[i]."""
-    from snark.fields import limbs_to_object
-
-    values = limbs_to_object(matrix.data) if data is None else data
-    out = np.zeros(columns, dtype=object)
-    if matrix.nnz == 0:
-        return out
-    products = values * np.asarray(vector, dtype=object)[matrix.row_ids()]
-    order = np.argsort(matrix.indices, kind="stable")
-    cols = matrix.indices[order]
-    starts = np.flatnonzero(np.r_[True, cols[1:] != cols[:-1]])
-    out[cols[starts]] = np.add.reduceat(products[order], starts) % R
-    return out
+        scaled = self._transform(evals, self._twiddles_inv) * self._shift_inv_powers_scaled
+        return scaled % FR_MODULUS

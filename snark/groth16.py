@@ -22,13 +22,12 @@ import numpy as np
 from snark.backend import ProverBackend
 from snark.curve import (GT, G1Point, G2Point, PointArray, Scalar, scalars_from_ints,
                          scalars_from_limbs)
-from snark.domain import Domain, batch_inverse, powers, sparse_transposed_matvec
+from snark.domain import Domain, batch_inverse, powers
 from snark.fields import FR_MODULUS, fr_to_limbs
 from snark.keys import ProvingKey, VerifyingKey
 from snark.proof import Proof
-from snark.r1cs import R1CS
+from snark.r1cs import R1CS, sparse_transposed_matvec
 
-R = FR_MODULUS
 
 
 # -- setup -------------------------------------------------------------------------------
@@ -59,14 +58,15 @@ class CpuFixedBase:
 
 
 def _random_nonzero() -> int:
-    return secrets.randbelow(R - 1) + 1
+    return secrets.randbelow(FR_MODULUS - 1) + 1
 
 
 def lagrange_at(domain: Domain, tau: int) -> np.ndarray:
     """L_i(τ) = (τ^n − 1)·ω^i / (n·(τ − ω^i)) for every i (τ outside the domain)."""
     omegas = domain.elements()
-    z_tau = (pow(tau, domain.n, R) - 1) % R
-    return z_tau * domain.n_inv % R * omegas % R * batch_inverse((tau - omegas) % R) % R
+    z_tau = (pow(tau, domain.n, FR_MODULUS) - 1) % FR_MODULUS
+    scale = z_tau * domain.n_inv % FR_MODULUS
+    return scale * omegas % FR_MODULUS * batch_inverse((tau - omegas) % FR_MODULUS) % FR_MODULUS
 
 
 def setup(r1cs: R1CS, *, fixed_base: FixedBaseMul | None = None) -> ProvingKey:
@@ -74,17 +74,17 @@ def setup(r1cs: R1CS, *, fixed_base: FixedBaseMul | None = None) -> ProvingKey:
     fixed_base = fixed_base or CpuFixedBase()
     domain = Domain(r1cs.domain_size)
     tau, alpha, beta, gamma, delta = (_random_nonzero() for _ in range(5))
-    while pow(tau, domain.n, R) == 1:  # τ in the domain would divide by zero
+    while pow(tau, domain.n, FR_MODULUS) == 1:  # τ in the domain would divide by zero
         tau = _random_nonzero()
     lagrange = lagrange_at(domain, tau)[: r1cs.num_constraints]
     a, b, c = (sparse_transposed_matvec(m, lagrange, r1cs.num_variables)
                for m in (r1cs.a, r1cs.b, r1cs.c))
-    combined = (beta * a + alpha * b + c) % R
-    gamma_inv, delta_inv = pow(gamma, -1, R), pow(delta, -1, R)
-    z_over_delta = (pow(tau, domain.n, R) - 1) * delta_inv % R
+    combined = (beta * a + alpha * b + c) % FR_MODULUS
+    gamma_inv, delta_inv = pow(gamma, -1, FR_MODULUS), pow(delta, -1, FR_MODULUS)
+    z_over_delta = (pow(tau, domain.n, FR_MODULUS) - 1) * delta_inv % FR_MODULUS
     ni = r1cs.num_inputs
 
-    ic = fixed_base.mul_g1(fr_to_limbs(combined[:ni] * gamma_inv % R)).to_points()
+    ic = fixed_base.mul_g1(fr_to_limbs(combined[:ni] * gamma_inv % FR_MODULUS)).to_points()
     g1, g2 = G1Point(), G2Point()
     alpha_g1, beta_g1, delta_g1 = (g1 * Scalar(k) for k in (alpha, beta, delta))
     beta_g2, gamma_g2, delta_g2 = (g2 * Scalar(k) for k in (beta, gamma, delta))
@@ -94,8 +94,8 @@ def setup(r1cs: R1CS, *, fixed_base: FixedBaseMul | None = None) -> ProvingKey:
         r1cs=r1cs, vk=vk, beta_g1=beta_g1, delta_g1=delta_g1,
         a_g1=fixed_base.mul_g1(a_limbs), b_g1=fixed_base.mul_g1(b_limbs),
         b_g2=fixed_base.mul_g2(b_limbs),
-        l_g1=fixed_base.mul_g1(fr_to_limbs(combined[ni:] * delta_inv % R)),
-        h_g1=fixed_base.mul_g1(fr_to_limbs(powers(tau, domain.n - 1) * z_over_delta % R)),
+        l_g1=fixed_base.mul_g1(fr_to_limbs(combined[ni:] * delta_inv % FR_MODULUS)),
+        h_g1=fixed_base.mul_g1(fr_to_limbs(powers(tau, domain.n - 1) * z_over_delta % FR_MODULUS)),
     )
 
 
@@ -142,9 +142,9 @@ def compute(key: ProvingKey, witness: Any, backend: ProverBackend) -> MsmParts:
 def finalize(key: ProvingKey, parts: MsmParts, r: int | None = None,
              s: int | None = None) -> Proof:
     """Blind with r, s (fresh randomness unless given, e.g. to compare backends)."""
-    r = _random_nonzero() if r is None else r % R
-    s = _random_nonzero() if s is None else s % R
-    sr, ss, srs = Scalar(r), Scalar(s), Scalar(r * s % R)
+    r = _random_nonzero() if r is None else r % FR_MODULUS
+    s = _random_nonzero() if s is None else s % FR_MODULUS
+    sr, ss, srs = Scalar(r), Scalar(s), Scalar(r * s % FR_MODULUS)
     a = key.vk.alpha_g1 + parts.a_g1 + key.delta_g1 * sr
     b = key.vk.beta_g2 + parts.b_g2 + key.vk.delta_g2 * ss
     b1 = key.beta_g1 + parts.b_g1 + key.delta_g1 * ss
@@ -164,7 +164,7 @@ def verify(vk: VerifyingKey, public_inputs: list[int], proof: Proof) -> bool:
     if len(public_inputs) != vk.num_public:
         raise ValueError(f"public inputs: expected {vk.num_public}, got {len(public_inputs)}")
     for i, x in enumerate(public_inputs):
-        if not 0 <= x < R:
+        if not 0 <= x < FR_MODULUS:
             raise ValueError(f"public inputs[{i}]: not a canonical field element")
     acc = vk.ic[0]
     if public_inputs:

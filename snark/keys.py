@@ -2,8 +2,9 @@
 
 A proving key lives in ``params/<circuit_id>/``: one ``.npy`` per array (memory-mappable,
 loadable straight to a GPU), ``manifest.json`` with every file's shape, dtype and sha256
-(checked on load), and ``vk.json``. Keys are written to a temporary sibling directory and
-renamed into place, so a crash never leaves half a key behind.
+(checked on load, ``vk.json`` included when only the verifying key is read), and
+``vk.json``. Keys are written to a temporary sibling directory and renamed into place
+(``snark.files``), so a crash never leaves half a key behind.
 
 Verifying key JSON (``proofq-vk/1``)::
 
@@ -12,29 +13,30 @@ Verifying key JSON (``proofq-vk/1``)::
      "alpha_g1": "<hex 48 B>", "beta_g2": "<hex 96 B>", "gamma_g2": "…", "delta_g2": "…",
      "ic": ["<hex 48 B>", … k + 1 entries]}
 
-Points are zcash-compressed (the proof encoding of ``snark.proof``), hex without 0x.
+Points are zcash-compressed (the proof encoding of ``snark.proof``), hex without 0x, and
+decoded strictly: none of them may be the point at infinity (bellman refuses those too).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
-import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from snark.curve import G1Point, G2Point, PointArray
+from snark.curve import G1Point, G2Point, PointArray, PointFormatError, decode_compressed
+from snark.files import atomic_path
 from snark.r1cs import R1CS, SparseMatrix
 
 PK_FORMAT = "proofq-groth16-pk/1"
 VK_FORMAT = "proofq-vk/1"
 #: How H is formed; the seam for snarkjs keys ("odd points of the 2n-domain") is this field.
 H_FORM_COSET = "coset"
+#: The proving key's point vectors, in the order they are stored and staged.
+POINT_BASES = ("a_g1", "b_g1", "b_g2", "l_g1", "h_g1")
 
 
 class KeyFileError(ValueError):
@@ -66,23 +68,55 @@ class VerifyingKey:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any], source: str = "vk.json") -> "VerifyingKey":
+    def from_json(cls, data: Any, source: str = "vk.json") -> "VerifyingKey":
+        if not isinstance(data, dict):
+            raise KeyFileError(f"{source}: expected a JSON object, got {type(data).__name__}")
+        if data.get("format") != VK_FORMAT:
+            raise KeyFileError(f"{source}: format is {data.get('format')!r}, expected {VK_FORMAT}")
         try:
-            if data["format"] != VK_FORMAT:
-                raise KeyFileError(f"{source}: format is {data['format']!r}, expected {VK_FORMAT}")
-            g1 = lambda h: G1Point.from_compressed_bytes(bytes.fromhex(h))  # noqa: E731
-            g2 = lambda h: G2Point.from_compressed_bytes(bytes.fromhex(h))  # noqa: E731
-            vk = cls(data["circuit_id"], g1(data["alpha_g1"]), g2(data["beta_g2"]),
-                     g2(data["gamma_g2"]), g2(data["delta_g2"]), [g1(h) for h in data["ic"]])
-        except KeyFileError:
-            raise
+            ic = data["ic"]
+            if not isinstance(ic, list) or not ic:
+                raise KeyFileError(f"{source}: ic: expected a non-empty list of G1 points")
+            vk = cls(data["circuit_id"], _point(data, "alpha_g1", 1, source),
+                     _point(data, "beta_g2", 2, source), _point(data, "gamma_g2", 2, source),
+                     _point(data, "delta_g2", 2, source),
+                     [_point(ic, i, 1, f"{source}: ic") for i in range(len(ic))])
         except KeyError as exc:
             raise KeyFileError(f"{source}: missing field {exc.args[0]!r}") from None
-        except (ValueError, TypeError) as exc:
-            raise KeyFileError(f"{source}: invalid point or value ({exc})") from None
         if vk.num_public != data.get("num_public", vk.num_public):
             raise KeyFileError(f"{source}: num_public does not match the number of ic points")
         return vk
+
+    @classmethod
+    def load(cls, directory: Path) -> "VerifyingKey":
+        """Just ``vk.json`` of a key directory, checked against the manifest's sha256."""
+        directory = Path(directory)
+        meta = _read_manifest(directory)["files"].get("vk.json")
+        path = directory / "vk.json"
+        if meta is None:
+            raise KeyFileError(f"{directory / 'manifest.json'}: lists no vk.json")
+        _check_file(path, meta["sha256"])
+        return cls.from_json(json.loads(path.read_text()), str(path))
+
+
+def _point(container: Any, key: str | int, group: int, source: str) -> G1Point | G2Point:
+    """One point of a key file, from hex, strictly; errors name the field."""
+    where = f"{source}.{key}" if isinstance(key, str) else f"{source}[{key}]"
+    text = container[key]
+    size = 48 * group
+    if not isinstance(text, str):
+        raise KeyFileError(f"{where}: expected a hex string, got {type(text).__name__}")
+    try:
+        raw = bytes.fromhex(text)
+    except ValueError:
+        raise KeyFileError(f"{where}: not hex ({len(text)} characters)") from None
+    if len(raw) != size:
+        raise KeyFileError(f"{where}: expected {2 * size} hex digits ({size} bytes), "
+                           f"got {len(text)}")
+    try:
+        return decode_compressed(raw, group)
+    except PointFormatError as exc:
+        raise KeyFileError(f"{where}: {exc}") from None
 
 
 @dataclass
@@ -112,7 +146,7 @@ class ProvingKey:
     # -- storage ----------------------------------------------------------------------
     def _arrays(self) -> dict[str, np.ndarray]:
         arrays: dict[str, np.ndarray] = {}
-        for name in ("a_g1", "b_g1", "b_g2", "l_g1", "h_g1"):
+        for name in POINT_BASES:
             points: PointArray = getattr(self, name)
             arrays[name] = points.xy
             arrays[f"{name}_inf"] = points.inf
@@ -128,8 +162,7 @@ class ProvingKey:
         params_dir = Path(params_dir)
         params_dir.mkdir(parents=True, exist_ok=True)
         final = params_dir / self.circuit_id
-        tmp = Path(tempfile.mkdtemp(prefix=f".{self.circuit_id}.", dir=params_dir))
-        try:
+        with atomic_path(final, directory=True) as tmp:
             files = {}
             for name, arr in self._arrays().items():
                 path = tmp / f"{name}.npy"
@@ -147,35 +180,20 @@ class ProvingKey:
                 "files": files,
             }
             (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
-            if final.exists():
-                shutil.rmtree(tmp)
-            else:
-                os.replace(tmp, final)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
         return final
 
     @classmethod
     def load(cls, directory: Path, *, verify_hashes: bool = True) -> "ProvingKey":
         """Load a key directory (arrays memory-mapped), checking every file's sha256."""
         directory = Path(directory)
-        manifest_path = directory / "manifest.json"
-        if not manifest_path.exists():
-            raise KeyFileError(f"{manifest_path}: no proving key here (manifest.json missing)")
-        try:
-            manifest = json.loads(manifest_path.read_text())
-        except json.JSONDecodeError as exc:
-            raise KeyFileError(f"{manifest_path}: not valid JSON ({exc.msg})") from None
-        if manifest.get("format") != PK_FORMAT:
-            raise KeyFileError(f"{manifest_path}: format {manifest.get('format')!r} is not {PK_FORMAT}")
+        manifest = _read_manifest(directory)
         arrays: dict[str, np.ndarray] = {}
         for fname, meta in manifest["files"].items():
             path = directory / fname
-            if not path.exists():
+            if verify_hashes:
+                _check_file(path, meta["sha256"])
+            elif not path.exists():
                 raise KeyFileError(f"{path}: file listed in the manifest is missing")
-            if verify_hashes and _sha256(path) != meta["sha256"]:
-                raise KeyFileError(f"{path}: sha256 does not match the manifest (corrupt key)")
             if fname.endswith(".npy"):
                 arrays[fname[:-4]] = np.load(path, mmap_mode="r", allow_pickle=False)
         vk = VerifyingKey.from_json(json.loads((directory / "vk.json").read_text()),
@@ -187,13 +205,33 @@ class ProvingKey:
         r1cs = R1CS(manifest["num_inputs"], manifest["num_aux"], **mats)
         points = {name: PointArray(2 if name == "b_g2" else 1, arrays[name],
                                    np.asarray(arrays[f"{name}_inf"]))
-                  for name in ("a_g1", "b_g1", "b_g2", "l_g1", "h_g1")}
+                  for name in POINT_BASES}
         if vk.circuit_id != manifest["circuit_id"] or directory.name != manifest["circuit_id"]:
             raise KeyFileError(f"{directory}: circuit id in manifest, vk.json and directory differ")
-        return cls(r1cs, vk,
-                   G1Point.from_compressed_bytes(bytes.fromhex(manifest["beta_g1"])),
-                   G1Point.from_compressed_bytes(bytes.fromhex(manifest["delta_g1"])),
-                   h_form=manifest["h_form"], **points)
+        source = str(directory / "manifest.json")
+        return cls(r1cs, vk, _point(manifest, "beta_g1", 1, source),
+                   _point(manifest, "delta_g1", 1, source), h_form=manifest["h_form"], **points)
+
+
+def _read_manifest(directory: Path) -> dict[str, Any]:
+    manifest_path = directory / "manifest.json"
+    if not manifest_path.exists():
+        raise KeyFileError(f"{manifest_path}: no proving key here (manifest.json missing)")
+    try:
+        manifest = json.loads(manifest_path.read_text())
+    except json.JSONDecodeError as exc:
+        raise KeyFileError(f"{manifest_path}: not valid JSON ({exc.msg})") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != PK_FORMAT:
+        found = manifest.get("format") if isinstance(manifest, dict) else None
+        raise KeyFileError(f"{manifest_path}: format {found!r} is not {PK_FORMAT}")
+    return manifest
+
+
+def _check_file(path: Path, sha256: str) -> None:
+    if not path.exists():
+        raise KeyFileError(f"{path}: file listed in the manifest is missing")
+    if _sha256(path) != sha256:
+        raise KeyFileError(f"{path}: sha256 does not match the manifest (corrupt key)")
 
 
 def _sha256(path: Path) -> str:

@@ -19,13 +19,12 @@ key it names, is refused (``KeyFileError`` naming the file) rather than trusted.
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from snark.files import write_atomic
 from snark.groth16 import FixedBaseMul, setup
 from snark.keys import KeyFileError, ProvingKey
 from snark.r1cs import R1CS
@@ -109,14 +108,7 @@ def record_circuit_id(params_dir: Path, shape: CircuitShape, circuit_id: str) ->
     path = shape_path(params_dir, shape.name)
     path.parent.mkdir(parents=True, exist_ok=True)
     record = {"format": SHAPE_FORMAT, **asdict(shape), "circuit_id": circuit_id}
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as out:
-            out.write(json.dumps(record, indent=1) + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, (json.dumps(record, indent=1) + "\n").encode())
 
 
 def load_or_setup_shape(shape: CircuitShape, params_dir: Path, compile_r1cs: Callable[[], R1CS],

@@ -2,18 +2,19 @@
 
 Encoding is the zcash/bellperson one (big-endian x; flag bits in the top of byte 0:
 0x80 compressed, 0x40 infinity, 0x20 larger y; G2 writes x.c1 then x.c0), which is
-arkworks' compressed serialisation for BLS12-381. Decoding checks that each point is on
-the curve and in the prime-order subgroup.
+arkworks' compressed serialisation for BLS12-381. Decoding is strict (``snark.curve``):
+canonical encodings only, no point at infinity (bellman refuses A, B or C at infinity too),
+each point on the curve and in the prime-order subgroup.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from snark.curve import G1Point, G2Point
+from snark.curve import G1Point, G2Point, PointFormatError, decode_compressed
 
 PROOF_BYTES = 192
-_FIELDS = (("a", G1Point, 0, 48), ("b", G2Point, 48, 144), ("c", G1Point, 144, 192))
+_FIELDS = (("a", 1, 0, 48), ("b", 2, 48, 144), ("c", 1, 144, 192))  # name, group, bytes
 
 
 class ProofFormatError(ValueError):
@@ -37,10 +38,9 @@ class Proof:
         parts = {}
         for field, group, start, stop in _FIELDS:
             try:
-                parts[field] = group.from_compressed_bytes(bytes(data[start:stop]))
-            except ValueError as exc:
-                raise ProofFormatError(f"{name}.{field}: not a valid compressed point ({exc})") \
-                    from None
+                parts[field] = decode_compressed(bytes(data[start:stop]), group)
+            except PointFormatError as exc:
+                raise ProofFormatError(f"{name}.{field}: {exc}") from None
         return cls(**parts)
 
 

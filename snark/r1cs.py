@@ -17,9 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from snark.fields import FR_MODULUS, fr_to_limbs, limbs_to_ints
+from snark.fields import FR_MODULUS, fr_to_limbs, limbs_to_ints, limbs_to_object
 
-R = FR_MODULUS
 ONE = 0
 
 LC = dict[int, int]
@@ -29,7 +28,7 @@ def lc(*terms: tuple[int, int]) -> LC:
     """Build a linear combination from ``(variable, coefficient)`` pairs."""
     out: LC = {}
     for var, coeff in terms:
-        out[var] = (out.get(var, 0) + coeff) % R
+        out[var] = (out.get(var, 0) + coeff) % FR_MODULUS
     return out
 
 
@@ -37,7 +36,7 @@ def lc_add(a: LC, b: LC, scale: int = 1) -> LC:
     """``a + scale·b`` as a new linear combination."""
     out = dict(a)
     for var, coeff in b.items():
-        out[var] = (out.get(var, 0) + scale * coeff) % R
+        out[var] = (out.get(var, 0) + scale * coeff) % FR_MODULUS
     return out
 
 
@@ -66,11 +65,11 @@ class ConstraintSystem:
 
     # -- allocation -------------------------------------------------------------------
     def alloc_input(self, value: int) -> int:
-        self.inputs.append(value % R)
+        self.inputs.append(value % FR_MODULUS)
         return len(self.inputs) - 1
 
     def alloc(self, value: int) -> int:
-        self.aux.append(value % R)
+        self.aux.append(value % FR_MODULUS)
         return -len(self.aux)
 
     def value(self, var: int) -> int:
@@ -79,13 +78,13 @@ class ConstraintSystem:
     def eval(self, x: int | LC) -> int:
         if isinstance(x, int):
             return self.value(x)
-        return sum(c * self.value(v) for v, c in x.items()) % R
+        return sum(c * self.value(v) for v, c in x.items()) % FR_MODULUS
 
     # -- constraints ------------------------------------------------------------------
     def enforce(self, a: int | LC, b: int | LC, c: int | LC, label: str = "") -> None:
         """Add the constraint ``a · b = c``."""
         a, b, c = as_lc(a), as_lc(b), as_lc(c)
-        if self.check and self.eval(a) * self.eval(b) % R != self.eval(c):
+        if self.check and self.eval(a) * self.eval(b) % FR_MODULUS != self.eval(c):
             raise UnsatisfiedConstraint(
                 f"constraint {len(self.constraints)} ({label or 'unlabelled'}) is not satisfied")
         self.constraints.append((a, b, c))
@@ -169,9 +168,9 @@ class R1CS:
             cols: list[int] = []
             vals: list[int] = []
             for i, row in enumerate(rows):
-                terms = sorted((column(v), c) for v, c in row[which].items() if c % R)
+                terms = sorted((column(v), c) for v, c in row[which].items() if c % FR_MODULUS)
                 cols.extend(t[0] for t in terms)
-                vals.extend(t[1] % R for t in terms)
+                vals.extend(t[1] % FR_MODULUS for t in terms)
                 indptr[i + 1] = len(cols)
             return SparseMatrix(indptr, np.asarray(cols, dtype=np.int64),
                                 fr_to_limbs(vals).reshape(-1, 4))
@@ -189,7 +188,36 @@ class R1CS:
 
     def is_satisfied(self, witness: np.ndarray) -> bool:
         """Check ``(A·w)∘(B·w) = C·w`` row by row (Python ints; for tests)."""
-        from snark.domain import sparse_matvec
         w = np.asarray(limbs_to_ints(witness), dtype=object)
         a, b, c = (sparse_matvec(m, w) for m in (self.a, self.b, self.c))
-        return bool(np.all((a * b - c) % R == 0))
+        return bool(np.all((a * b - c) % FR_MODULUS == 0))
+
+
+def sparse_matvec(matrix: SparseMatrix, vector: np.ndarray,
+                  data: np.ndarray | None = None) -> np.ndarray:
+    """``matrix · vector`` over Fr with object arrays; ``data`` may pass pre-converted values."""
+    values = limbs_to_object(matrix.data) if data is None else data
+    out = np.zeros(matrix.rows, dtype=object)
+    if matrix.nnz == 0:
+        return out
+    products = values * np.asarray(vector, dtype=object)[matrix.indices]
+    # A trailing zero keeps every start index valid, trailing empty rows included.
+    sums = np.add.reduceat(np.append(products, 0), matrix.indptr[:-1])
+    nonempty = np.diff(matrix.indptr) > 0
+    out[nonempty] = sums[nonempty] % FR_MODULUS
+    return out
+
+
+def sparse_transposed_matvec(matrix: SparseMatrix, vector: np.ndarray, columns: int,
+                             data: np.ndarray | None = None) -> np.ndarray:
+    """``matrixᵀ · vector`` (length ``columns``): column j gets Σ_i M[i, j]·vector[i]."""
+    values = limbs_to_object(matrix.data) if data is None else data
+    out = np.zeros(columns, dtype=object)
+    if matrix.nnz == 0:
+        return out
+    products = values * np.asarray(vector, dtype=object)[matrix.row_ids()]
+    order = np.argsort(matrix.indices, kind="stable")
+    cols = matrix.indices[order]
+    starts = np.flatnonzero(np.r_[True, cols[1:] != cols[:-1]])
+    out[cols[starts]] = np.add.reduceat(products[order], starts) % FR_MODULUS
+    return out

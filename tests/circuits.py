@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import random
 
-from snark.r1cs import ConstraintSystem, R
+from snark.fields import FR_MODULUS as R
+from snark.r1cs import ConstraintSystem
 
 
 def random_circuit(num_inputs: int, num_constraints: int, *, seed: int | None = None,

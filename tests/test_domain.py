@@ -7,7 +7,8 @@ import random
 import numpy as np
 import pytest
 
-from snark.domain import Domain, batch_inverse, sparse_matvec, sparse_transposed_matvec
+from snark.domain import Domain, batch_inverse
+from snark.r1cs import sparse_matvec, sparse_transposed_matvec
 from snark.fields import FR_MODULUS as R
 from snark.fields import limbs_to_ints
 from tests.circuits import random_circuit

@@ -7,7 +7,8 @@ import random
 import pytest
 
 from snark.fields import limbs_to_ints
-from snark.r1cs import ONE, ConstraintSystem, R, UnsatisfiedConstraint
+from snark.fields import FR_MODULUS as R
+from snark.r1cs import ONE, ConstraintSystem, UnsatisfiedConstraint
 from tests.circuits import random_circuit
 
 

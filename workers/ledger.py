@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import redis
 
-from snark.keys import ProvingKey
+from snark.keys import POINT_BASES, ProvingKey
 from workers.heartbeat import Heartbeat, LeaseClock
 from workers.locks import NOW_MS_LUA, GpuId
 
@@ -63,8 +63,7 @@ def partition_bytes(key: ProvingKey) -> int:
 
 def key_bytes(key: ProvingKey) -> int:
     """Device bytes of a resident key: the MSM bases and the R1CS matrices."""
-    bases = sum(getattr(key, name).xy.nbytes
-                for name in ("a_g1", "b_g1", "b_g2", "l_g1", "h_g1"))
+    bases = sum(getattr(key, name).xy.nbytes for name in POINT_BASES)
     matrices = sum(arr.nbytes for m in (key.r1cs.a, key.r1cs.b, key.r1cs.c)
                    for arr in (m.indptr, m.indices, m.data))
     return bases + matrices

@@ -24,6 +24,7 @@ it is parsed, so an oversized job cannot exhaust a worker's memory.
 from __future__ import annotations
 
 import re
+import string
 from typing import Annotated, Any, Literal
 
 from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer,
@@ -54,7 +55,7 @@ def _parse_fr(value: Any) -> int:
     if not isinstance(value, str):
         raise ValueError(f"expected a 0x-prefixed hex string of 64 digits, got {type(value).__name__}")
     if not _HEX.fullmatch(value):
-        raise ValueError(f"malformed hex {_clip(value)!r}: expected 0x and 64 hex digits")
+        raise ValueError(f"malformed hex: {_hex_problem(value)}")
     number = int(value, 16)
     if number >= FR_MODULUS:
         raise ValueError("non-canonical field element: value is not below the modulus r")
@@ -192,8 +193,15 @@ def _field_path(loc: tuple) -> str:
     return out
 
 
-def _clip(text: str, width: int = 24) -> str:
-    return text if len(text) <= width else text[:width] + "…"
+def _hex_problem(text: str) -> str:
+    """What is wrong with a would-be Fr hex string (two mistakes never read the same)."""
+    if not text.startswith("0x"):
+        return f"expected 0x and 64 hex digits, got {len(text)} characters not starting with 0x"
+    digits = text[2:]
+    if len(digits) != 64:
+        return f"expected 0x and 64 hex digits, got {len(digits)} digits"
+    position = next(i for i, char in enumerate(digits) if char not in string.hexdigits)
+    return f"{digits[position]!r} at digit {position} is not a hex digit"
 
 
 # -- sizes ------------------------------------------------------------------------------

@@ -12,7 +12,6 @@ statement about self-chosen challenges is refused.
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -55,18 +54,13 @@ def load_or_setup_key(c1: C1, params_dir: Path) -> ProvingKey:
 
 
 def load_verifying_key(c1: C1, params_dir: Path) -> VerifyingKey:
-    """Just the verifying key (vk.json) of the C1's circuit from ``params_dir``."""
-    path = Path(params_dir) / circuit_id_for(c1, params_dir) / "vk.json"
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        raise KeyFileError(f"{path.parent}: no params for {c1.circuit_name} here "
-                           f"(run setup for this C1 first)") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise KeyFileError(f"{path}: not valid JSON ({exc.msg})") from None
-    return VerifyingKey.from_json(data, str(path))
+    """Just the verifying key (vk.json) of the C1's circuit from ``params_dir``, checked
+    against the key's manifest: a corrupt vk.json must not make good proofs look invalid."""
+    directory = Path(params_dir) / circuit_id_for(c1, params_dir)
+    if not (directory / "vk.json").exists():
+        raise KeyFileError(f"{directory}: no params for {c1.circuit_name} here "
+                           f"(run setup for this C1 first)")
+    return VerifyingKey.load(directory)
 
 
 def check_params(c1: C1, vk: VerifyingKey, params_dir: Path | None = None) -> None:

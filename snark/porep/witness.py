@@ -31,7 +31,6 @@ from snark.porep.circuit import (FIXED_PUBLIC_INPUTS, partition_challenges, plac
                                  public_inputs, synthesize)
 from snark.r1cs import ONE, ConstraintSystem
 
-R = FR_MODULUS
 #: Public variable of challenge 0's index: after ONE and the fixed public inputs.
 _FIRST_INDEX_INPUT = 1 + FIXED_PUBLIC_INPUTS
 
@@ -71,19 +70,19 @@ def trace_challenges(c1: C1, challenges: list[ChallengeProof]) -> ChallengeTrace
     index = _objects(ch.index for ch in challenges)
     bits = np.stack([(index >> level) & 1 for level in range(c1.depth)])
     leaves = _objects([[ch.data_leaf for ch in challenges],
-                       [ch.replica_leaf for ch in challenges]]) % R
+                       [ch.replica_leaf for ch in challenges]]) % FR_MODULUS
     siblings = np.stack([_objects([[getattr(ch, path)[level] for ch in challenges]
                                    for level in range(c1.depth)])
-                         for path in ("d_path", "r_path")]) % R
+                         for path in ("d_path", "r_path")]) % FR_MODULUS
 
-    key_x = np.full(k, c1.replica_id % R, dtype=object)
-    key_y = index % R
+    key_x = np.full(k, c1.replica_id % FR_MODULUS, dtype=object)
+    key_y = index % FR_MODULUS
     cur = leaves.reshape(-1)
     swaps, hashes = [], []
     for level in range(c1.depth):  # depth >= 6: the smallest sector has 64 nodes
         sibling = siblings[:, level, :].reshape(-1)
-        t = np.tile(bits[level], 2) * ((sibling - cur) % R) % R
-        left, right = (cur + t) % R, (sibling - t) % R
+        t = np.tile(bits[level], 2) * ((sibling - cur) % FR_MODULUS) % FR_MODULUS
+        left, right = (cur + t) % FR_MODULUS, (sibling - t) % FR_MODULUS
         if level == 0:  # the key hashes depend on nothing: they ride with level 0
             digest, powers = hash2_trace(np.concatenate([key_x, left]),
                                          np.concatenate([key_y, right]))
@@ -115,7 +114,7 @@ def _probe_c1(sector_size: int) -> C1:
     depth = shape.depth
 
     def rand() -> int:
-        return secrets.randbelow(R)
+        return secrets.randbelow(FR_MODULUS)
 
     ch = ChallengeProof.model_construct(
         index=shape.nodes - 1, data_leaf=rand(), replica_leaf=rand(),
@@ -179,7 +178,7 @@ def partition_witness(c1: C1, partition: int, *, check: bool = False) -> np.ndar
     aux = np.empty(layout.stride * len(challenges), dtype=object)
     for name, slots in layout.slots.items():
         aux[slots[..., None] + blocks] = trace.values[name]
-    inputs = [1, *(v % R for v in public_inputs(c1, partition))]
+    inputs = [1, *(v % FR_MODULUS for v in public_inputs(c1, partition))]
     return fr_to_limbs([*inputs, *aux])
 
 
@@ -201,9 +200,9 @@ def check_failures(partition: int, flags: np.ndarray) -> None:
 
 def _check(c1: C1, partition: int, trace: ChallengeTrace) -> None:
     values = trace.values
-    bad = (((values["data"] + trace.keys) % R != values["replica"]),
-           trace.roots[0] != c1.comm_d % R,
-           trace.roots[1] != c1.comm_r % R)
+    bad = (((values["data"] + trace.keys) % FR_MODULUS != values["replica"]),
+           trace.roots[0] != c1.comm_d % FR_MODULUS,
+           trace.roots[1] != c1.comm_r % FR_MODULUS)
     flags = sum(np.asarray(b, dtype=bool).astype(np.uint32) * bit
                 for b, (bit, _) in zip(bad, CHECKS))
     check_failures(partition, flags)
@@ -237,13 +236,14 @@ def witness_inputs(c1: C1, partition: int) -> WitnessInputs:
     """The compact inputs of ``partition``'s witness; the device checks them (``CHECKS``)."""
     challenges = partition_challenges(c1, partition)
     k, depth = len(challenges), c1.depth
-    leaves = [ch.data_leaf % R for ch in challenges] + [ch.replica_leaf % R for ch in challenges]
-    siblings = [getattr(ch, path)[level] % R for path in ("d_path", "r_path")
+    leaves = ([ch.data_leaf % FR_MODULUS for ch in challenges]
+              + [ch.replica_leaf % FR_MODULUS for ch in challenges])
+    siblings = [getattr(ch, path)[level] % FR_MODULUS for path in ("d_path", "r_path")
                 for level in range(depth) for ch in challenges]
     return WitnessInputs(
         sector_size=c1.sector_size, partition=partition,
-        public=fr_to_limbs([1, *(v % R for v in public_inputs(c1, partition))]),
-        commitments=fr_to_limbs([c1.replica_id % R, c1.comm_d % R, c1.comm_r % R]),
+        public=fr_to_limbs([1, *(v % FR_MODULUS for v in public_inputs(c1, partition))]),
+        commitments=fr_to_limbs([v % FR_MODULUS for v in (c1.replica_id, c1.comm_d, c1.comm_r)]),
         index=np.asarray([ch.index for ch in challenges], dtype=np.uint64),
         leaves=fr_to_limbs(leaves).reshape(2, k, 4),
         siblings=fr_to_limbs(siblings).reshape(2, depth, k, 4))

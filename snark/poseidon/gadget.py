@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from snark.poseidon.params import PoseidonParams, poseidon_x5_255_3
-from snark.r1cs import LC, ONE, R, ConstraintSystem, as_lc
+from snark.fields import FR_MODULUS
+from snark.r1cs import LC, ONE, ConstraintSystem, as_lc
 
 #: Symbols of the affine forms: 0 is the constant one, 1 and 2 the inputs x and y,
 #: ``_FIRST_SBOX + k`` the output of the k-th non-constant S-box.
@@ -67,9 +68,9 @@ def hash_template(params: PoseidonParams | None = None) -> HashTemplate:
 
 def _fifth_power(cs: ConstraintSystem, x: LC, value: int) -> tuple[int, int]:
     """Constrain a fresh variable to x⁵ (3 constraints); returns (variable, value)."""
-    x2_val = value * value % R
-    x4_val = x2_val * x2_val % R
-    x5_val = x4_val * value % R
+    x2_val = value * value % FR_MODULUS
+    x4_val = x2_val * x2_val % FR_MODULUS
+    x5_val = x4_val * value % FR_MODULUS
     x2 = cs.alloc(x2_val)
     cs.enforce(x, x, x2, "poseidon x^2")
     x4 = cs.alloc(x4_val)
@@ -94,8 +95,8 @@ def poseidon_hash2_gadget(cs: ConstraintSystem, x: int | LC, y: int | LC) -> LC:
         for sym, c in form:
             value += c * values[sym]
             for var, d in symbols[sym].items():
-                lc[var] = (lc.get(var, 0) + c * d) % R
-        return lc, value % R
+                lc[var] = (lc.get(var, 0) + c * d) % FR_MODULUS
+        return lc, value % FR_MODULUS
 
     for form in template.sbox_inputs:
         lc, value = substitute(form)
