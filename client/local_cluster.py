@@ -5,7 +5,9 @@ as a user would start one (``celery -A tasks worker [--gpu 0]``) with the privat
 its environment: ``--gpu 0`` when CUDA has a device (and the backend setting allows it), the
 CPU backend otherwise.  It runs in its own session, so a Ctrl-C in the terminal reaches only
 this process, which then stops the worker and Redis itself; leaving the ``with`` block by an
-exception stops the worker at once instead of letting it finish its tasks.
+exception stops the worker at once instead of letting it finish its tasks.  SIGTERM (what
+``timeout`` and service managers send) and SIGHUP (a closed terminal) unwind the same way
+as Ctrl-C while the cluster runs, so nothing is orphaned: no process, no ``/tmp`` folder.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -141,16 +144,42 @@ class Cluster:
             raise ClusterError(f"the private worker exited:\n{self.worker.log_tail()}")
 
 
+_UNWINDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+def _exit_on_signal(signum: int, frame: object) -> None:
+    """Raise ``SystemExit`` (128 + signal, the shell's convention) so ``finally`` blocks run;
+    a repeated signal is ignored rather than interrupting the clean-up."""
+    for ignored in _UNWINDING_SIGNALS:
+        signal.signal(ignored, signal.SIG_IGN)
+    raise SystemExit(128 + signum)
+
+
+@contextmanager
+def signals_unwind() -> Iterator[None]:
+    """Within the block, SIGTERM and SIGHUP unwind the stack as Ctrl-C does (main thread
+    only: Python runs signal handlers there; elsewhere the block changes nothing)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {signum: signal.signal(signum, _exit_on_signal) for signum in _UNWINDING_SIGNALS}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
 @contextmanager
 def local_cluster(settings: Settings | None = None, *, start_timeout_s: float = 600.0
                   ) -> Iterator[Cluster]:
-    """Start Redis and a worker, yield them, stop both (also on Ctrl-C).
+    """Start Redis and a worker, yield them, stop both (also on Ctrl-C, SIGTERM, SIGHUP).
 
     The start timeout covers a GPU worker's first start, whose probe compiles every
     kernel (NVRTC, cached afterwards); a worker that exits fails the wait at once."""
     settings = settings or get_settings()
     gpu = choose_gpu(settings)
-    with tempfile.TemporaryDirectory(prefix="proofq-local-",
+    with signals_unwind(), tempfile.TemporaryDirectory(prefix="proofq-local-",
                                      ignore_cleanup_errors=True) as log_dir, \
             EmbeddedRedis() as server:
         settings = settings.model_copy(update={"redis_url": server.url})

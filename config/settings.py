@@ -11,8 +11,9 @@ import functools
 import os
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -69,6 +70,14 @@ class Settings(BaseSettings):
                                      description="Prometheus /metrics port (first free at or "
                                                  "above it, one per worker process); None = off")
 
+    @field_validator("redis_url")
+    @classmethod
+    def _redis_url_is_usable(cls, url: str | None) -> str | None:
+        """Refuse at start what redis-py would refuse at first use, after a job is stored."""
+        if url is not None:
+            check_redis_url(url)
+        return url
+
     @model_validator(mode="after")
     def _heartbeat_within_lease(self) -> "Settings":
         if self.heartbeat_s >= self.lock_lease_s:
@@ -91,6 +100,27 @@ class Settings(BaseSettings):
         return tuple(sources)
 
 
+def check_redis_url(url: str) -> None:
+    """``redis://[user:pass@]host[:port][/db]``, ``rediss://…`` or ``unix://path[?db=n]``."""
+    expected = "expected redis://host:port/db, rediss://host:port/db or unix:///path"
+    parts = urlsplit(url)
+    if parts.scheme not in ("redis", "rediss", "unix"):
+        raise ValueError(f"{url!r} is not a Redis URL ({expected})")
+    if parts.scheme == "unix":
+        if not parts.path:
+            raise ValueError(f"{url!r} names no socket path ({expected})")
+        return
+    if not parts.hostname:
+        raise ValueError(f"{url!r} names no host ({expected})")
+    try:
+        parts.port  # noqa: B018 (parsing it is the check)
+    except ValueError:
+        raise ValueError(f"{url!r}: the port is not a number from 0 to 65535") from None
+    db = parts.path.lstrip("/")
+    if db and not db.isdigit():
+        raise ValueError(f"{url!r}: the database {db!r} is not a number ({expected})")
+
+
 def load_settings(**overrides) -> Settings:
     """Build settings, turning validation failures into one readable line per setting."""
     path = _toml_path()
@@ -100,7 +130,8 @@ def load_settings(**overrides) -> Settings:
         return Settings(**overrides)
     except ValidationError as exc:
         problems = "; ".join(
-            f"PROOFQ_{'_'.join(str(p) for p in err['loc']).upper() or 'SETTINGS'}: {err['msg']}"
+            f"PROOFQ_{'_'.join(str(p) for p in err['loc']).upper() or 'SETTINGS'}: "
+            f"{err['msg'].removeprefix('Value error, ')}"
             for err in exc.errors()
         )
         raise SettingsError(problems) from None

@@ -125,12 +125,93 @@ def test_bad_c1_exits_2_naming_the_field(workdir, tmp_path, defect, message, com
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.json"]  # nothing written
 
 
-@pytest.mark.parametrize("size", [0, 191, 383, 385])
+@pytest.mark.parametrize("size", [0, 191, 383])
 def test_truncated_proof_file(workdir, tmp_path, size):
     proof = tmp_path / "short.bin"
     proof.write_bytes((workdir / "proof.bin").read_bytes()[:size].ljust(size, b"\0"))
     output = run("verify", "--c1", str(workdir / "c1.json"), "--proof", str(proof), code=2)
     assert f"{proof}: proof: expected 2 proofs = 384 bytes, got {size}" in output
+
+
+@pytest.mark.parametrize("source", ["385 bytes", "/dev/zero"])
+def test_an_overlong_proof_file_is_read_no_further_than_its_size(workdir, tmp_path, source):
+    proof = tmp_path / "long.bin"
+    proof.write_bytes((workdir / "proof.bin").read_bytes() + b"\0")
+    path = str(proof) if source == "385 bytes" else source
+    output = run("verify", "--c1", str(workdir / "c1.json"), "--proof", path, code=2)
+    assert f"{path}: more than 384 bytes (2 proofs of 192 bytes)" in output
+
+
+def test_a_proof_of_all_ones_is_malformed_not_invalid(workdir, tmp_path):
+    proof = tmp_path / "ones.bin"
+    proof.write_bytes(b"\xff" * 384)
+    output = run("verify", "--c1", str(workdir / "c1.json"), "--proof", str(proof), code=2)
+    assert f"{proof}: proof[0].a: not canonical: an infinity flag with other bits set" in output
+
+
+def test_a_corrupt_verifying_key_is_a_key_error_not_an_invalid_proof(workdir, params_dir):
+    """vk.json with two points swapped is still a well-formed key, of another circuit."""
+    key_id = json.loads(run("setup", "--c1", str(workdir / "c1.json"), "--json"))["circuit_id"]
+    vk_path = params_dir / key_id / "vk.json"
+    original = vk_path.read_text()
+    vk = json.loads(original)
+    vk["ic"][0], vk["ic"][1] = vk["ic"][1], vk["ic"][0]
+    try:
+        vk_path.write_text(json.dumps(vk, indent=1))
+        output = run("verify", "--c1", str(workdir / "c1.json"),
+                     "--proof", str(workdir / "proof.bin"), code=2)
+        assert f"{vk_path}: sha256 does not match the manifest" in output
+    finally:
+        vk_path.write_text(original)
+
+
+def test_c1_input_is_read_no_further_than_max_c1_bytes(workdir, monkeypatch):
+    monkeypatch.setenv("PROOFQ_MAX_C1_BYTES", "1000")
+    get_settings.cache_clear()
+    try:
+        for command in (["prove", "-o", str(workdir / "unused.bin")], ["setup"]):
+            output = run(command[0], "--c1", "/dev/zero", *command[1:], code=2)
+            assert "/dev/zero: more than 1000 bytes (max_c1_bytes, PROOFQ_MAX_C1_BYTES)" in output
+    finally:
+        monkeypatch.delenv("PROOFQ_MAX_C1_BYTES")
+        get_settings.cache_clear()
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
+def test_outputs_honour_the_umask(workdir, tmp_path, umask):
+    previous = os.umask(umask)
+    try:
+        run("seal", "-o", str(tmp_path / "c1.json"))
+        run("prove", "--c1", str(workdir / "c1.json"), "-o", str(tmp_path / "proof.bin"))
+    finally:
+        os.umask(previous)
+    for name in ("c1.json", "proof.bin"):
+        assert (tmp_path / name).stat().st_mode & 0o777 == 0o666 & ~umask, name
+
+
+def test_every_option_has_help():
+    from click import Group
+
+    def commands(group):
+        for command in group.commands.values():
+            yield from commands(command) if isinstance(command, Group) else [command]
+
+    main.list_commands(None)  # loads the subcommands
+    missing = [f"{command.name} {param.opts[0]}" for command in commands(main)
+               for param in command.params if param.param_type_name == "option" and not param.help]
+    assert missing == []
+
+
+@pytest.mark.parametrize("command", ["submit", "status", "result", "cancel", "intake"])
+def test_cluster_commands_say_they_use_proofq_redis_url(command):
+    assert "PROOFQ_REDIS_URL" in run(command, "--help")
+
+
+def test_stderr_is_silent_outside_a_terminal(tmp_path, params_dir):
+    proofq = Path(sys.executable).with_name("proofq")
+    done = subprocess.run([str(proofq), "seal", "-o", str(tmp_path / "c1.json")],
+                          capture_output=True, text=True)
+    assert done.returncode == 0 and done.stderr == ""
 
 
 def test_params_for_another_circuit(workdir, params_dir, tmp_path):
@@ -163,7 +244,14 @@ def test_verify_without_params(tmp_path):
     (["seal", "--sector-size", "3KiB"], "sector_size: 3072 is not a power of two"),
     (["seal", "--sector-size", "2 KB"], "sector_size: cannot read"),
     (["seal", "--data", "{missing}"], "{missing}: No such file or directory"),
-    (["seal", "--data", "{c1}"], "{c1}: expected 2048 bytes (the sector size), got"),
+    (["seal", "--data", "{c1}"], "{c1}: more than 2048 bytes (the sector size)"),
+    (["seal", "--data", "{proof}"], "{proof}: expected 2048 bytes (the sector size), got 384"),
+    (["seal", "--sector-size", "2TiB"], "sector_size: 2199023255552 (2TiB) is outside 2KiB to 1TiB"),
+    (["prove", "--c1", "{tmp}"], "{tmp}: Is a directory"),
+    (["verify", "--c1", "{c1}", "--proof", "{tmp}"], "{tmp}: Is a directory"),
+    (["prove", "--c1", "{c1}", "-o", ""], "output path is empty"),
+    (["prove", "--c1", "{c1}", "-o", "{tmp}"], "{tmp}: is a directory"),
+    (["prove", "--c1", "{c1}", "-o", "/proc/self/p.bin"], "/proc/self/p.bin: cannot write in"),
     (["prove", "--c1", "{missing}"], "{missing}: No such file or directory"),
     (["prove", "--c1", "{proof}"], "{proof}: c1: not valid JSON"),
     (["prove", "--c1", "{c1}", "-o", "{tmp}/no/such/dir/p.bin"], "does not exist"),

@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -134,11 +135,12 @@ def test_commands_that_need_a_cluster_say_so():
     assert line.startswith("Error: ") and "connecting to 127.0.0.1" in line
 
 
-def _endless_bench(params_dir) -> subprocess.Popen:
-    """A private-cluster batch that is still running when the test acts on it."""
+def _endless_bench(params_dir, tmp_dir: Path) -> subprocess.Popen:
+    """A private-cluster batch that is still running when the test acts on it; its
+    temporary folders go to ``tmp_dir``."""
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("PROOFQ_")},
            "PROOFQ_PARAMS_DIR": str(params_dir), "PROOFQ_BACKEND": "cpu",
-           "PYTHONUNBUFFERED": "1"}
+           "PYTHONUNBUFFERED": "1", "TMPDIR": str(tmp_dir)}
     bench = subprocess.Popen([PROOFQ, "bench", "batch", "-c", "1000", "-j", "2",
                               "--challenges", str(K)], env=env, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
@@ -146,33 +148,62 @@ def _endless_bench(params_dir) -> subprocess.Popen:
     return bench
 
 
-def test_ctrl_c_stops_the_private_cluster(params_dir):
-    bench = _endless_bench(params_dir)
+#: Generous: on a loaded 2-core machine a stop (SIGQUIT, 2 s, SIGKILL, Redis) can take long.
+_DEADLINE_S = 300
+
+
+@pytest.mark.parametrize("signum, code", [(signal.SIGINT, 1), (signal.SIGTERM, 128 + 15),
+                                          (signal.SIGHUP, 128 + 1)],
+                         ids=["ctrl-c", "sigterm", "sighup"])
+def test_a_signal_stops_the_private_cluster(params_dir, tmp_path, signum, code):
+    """Ctrl-C, ``timeout``'s SIGTERM and a closed terminal's SIGHUP leave nothing behind."""
+    bench = _endless_bench(params_dir, tmp_path)
     try:
         children = _children(bench.pid)
         assert len(children) == 2  # redis-server and the celery worker
         pool = [pid for child in children for pid in _children(child)]
         assert len(pool) == 2  # the worker's pool processes (workers_per_gpu)
-        bench.send_signal(signal.SIGINT)
-        bench.communicate(timeout=60)
+        assert sorted(p.name.split("-")[1] for p in tmp_path.glob("proofq-*")) == ["local",
+                                                                                   "redis"]
+        bench.send_signal(signum)
+        bench.communicate(timeout=_DEADLINE_S)
     finally:
         bench.kill()
-    assert bench.returncode != 0
-    assert not any(Path(f"/proc/{pid}").exists() for pid in [*children, *pool])
+    assert bench.returncode == code
+    _wait_gone([*children, *pool])
+    assert list(tmp_path.glob("proofq-*")) == []  # no /tmp/proofq-* folder left
 
 
-def test_private_cluster_gives_up_when_its_worker_dies_and_leaves_nothing_behind(params_dir):
-    bench = _endless_bench(params_dir)
+def test_private_cluster_gives_up_when_its_worker_dies_and_leaves_nothing_behind(params_dir,
+                                                                                  tmp_path):
+    bench = _endless_bench(params_dir, tmp_path)
     try:
         children = _children(bench.pid)
         [worker] = [pid for pid, command in children.items() if "celery" in command]
         os.kill(worker, signal.SIGKILL)
-        _, stderr = bench.communicate(timeout=120)
+        _, stderr = bench.communicate(timeout=_DEADLINE_S)
     finally:
         bench.kill()
     assert bench.returncode == 2
     assert "Error: the private worker exited" in stderr
-    assert not any(Path(f"/proc/{pid}").exists() for pid in children)
+    _wait_gone(children)
+    assert list(tmp_path.glob("proofq-*")) == []
+
+
+def _wait_gone(pids) -> None:
+    """Poll until no process of ``pids`` runs (a zombie waiting for its reaper has ended)."""
+    deadline = time.monotonic() + _DEADLINE_S
+    while running := [pid for pid in pids if _running(pid)]:
+        assert time.monotonic() < deadline, f"still running: {running}"
+        time.sleep(0.2)
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
 
 
 def _children(pid: int) -> dict[int, str]:
@@ -186,3 +217,52 @@ def _children(pid: int) -> dict[int, str]:
         except (OSError, IndexError):
             continue
     return found
+
+
+def test_result_of_an_unfinished_job_exits_3(c1_file, redis_url):
+    """A job that is stored but never handed to a worker stays queued: 'not finished yet'."""
+    import redis as redis_client
+
+    from tasks.jobs import JobStore
+    from tasks.submission import accept
+
+    c1, _ = c1_file
+    store = JobStore(redis_client.Redis.from_url(redis_url), ttl_s=600, results_maxlen=10)
+    job = accept(store, c1).job_id
+    env = {"PROOFQ_REDIS_URL": redis_url}
+    for wait in ([], ["--wait", "0.5"]):
+        run = proofq("result", job, *wait, env=env)
+        assert run.returncode == 3, run.stderr
+        assert run.stderr.strip().splitlines() == [
+            f"Error: job {job}: still queued after {float(wait[1]) if wait else 0.0}s"]
+    assert "3 not finished yet" in " ".join(proofq("result", "--help", env=env).stdout.split())
+
+
+def test_a_malformed_redis_url_stores_nothing(c1_file, redis_url):
+    """``/abc`` is no database number: refused at start, before a job could be stored."""
+    import redis as redis_client
+
+    _, path = c1_file
+    run = proofq("submit", str(path), env={"PROOFQ_REDIS_URL": redis_url.rsplit("/", 1)[0]
+                                           + "/abc"})
+    assert run.returncode == 2
+    [line] = run.stderr.strip().splitlines()
+    assert line.startswith("Error: PROOFQ_REDIS_URL: ") and "'abc' is not a number" in line
+    assert redis_client.Redis.from_url(redis_url).keys("proofq:*") == []
+
+
+@pytest.mark.parametrize("command", [["submit", "--wait", "0"], ["bench", "batch", "--c1"]])
+def test_bad_input_is_refused_before_a_private_cluster_starts(c1_file, tmp_path, command):
+    """With the backend forced to 'gpu' on a machine without one, starting the private
+    cluster would fail; the input's error must come first."""
+    _, path = c1_file
+    bad = tmp_path / "bad.json"
+    bad.write_text(path.read_text().replace('"sector_size":2048', '"sector_size":2047'))
+    run = proofq(*command, str(bad), env={"PROOFQ_BACKEND": "gpu"})
+    assert run.returncode == 2
+    [line] = run.stderr.strip().splitlines()
+    assert line.startswith("Error: sector_size: 2047 is not a power of two"), line
+    if command[0] == "submit":
+        run = proofq(*command, str(path), "-o", str(tmp_path), env={"PROOFQ_BACKEND": "gpu"})
+        assert run.returncode == 2
+        assert run.stderr.strip().splitlines() == [f"Error: {tmp_path}: is a directory"]

@@ -20,13 +20,21 @@ from snark.r1cs import UnsatisfiedConstraint
 
 
 @pytest.fixture()
-def rng():
-    return np.random.default_rng()
+def rng(np_rng):
+    """Sectors are numpy bytes: this module's ``rng`` is the seeded numpy generator."""
+    return np_rng
 
 
 @pytest.fixture()
 def c1(rng):
     return seal(2048, 2, 3, rng=rng)
+
+
+def test_seal_reports_its_phases(rng):
+    phases = []
+    seal(2048, 1, 1, rng=rng, on_phase=phases.append)
+    assert phases == ["reading data", "data tree (comm_d)", "encoding the replica",
+                      "replica tree (comm_r)", "vanilla proofs"]
 
 
 def test_seal_commits_to_the_data(rng):

@@ -42,3 +42,25 @@ def test_heartbeat_must_be_shorter_than_lease(monkeypatch):
     monkeypatch.setenv("PROOFQ_HEARTBEAT_S", "40")
     with pytest.raises(SettingsError, match="heartbeat_s"):
         load_settings()
+
+
+@pytest.mark.parametrize("url, message", [
+    ("garbage", "'garbage' is not a Redis URL (expected redis://host:port/db"),
+    ("http://x:6379/0", "'http://x:6379/0' is not a Redis URL"),
+    ("redis://h:6379/abc", "'redis://h:6379/abc': the database 'abc' is not a number"),
+    ("redis://h:port/0", "the port is not a number"),
+    ("redis:///0", "names no host"),
+])
+def test_malformed_redis_url_is_one_line(monkeypatch, url, message):
+    monkeypatch.setenv("PROOFQ_REDIS_URL", url)
+    with pytest.raises(SettingsError) as caught:
+        load_settings()
+    line = str(caught.value)
+    assert line.startswith("PROOFQ_REDIS_URL: ") and message in line and "\n" not in line
+
+
+@pytest.mark.parametrize("url", ["redis://127.0.0.1:6379/0", "rediss://u:p@h:1/15", "redis://h",
+                                 "unix:///run/redis.sock?db=2"])
+def test_usable_redis_urls_are_accepted(monkeypatch, url):
+    monkeypatch.setenv("PROOFQ_REDIS_URL", url)
+    assert load_settings().redis_url == url

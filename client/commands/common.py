@@ -1,9 +1,12 @@
-"""What every ``proofq`` subcommand shares: one-line errors with exit code 2, ``--json``."""
+"""What every ``proofq`` subcommand shares: one-line errors with exit code 2, ``--json``,
+bounded reads of input files and output paths checked before the work."""
 
 from __future__ import annotations
 
 import functools
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
@@ -36,3 +39,36 @@ def reports(*errors: type[BaseException]) -> Callable[[Callable], Callable]:
         return wrapper
 
     return decorate
+
+
+_CHUNK = 1 << 20
+
+
+def read_input(path: str, limit: int, why: str) -> bytes:
+    """A file's bytes, refused once more than ``limit`` are read (``/dev/zero`` ends too);
+    ``why`` names the limit."""
+    chunks, size = [], 0
+    with open(path, "rb") as fh:
+        while chunk := fh.read(min(_CHUNK, limit + 1 - size)):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                raise BadInput(f"{path}: more than {limit} bytes ({why})")
+    return b"".join(chunks)
+
+
+def output_path(path: str) -> Path:
+    """Check that ``path`` can be written before the work rather than after it."""
+    if not path:
+        raise BadInput("output path is empty")
+    target = Path(path)
+    if target.is_dir():
+        raise BadInput(f"{path}: is a directory")
+    if not target.parent.is_dir():
+        raise BadInput(f"{path}: directory {target.parent} does not exist")
+    try:  # the outputs are written through a temporary sibling: try making one
+        with tempfile.NamedTemporaryFile(prefix=f".{target.name}.", dir=target.parent):
+            pass
+    except OSError as exc:
+        raise BadInput(f"{path}: cannot write in {target.parent} ({exc.strerror})") from None
+    return target

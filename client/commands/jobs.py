@@ -2,8 +2,12 @@
 
 They talk to the cluster named by ``PROOFQ_REDIS_URL``.  Without one, ``bench batch`` and
 ``submit --wait`` start a private cluster for the duration of the command (an embedded
-redis-server and one worker: ``--gpu 0`` when CUDA sees a GPU, the CPU otherwise); the
-other commands need a cluster that outlives them.
+redis-server and one worker: ``--gpu 0`` when CUDA sees a GPU, the CPU otherwise), after
+checking the input and the output path, so a refusal does not wait for a cluster to start;
+the other commands need a cluster that outlives them.
+
+Exit codes: 0 done, 1 a job failed or was cancelled, 2 bad input or no cluster, 3 the job
+has not finished yet (``result`` or ``submit --wait`` ran out of time).
 """
 
 from __future__ import annotations
@@ -20,11 +24,12 @@ import redis
 
 from client.api import Client, JobError, JobNotFound
 from client.batch import Outcome, Summary, run_batch
-from client.commands.common import JSON_OPTION, BadInput, reports
-from client.commands.local import write_atomic
+from client.commands.common import JSON_OPTION, BadInput, output_path, reports
+from client.commands.local import read_c1_bytes
 from client.intake import INTAKE_STREAM, Intake
 from client.local_cluster import Cluster, ClusterError, open_cluster
 from config.settings import SettingsError, get_settings
+from snark.files import write_atomic
 from snark.porep.c1 import C1Error, parse_size
 from snark.porep.seal import seal
 from tasks.application import PRIORITIES
@@ -38,10 +43,41 @@ _ERRORS = (SubmitError, JobNotFound, JobError, ClusterError, SettingsError, C1Er
 TYPE_OPTION = click.option("--type", "proof_type", type=click.Choice(sorted(PROOF_TYPES)),
                            default="porep", show_default=True, help="proof type")
 PRIORITY_OPTION = click.option("--priority", type=click.Choice(list(PRIORITIES)),
-                               default="normal", show_default=True)
+                               default="normal", show_default=True,
+                               help="queue order among waiting jobs")
 
 
 one_line_errors = reports(*_ERRORS)
+
+
+class NotFinished(click.ClickException):
+    """The job is still queued or running: not an error of the input, so its own code."""
+
+    exit_code = 3
+
+
+class JobEnded(click.ClickException):
+    """The job failed or was cancelled: it has no proof."""
+
+    exit_code = 1
+
+
+def _proof(client: Client, job_id: str, timeout: float | None,
+           check: Callable[[], None] | None = None) -> bytes:
+    try:
+        return client.result(job_id, timeout=timeout, check=check)
+    except TimeoutError as exc:
+        raise NotFinished(str(exc)) from None
+    except JobError as exc:
+        raise JobEnded(str(exc)) from None
+
+
+def _checked_input(raw: bytes, proof_type: str) -> Any:
+    """The job input, parsed and checked as the cluster will (a ``ValueError`` if bad)."""
+    kind = PROOF_TYPES[proof_type]  # a click.Choice of these names
+    job_input = kind.parse(raw)
+    kind.check(job_input)
+    return job_input
 
 
 @contextmanager
@@ -70,7 +106,7 @@ def _show_state(state: JobState, as_json: bool) -> None:
 
 def _deliver(proof: bytes, output: str | None, as_json: bool, state: JobState) -> None:
     if output is not None:
-        write_atomic(Path(output), proof)
+        write_atomic(Path(output), proof)  # its path was checked before the wait
     if as_json:
         click.echo(json.dumps({**state.to_json(), "bytes": len(proof), "output": output,
                                "proof": None if output else proof.hex()}))
@@ -81,27 +117,36 @@ def _deliver(proof: bytes, output: str | None, as_json: bool, state: JobState) -
 
 
 @click.command()
-@click.argument("c1_path", metavar="C1_FILE", type=click.Path(dir_okay=False))
+@click.argument("c1_path", metavar="C1_FILE", type=click.Path())
 @TYPE_OPTION
 @PRIORITY_OPTION
 @click.option("--job-id", default=None,
               help="idempotency key: resubmitting it returns the same job")
 @click.option("--wait", "wait_s", type=float, default=None, metavar="SECONDS",
               help="wait for the proof (0 = for ever) and print or write it")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+@click.option("-o", "--output", type=click.Path(), default=None,
               help="with --wait: write the proof here instead of printing hex")
 @JSON_OPTION
 @one_line_errors
 def submit(c1_path: str, proof_type: str, priority: str, job_id: str | None,
            wait_s: float | None, output: str | None, as_json: bool) -> None:
-    """Submit a proof job; prints its id (or, with --wait, its proof)."""
-    raw = Path(c1_path).read_bytes()
+    """Submit a proof job; prints its id (or, with --wait, its proof).
+
+    It uses the cluster named by PROOFQ_REDIS_URL (redis://host:port/db); without it,
+    --wait starts a private cluster for the job, and a plain submit stops with an error.
+    Exit codes: 0 submitted (or proved), 1 the job failed, 2 bad input, 3 --wait ran out.
+    """
+    if output is not None:
+        output_path(output)
+    raw = read_c1_bytes(c1_path)
+    if wait_s is not None and get_settings().redis_url is None:
+        _checked_input(raw, proof_type)  # refused before a private cluster starts
     with cluster(may_start=wait_s is not None) as (running, client):
         job = client.submit(raw, priority=priority, job_id=job_id, proof_type=proof_type)
         if wait_s is None:
             click.echo(json.dumps(client.status(job).to_json()) if as_json else job)
             return
-        proof = client.result(job, timeout=wait_s or None, check=running.check)
+        proof = _proof(client, job, wait_s or None, running.check)
         _deliver(proof, output, as_json, client.status(job))
 
 
@@ -110,7 +155,10 @@ def submit(c1_path: str, proof_type: str, priority: str, job_id: str | None,
 @JSON_OPTION
 @one_line_errors
 def status(job_id: str, as_json: bool) -> None:
-    """Show a job's status."""
+    """Show a job's status.
+
+    It uses the cluster named by PROOFQ_REDIS_URL (redis://host:port/db); without it the
+    command stops with an error."""
     with cluster(may_start=False) as (_, client):
         state = client.status(job_id)
     _show_state(state, as_json)
@@ -118,16 +166,23 @@ def status(job_id: str, as_json: bool) -> None:
 
 @click.command()
 @click.argument("job_id")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+@click.option("-o", "--output", type=click.Path(), default=None,
               help="write the proof here instead of printing hex")
-@click.option("--wait", "wait_s", type=float, default=0.0, metavar="SECONDS",
-              help="wait up to this long for the job to end")
+@click.option("--wait", "wait_s", type=click.FloatRange(min=0), default=0.0, metavar="SECONDS",
+              help="wait up to this long for the job to end (default: do not wait)")
 @JSON_OPTION
 @one_line_errors
 def result(job_id: str, output: str | None, wait_s: float, as_json: bool) -> None:
-    """Print (or write) a finished job's proof: 192 bytes per partition."""
+    """Print (or write) a finished job's proof: 192 bytes per partition.
+
+    It uses the cluster named by PROOFQ_REDIS_URL (redis://host:port/db); without it the
+    command stops with an error. Exit codes: 0 the proof, 1 the job failed or was
+    cancelled, 2 bad input (or no such job), 3 not finished yet (try again, or --wait).
+    """
+    if output is not None:
+        output_path(output)
     with cluster(may_start=False) as (_, client):
-        proof = client.result(job_id, timeout=wait_s)
+        proof = _proof(client, job_id, wait_s)
         _deliver(proof, output, as_json, client.status(job_id))
 
 
@@ -136,7 +191,10 @@ def result(job_id: str, output: str | None, wait_s: float, as_json: bool) -> Non
 @JSON_OPTION
 @one_line_errors
 def cancel(job_id: str, as_json: bool) -> None:
-    """Cancel a job: queued partitions are dropped, running ones stop at their next phase."""
+    """Cancel a job: queued partitions are dropped, running ones stop at their next phase.
+
+    It uses the cluster named by PROOFQ_REDIS_URL (redis://host:port/db); without it the
+    command stops with an error."""
     with cluster(may_start=False) as (_, client):
         client.cancel(job_id)
         state = client.status(job_id)
@@ -150,7 +208,7 @@ def bench() -> None:
 
 @bench.command()
 @TYPE_OPTION
-@click.option("--c1", "c1_path", type=click.Path(dir_okay=False), default=None,
+@click.option("--c1", "c1_path", type=click.Path(), default=None,
               help="C1 to prove (default: seal a fresh sector first)")
 @click.option("-c", "--count", type=click.IntRange(min=1), default=1, show_default=True,
               help="proofs to run")
@@ -167,9 +225,11 @@ def bench() -> None:
 @one_line_errors
 def batch(proof_type: str, c1_path: str | None, count: int, in_flight: int, priority: str,
           sector_size: str, partitions: int, challenges: int, as_json: bool) -> None:
-    """Prove COUNT copies of one C1 with at most JOBS in flight, then summarise."""
+    """Prove COUNT copies of one C1 with at most JOBS in flight, then summarise.
+
+    It uses the cluster named by PROOFQ_REDIS_URL; without it, a private one for the run."""
     if c1_path is not None:
-        job_input: Any = Path(c1_path).read_bytes()
+        job_input: Any = _checked_input(read_c1_bytes(c1_path), proof_type)
     else:
         job_input = seal(parse_size(sector_size), partitions, challenges)
         if not as_json:
@@ -197,7 +257,10 @@ def batch(proof_type: str, c1_path: str | None, count: int, in_flight: int, prio
               show_default=True, help="claim requests left unacknowledged this long (seconds)")
 @one_line_errors
 def intake(reclaim_s: float) -> None:
-    """Serve the proofq:intake stream for non-Python producers until Ctrl-C."""
+    """Serve the proofq:intake stream for non-Python producers until Ctrl-C.
+
+    It uses the cluster named by PROOFQ_REDIS_URL (redis://host:port/db); without it the
+    command stops with an error."""
     with cluster(may_start=False) as (_, client):
         consumer = Intake(client, reclaim_idle_s=reclaim_s)
         click.echo(f"intake consumer {consumer.name} reading {INTAKE_STREAM}", err=True)

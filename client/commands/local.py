@@ -2,17 +2,17 @@
 
 Bad input never ends in a traceback: it is one line naming the file and field, exit code 2
 (click's own usage errors use 2 as well). ``verify`` exits 1 for a well-formed proof that
-does not verify. Outputs are written to a temporary file and renamed into place, so a failed
-command leaves nothing behind. Progress bars go to stderr and ``--json`` results to stdout.
+does not verify. Output paths are checked before the work, and outputs are written to a
+temporary file and renamed into place (``snark.files``), so a failed command leaves nothing
+behind. Input files are read up to their largest valid size. Progress bars go to stderr, in
+a terminal only, and ``--json`` results to stdout.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import platform
 import sys
-import tempfile
 import time
 from contextlib import contextmanager
 from importlib import metadata
@@ -24,22 +24,23 @@ from rich.console import Console
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn,
                            TimeElapsedColumn)
 
-from client.commands.common import JSON_OPTION, BadInput, reports
+from client.commands.common import JSON_OPTION, BadInput, output_path, read_input, reports
 from config.settings import SettingsError, get_settings
 from snark.backend import BackendUnavailable, ProverBackend
 from snark.cpu_backend import CpuBackend
 from snark.keys import KeyFileError, ProvingKey
+from snark.files import write_atomic
 from snark.porep.c1 import C1, C1Error, parse_c1, parse_size
 from snark.porep.prove import load_or_setup_key, load_verifying_key, prove_c1, verify_c1
 from snark.porep.seal import seal as seal_sector
 from snark.porep.vanilla import verify_vanilla
-from snark.proof import ProofFormatError
+from snark.proof import PROOF_BYTES, ProofFormatError
 
 #: Errors that mean "the input is wrong", reported as one line with exit code 2.
 BAD_INPUT_ERRORS = (C1Error, ProofFormatError, KeyFileError, SettingsError, BackendUnavailable,
                     OSError)
 
-C1_OPTION = click.option("--c1", "c1_path", required=True, type=click.Path(dir_okay=False),
+C1_OPTION = click.option("--c1", "c1_path", required=True, type=click.Path(),
                          help="C1 JSON file (from proofq seal)")
 
 
@@ -48,32 +49,9 @@ reports_bad_input = reports(*BAD_INPUT_ERRORS)
 
 # -- files --------------------------------------------------------------------------------
 
-def output_path(path: str) -> Path:
-    """Check the output's directory before the work rather than after it."""
-    target = Path(path)
-    if not target.parent.is_dir():
-        raise BadInput(f"{path}: directory {target.parent} does not exist")
-    return target
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temporary sibling and ``os.replace``."""
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    except OSError as exc:
-        raise OSError(exc.errno, exc.strerror, str(path)) from None
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def read_c1(path: str) -> C1:
     """Parse and check a C1 file (shape and vanilla proofs); errors name the file."""
-    raw = Path(path).read_bytes()
+    raw = read_c1_bytes(path)
     try:
         c1 = parse_c1(raw)
         verify_vanilla(c1)
@@ -82,14 +60,21 @@ def read_c1(path: str) -> C1:
     return c1
 
 
+def read_c1_bytes(path: str) -> bytes:
+    """A C1 file's bytes, read no further than ``max_c1_bytes``."""
+    return read_input(path, get_settings().max_c1_bytes, "max_c1_bytes, PROOFQ_MAX_C1_BYTES")
+
+
 # -- output -------------------------------------------------------------------------------
 
 @contextmanager
 def progress_bar(enabled: bool = True) -> Iterator[Progress]:
-    """A transient rich progress display on stderr (silent under ``--json``)."""
+    """A transient rich progress display on stderr: in a terminal, and not under ``--json``
+    (elsewhere rich would leave a blank line behind)."""
+    console = Console(stderr=True)
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                  MofNCompleteColumn(), TimeElapsedColumn(), console=Console(stderr=True),
-                  transient=True, disable=not enabled) as progress:
+                  MofNCompleteColumn(), TimeElapsedColumn(), console=console,
+                  transient=True, disable=not (enabled and console.is_terminal)) as progress:
         yield progress
 
 
@@ -135,13 +120,14 @@ def gpu_status() -> tuple[bool, str]:
 
 @click.command()
 @click.option("--sector-size", default="2KiB", show_default=True,
-              help="sector size: a power of two >= 2KiB (2KiB, 8MiB, 2048, ...)")
-@click.option("--partitions", type=click.IntRange(min=1), default=1, show_default=True)
+              help="sector size: a power of two from 2KiB to 1TiB (2KiB, 8MiB, 2048, ...)")
+@click.option("--partitions", type=click.IntRange(min=1), default=1, show_default=True,
+              help="partitions: one Groth16 proof each")
 @click.option("--challenges", type=click.IntRange(min=1), default=2, show_default=True,
               help="challenges per partition (K)")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+@click.option("-o", "--output", required=True, type=click.Path(),
               help="where to write the C1 JSON")
-@click.option("--data", "data_path", type=click.Path(dir_okay=False),
+@click.option("--data", "data_path", type=click.Path(),
               help="sector data file of exactly sector-size bytes (default: random data)")
 @JSON_OPTION
 @reports_bad_input
@@ -150,13 +136,14 @@ def seal(sector_size: str, partitions: int, challenges: int, output: str,
     """Seal a sector and write its C1 (commitments and vanilla proofs)."""
     size = parse_size(sector_size)
     target = output_path(output)
-    data = Path(data_path).read_bytes() if data_path else None
+    data = read_input(data_path, size, "the sector size") if data_path else None
     if data is not None and len(data) != size:
         raise BadInput(f"{data_path}: expected {size} bytes (the sector size), got {len(data)}")
     started = time.perf_counter()
     with progress_bar(not as_json) as progress:
-        progress.add_task(f"sealing {sector_size} sector", total=None)
-        c1 = seal_sector(size, partitions, challenges, data)
+        task = progress.add_task(f"sealing {sector_size} sector", total=None)
+        c1 = seal_sector(size, partitions, challenges, data, on_phase=lambda phase: progress.update(
+            task, description=f"sealing {sector_size} sector: {phase}"))
     write_atomic(target, c1.to_json().encode())
     seconds = time.perf_counter() - started
     emit(as_json, {"c1": output, "circuit": c1.circuit_name, "sector_size": c1.sector_size,
@@ -193,7 +180,7 @@ def _key_summary(key: ProvingKey, params_dir: Path) -> dict[str, Any]:
 
 @click.command()
 @C1_OPTION
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+@click.option("-o", "--output", required=True, type=click.Path(),
               help="where to write the proofs (192 bytes per partition)")
 @click.option("--backend", "backend_name", type=click.Choice(["auto", "cpu", "gpu"]),
               default=None, help="prover backend [default: the backend setting, auto]")
@@ -222,18 +209,19 @@ def prove(c1_path: str, output: str, backend_name: str | None, as_json: bool) ->
 
 @click.command()
 @C1_OPTION
-@click.option("--proof", "proof_path", required=True, type=click.Path(dir_okay=False),
+@click.option("--proof", "proof_path", required=True, type=click.Path(),
               help="proof file (from proofq prove)")
 @JSON_OPTION
 @reports_bad_input
 def verify(c1_path: str, proof_path: str, as_json: bool) -> None:
     """Check a proof file against a C1 (exit 0 valid, 1 invalid, 2 bad input)."""
     c1 = read_c1(c1_path)
-    proof = Path(proof_path).read_bytes()
+    params_dir = get_settings().params_dir
+    vk = load_verifying_key(c1, params_dir)
+    proof = read_input(proof_path, c1.partitions * PROOF_BYTES,
+                       f"{c1.partitions} proofs of {PROOF_BYTES} bytes")
     with progress_bar(not as_json) as progress:
         progress.add_task(f"verifying {c1.partitions} proofs", total=None)
-        params_dir = get_settings().params_dir
-        vk = load_verifying_key(c1, params_dir)
         try:
             valid = verify_c1(c1, vk, proof, params_dir)
         except ProofFormatError as exc:

@@ -40,7 +40,7 @@ MIN_SECTOR_SIZE = 2048
 MAX_SECTOR_SIZE = 1 << 40
 
 _HEX = re.compile(r"0x[0-9a-fA-F]{64}")
-_UNITS = {"": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
+_UNITS = {"": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
 
 
 class C1Error(ValueError):
@@ -136,9 +136,11 @@ class C1(_Strict):
 
 
 def check_sector_size(sector_size: int) -> None:
-    if not MIN_SECTOR_SIZE <= sector_size <= MAX_SECTOR_SIZE or sector_size & (sector_size - 1):
-        raise C1Error(f"sector_size: {sector_size} is not a power of two from "
-                      f"{size_name(MIN_SECTOR_SIZE)} to {size_name(MAX_SECTOR_SIZE)}")
+    bounds = f"{size_name(MIN_SECTOR_SIZE)} to {size_name(MAX_SECTOR_SIZE)}"
+    if sector_size <= 0 or sector_size & (sector_size - 1):
+        raise C1Error(f"sector_size: {sector_size} is not a power of two from {bounds}")
+    if not MIN_SECTOR_SIZE <= sector_size <= MAX_SECTOR_SIZE:
+        raise C1Error(f"sector_size: {sector_size} ({size_name(sector_size)}) is outside {bounds}")
 
 
 def parse_c1(raw: bytes | str | dict) -> C1:
@@ -207,15 +209,16 @@ def _hex_problem(text: str) -> str:
 # -- sizes ------------------------------------------------------------------------------
 
 def parse_size(text: str) -> int:
-    """``"2KiB"`` / ``"512MiB"`` / ``"2048"`` → bytes."""
-    match = re.fullmatch(r"\s*(\d+)\s*(B|KiB|MiB|GiB)?\s*", text)
+    """``"2KiB"`` / ``"512MiB"`` / ``"1TiB"`` / ``"2048"`` → bytes (every unit ``size_name``
+    writes is read back)."""
+    match = re.fullmatch(r"\s*(\d+)\s*(B|KiB|MiB|GiB|TiB)?\s*", text)
     if not match:
-        raise C1Error(f"sector_size: cannot read {text!r} (examples: 2KiB, 4MiB, 2048)")
+        raise C1Error(f"sector_size: cannot read {text!r} (examples: 2KiB, 4MiB, 1TiB, 2048)")
     return int(match.group(1)) * _UNITS[match.group(2) or ""]
 
 
 def size_name(size: int) -> str:
-    for unit in ("GiB", "MiB", "KiB"):
+    for unit in ("TiB", "GiB", "MiB", "KiB"):
         if size % _UNITS[unit] == 0:
             return f"{size // _UNITS[unit]}{unit}"
     return f"{size}B"

@@ -11,6 +11,8 @@ multi-MiB sector seals in seconds.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from snark.fields import limbs_to_ints, limbs_to_object, random_fr
@@ -30,8 +32,12 @@ def data_to_fr(data: bytes) -> np.ndarray:
 
 
 def seal(sector_size: int, partitions: int, challenges: int, data: bytes | None = None,
-         rng: np.random.Generator | None = None) -> C1:
-    """Seal ``data`` (random bytes unless given) and build the C1 for P × K challenges."""
+         rng: np.random.Generator | None = None,
+         on_phase: Callable[[str], None] | None = None) -> C1:
+    """Seal ``data`` (random bytes unless given) and build the C1 for P × K challenges.
+
+    ``on_phase(name)`` is told each step as it starts (a GiB sector takes minutes)."""
+    phase = on_phase or (lambda name: None)
     check_sector_size(sector_size)
     for name, count in (("partitions", partitions), ("challenges", challenges)):
         if count < 1:
@@ -43,11 +49,16 @@ def seal(sector_size: int, partitions: int, challenges: int, data: bytes | None 
         raise C1Error(f"data: expected {sector_size} bytes (the sector size), got {len(data)}")
     ticket, seed = limbs_to_ints(random_fr(2, rng))
 
+    phase("reading data")
     d = data_to_fr(data)
+    phase("data tree (comm_d)")
     tree_d = MerkleTree(d)
     replica_id = replica_id_for(ticket, tree_d.root)
+    phase("encoding the replica")
     rho = encode_replica(d, replica_id)
+    phase("replica tree (comm_r)")
     tree_r = MerkleTree(rho)
+    phase("vanilla proofs")
 
     # model_construct: these values are canonical by construction; validation (hex parsing)
     # is for C1s that arrive from outside.
