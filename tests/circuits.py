@@ -8,10 +8,9 @@ from snark.fields import FR_MODULUS as R
 from snark.r1cs import ConstraintSystem
 
 
-def random_circuit(num_inputs: int, num_constraints: int, *, seed: int | None = None,
+def random_circuit(num_inputs: int, num_constraints: int, *, rng: random.Random,
                    width: int = 3) -> ConstraintSystem:
     """Products of random linear combinations of earlier variables, inputs included."""
-    rng = random.Random(seed)
     cs = ConstraintSystem(check=True)
     pool = [cs.alloc_input(rng.randrange(R)) for _ in range(num_inputs)]
     pool += [cs.alloc(rng.randrange(R)) for _ in range(4)]

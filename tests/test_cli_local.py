@@ -69,9 +69,9 @@ def test_a_proof_of_another_sector_exits_1(workdir, tmp_path):
     assert "INVALID" in out
 
 
-def test_seal_with_data_file(tmp_path):
+def test_seal_with_data_file(tmp_path, rng):
     data = tmp_path / "sector.bin"
-    data.write_bytes(os.urandom(4096))
+    data.write_bytes(rng.randbytes(4096))
     out = json.loads(run("seal", "--sector-size", "4KiB", "--data", str(data), "--challenges",
                          "1", "-o", str(tmp_path / "c1.json"), "--json"))
     again = json.loads(run("seal", "--sector-size", "4096", "--data", str(data), "--challenges",

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-import random
+import itertools
 
 from client.batch import Outcome, Summary
 from tasks.jobs import JobState
 
 
+_IDS = itertools.count(1)
+
+
 def _state(status: str, created: float, started: float | None, proved: float | None,
            finished: float, error: str | None = None) -> JobState:
-    return JobState(job_id=f"job-{random.getrandbits(32):08x}", status=status,
+    return JobState(job_id=f"job-{next(_IDS)}", status=status,
                     proof_type="porep", partitions=2, priority="normal",
                     parts_done=2 if status == "done" else 1, created=created, started=started,
                     proved=proved, finished=finished, error=error)
@@ -28,8 +31,8 @@ def test_lines_report_wall_prove_and_queue_or_the_failure():
     assert never_started.line(3) == "[3/3] FAILED — 0.1s: cancelled by request"
 
 
-def test_summary_spreads_over_completed_proofs_only():
-    walls = [random.uniform(1, 10) for _ in range(4)]
+def test_summary_spreads_over_completed_proofs_only(rng):
+    walls = [rng.uniform(1, 10) for _ in range(4)]
     proves = [w / 2 for w in walls]
     outcomes = [Outcome.from_state(i + 1, _state("done", 0.0, w - p, w - 0.01, w))
                 for i, (w, p) in enumerate(zip(walls, proves))]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import random
-
 import numpy as np
 import pytest
 
@@ -14,8 +12,8 @@ from snark.fields import limbs_to_ints
 from tests.circuits import random_circuit
 
 
-def _random_vector(n):
-    return np.array([random.randrange(R) for _ in range(n)], dtype=object)
+def _random_vector(rng, n):
+    return np.array([rng.randrange(R) for _ in range(n)], dtype=object)
 
 
 def _evaluate(coeffs, x):
@@ -26,9 +24,9 @@ def _evaluate(coeffs, x):
 
 
 @pytest.mark.parametrize("log_n", [1, 2, 3, 5, 7])
-def test_ntt_matches_naive_evaluation(log_n):
+def test_ntt_matches_naive_evaluation(log_n, rng):
     domain = Domain(1 << log_n)
-    coeffs = _random_vector(domain.n)
+    coeffs = _random_vector(rng, domain.n)
     points = [pow(domain.omega, i, R) for i in range(domain.n)]
     assert list(domain.ntt(coeffs)) == [_evaluate(coeffs, x) for x in points]
     coset = [domain.shift * x % R for x in points]
@@ -36,9 +34,9 @@ def test_ntt_matches_naive_evaluation(log_n):
 
 
 @pytest.mark.parametrize("log_n", [1, 4, 10, 12])
-def test_inverses_round_trip(log_n):
+def test_inverses_round_trip(log_n, rng):
     domain = Domain(1 << log_n)
-    values = _random_vector(domain.n)
+    values = _random_vector(rng, domain.n)
     assert list(domain.intt(domain.ntt(values))) == list(values)
     assert list(domain.coset_intt(domain.coset_ntt(values))) == list(values)
 
@@ -54,14 +52,14 @@ def test_bad_domain_sizes(n):
         Domain(n)
 
 
-def test_batch_inverse():
-    values = _random_vector(50)
+def test_batch_inverse(rng):
+    values = _random_vector(rng, 50)
     values[values == 0] = 1
     assert all(int(v) * int(i) % R == 1 for v, i in zip(values, batch_inverse(values)))
 
 
-def test_sparse_products_match_dense():
-    cs = random_circuit(num_inputs=2, num_constraints=30)
+def test_sparse_products_match_dense(rng):
+    cs = random_circuit(num_inputs=2, num_constraints=30, rng=rng)
     r1cs = cs.compile()
     w = np.array(limbs_to_ints(cs.witness()), dtype=object)
     for matrix in (r1cs.a, r1cs.b, r1cs.c):
@@ -69,6 +67,6 @@ def test_sparse_products_match_dense():
         rows = matrix.row_ids()
         dense[rows, matrix.indices] = limbs_to_ints(matrix.data)
         assert list(sparse_matvec(matrix, w)) == list(dense.dot(w) % R)
-        u = _random_vector(matrix.rows)
+        u = _random_vector(rng, matrix.rows)
         assert list(sparse_transposed_matvec(matrix, u, r1cs.num_variables)) == \
             list(dense.T.dot(u) % R)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import random
 
 import numpy as np
 
@@ -19,15 +18,15 @@ from snark.fields import (
 )
 
 
-def test_fr_round_trip():
-    values = [random.randrange(FR_MODULUS) for _ in range(100)] + [0, FR_MODULUS - 1]
+def test_fr_round_trip(rng):
+    values = [rng.randrange(FR_MODULUS) for _ in range(100)] + [0, FR_MODULUS - 1]
     limbs = fr_to_limbs(values)
     assert limbs.shape == (102, 4) and limbs.dtype == np.uint64
     assert limbs_to_ints(limbs) == values
 
 
-def test_fq_round_trip():
-    values = [random.randrange(FQ_MODULUS) for _ in range(100)]
+def test_fq_round_trip(rng):
+    values = [rng.randrange(FQ_MODULUS) for _ in range(100)]
     assert limbs_to_ints(fq_to_limbs(values)) == values
 
 
@@ -42,8 +41,8 @@ def test_random_fr_is_canonical_and_fresh():
     assert not np.array_equal(a, b)
 
 
-def test_montgomery_round_trip():
-    values = [random.randrange(FQ_MODULUS) for _ in range(20)]
+def test_montgomery_round_trip(rng):
+    values = [rng.randrange(FQ_MODULUS) for _ in range(20)]
     mont = to_montgomery(values, FQ_MODULUS, 6)
     assert limbs_to_ints(mont) != values
     assert from_montgomery(mont, FQ_MODULUS) == values

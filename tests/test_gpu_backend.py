@@ -3,7 +3,6 @@ proofs (byte-identical for the same witness and r, s, and verifying). Needs a GP
 
 from __future__ import annotations
 
-import random
 
 import numpy as np
 import pytest
@@ -26,9 +25,9 @@ def backend():
 
 
 @pytest.fixture(scope="module", params=[300, 1500], ids=["one-pass", "two-pass"])
-def circuit(request):
+def circuit(request, module_rng):
     # 300 constraints: a 2^9 domain (one NTT pass); 1500: 2^11 (two passes).
-    return random_circuit(num_inputs=3, num_constraints=request.param, seed=random.randrange(2**32))
+    return random_circuit(num_inputs=3, num_constraints=request.param, rng=module_rng)
 
 
 @pytest.fixture(scope="module")
@@ -61,28 +60,28 @@ def test_quotient_matches_cpu(backend, key, circuit):
     assert limbs_to_ints(_host(backend, h)) == list(want)
 
 
-def test_proof_is_byte_identical_to_cpu_and_verifies(backend, key, circuit):
+def test_proof_is_byte_identical_to_cpu_and_verifies(backend, key, circuit, rng):
     w = circuit.witness()
-    r, s = random.randrange(1, R), random.randrange(1, R)
+    r, s = rng.randrange(1, R), rng.randrange(1, R)
     on_gpu = groth16.prove(key, w, backend, r=r, s=s)
     assert on_gpu.to_bytes() == groth16.prove(key, w, CpuBackend(), r=r, s=s).to_bytes()
     assert groth16.verify(key.vk, circuit.public_inputs(), on_gpu)
 
 
-def test_wrong_witness_gives_a_failing_proof(backend, key, circuit):
+def test_wrong_witness_gives_a_failing_proof(backend, key, circuit, rng):
     w = circuit.witness().copy()
-    i = random.randrange(key.r1cs.num_inputs, len(w))
-    w[i] = fr_to_limbs([(limbs_to_ints(w[i:i + 1])[0] + random.randrange(1, R)) % R])[0]
+    i = rng.randrange(key.r1cs.num_inputs, len(w))
+    w[i] = fr_to_limbs([(limbs_to_ints(w[i:i + 1])[0] + rng.randrange(1, R)) % R])[0]
     proof = groth16.prove(key, w, backend)
     assert not groth16.verify(key.vk, circuit.public_inputs(), proof)
 
 
-def test_load_witness_rejects_bad_input(backend, key, circuit):
+def test_load_witness_rejects_bad_input(backend, key, circuit, rng):
     w = circuit.witness()
     with pytest.raises(ValueError, match="witness: expected shape"):
         backend.load_witness(key, w[:-1])
     bad = w.copy()
-    bad[random.randrange(len(bad))] = np.uint64(2**64 - 1)
+    bad[rng.randrange(len(bad))] = np.uint64(2**64 - 1)
     with pytest.raises(ValueError, match="not a canonical Fr element"):
         backend.load_witness(key, bad)
 

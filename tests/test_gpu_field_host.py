@@ -3,7 +3,6 @@ Python ints and arkworks on fresh random inputs. Runs everywhere g++ exists."""
 
 from __future__ import annotations
 
-import random
 import shutil
 
 import numpy as np
@@ -45,9 +44,9 @@ class Fq2:
         return Fq2(a0 * norm, -a1 * norm)
 
 
-def random_values(modulus: int, count: int) -> list[int]:
+def random_values(rng, modulus: int, count: int) -> list[int]:
     """Uniform values plus the edges 0, 1 and modulus - 1."""
-    return [0, 1, modulus - 1] + [random.randrange(modulus) for _ in range(count - 3)]
+    return [0, 1, modulus - 1] + [rng.randrange(modulus) for _ in range(count - 3)]
 
 
 def prime_field_reference(op: str, a: int, b: int, p: int, r_mont: int) -> int:
@@ -67,9 +66,9 @@ def prime_field_reference(op: str, a: int, b: int, p: int, r_mont: int) -> int:
 
 @pytest.mark.parametrize("entry, p, limbs", [("fr", R, 4), ("fq", Q, 6)])
 @pytest.mark.parametrize("op", hostlib.FIELD_OPS)
-def test_prime_field_op_matches_python_ints(entry, p, limbs, op):
-    a, b = random_values(p, COUNT), random_values(p, COUNT)
-    random.shuffle(b)
+def test_prime_field_op_matches_python_ints(entry, p, limbs, op, rng):
+    a, b = random_values(rng, p, COUNT), random_values(rng, p, COUNT)
+    rng.shuffle(b)
     out = hostlib.apply(entry, op, ints_to_limbs(a, limbs), ints_to_limbs(b, limbs))
     r_mont = 1 << (64 * limbs)
     expected = [prime_field_reference(op, x, y, p, r_mont) for x, y in zip(a, b)]
@@ -86,8 +85,8 @@ def fq2_values(limbs: np.ndarray) -> list[Fq2]:
 
 
 @pytest.mark.parametrize("op", hostlib.FIELD_OPS)
-def test_fq2_op_matches_python_ints(op):
-    a = [Fq2(x, y) for x, y in zip(random_values(Q, COUNT), random_values(Q, COUNT)[::-1])]
+def test_fq2_op_matches_python_ints(op, rng):
+    a = [Fq2(x, y) for x, y in zip(random_values(rng, Q, COUNT), random_values(rng, Q, COUNT)[::-1])]
     b = a[1:] + a[:1]
     out = fq2_values(hostlib.apply("fq2", op, fq2_limbs(a), fq2_limbs(b)))
     r_mont = 1 << 384
@@ -112,9 +111,9 @@ def test_fq2_op_matches_python_ints(op):
 
 
 # -- points -------------------------------------------------------------------------------
-def random_points(cls, count: int) -> list:
+def random_points(rng, cls, count: int) -> list:
     g = cls()
-    return [g * Scalar(random.randrange(1, R)) for _ in range(count)]
+    return [g * Scalar(rng.randrange(1, R)) for _ in range(count)]
 
 
 def reference_point(op: str, p, q):
@@ -136,18 +135,18 @@ def run_points(group: int, op: str, ps: list, qs: list) -> PointArray:
     return PointArray(group, out.reshape(a.xy.shape), ~out.any(axis=1))
 
 
-def exceptional_pairs(cls) -> tuple[list, list]:
+def exceptional_pairs(rng, cls) -> tuple[list, list]:
     """P + P, P + (-P), either operand or both at infinity, and P + 2P."""
-    p = random_points(cls, 1)[0]
+    p = random_points(rng, cls, 1)[0]
     zero = cls.identity()
     return [p, p, p, zero, zero, p], [p, -p, zero, p, zero, p + p]
 
 
 @pytest.mark.parametrize("group, cls", [(1, G1Point), (2, G2Point)])
 @pytest.mark.parametrize("op", hostlib.POINT_OPS)
-def test_point_formula_matches_arkworks(group, cls, op):
-    ps, qs = random_points(cls, 12), random_points(cls, 12)
-    special_p, special_q = exceptional_pairs(cls)
+def test_point_formula_matches_arkworks(group, cls, op, rng):
+    ps, qs = random_points(rng, cls, 12), random_points(rng, cls, 12)
+    special_p, special_q = exceptional_pairs(rng, cls)
     ps, qs = ps + special_p, qs + special_q
     got = run_points(group, op, ps, qs).to_points()
     expected = [reference_point(op, p, q) for p, q in zip(ps, qs)]
@@ -158,10 +157,10 @@ def test_point_formula_matches_arkworks(group, cls, op):
 
 # -- scalar digits ------------------------------------------------------------------------
 @pytest.mark.parametrize("c", [2, 5, 8, 13, 16, 19, 20])
-def test_signed_digits_reconstruct_the_scalar_mod_r(c):
+def test_signed_digits_reconstruct_the_scalar_mod_r(c, rng):
     windows = -(-256 // c)
     values = [0, 1, R - 1, R, R + 5, 2 * R + 7, (1 << 256) - 1] + \
-        [random.randrange(1 << 256) for _ in range(COUNT)]
+        [rng.randrange(1 << 256) for _ in range(COUNT)]
     digits = hostlib.signed_digits(ints_to_limbs(values, 4), c, windows)
     half = 1 << (c - 1)
     assert digits.min() > -half and digits.max() <= half
@@ -171,13 +170,13 @@ def test_signed_digits_reconstruct_the_scalar_mod_r(c):
 
 
 # -- the MSM's bucket phase (same per-thread code as the kernels) -------------------------
-def skewed_scalar_sets(n: int) -> dict[str, list[int]]:
-    uniform = [random.randrange(R) for _ in range(n)]
+def skewed_scalar_sets(rng, n: int) -> dict[str, list[int]]:
+    uniform = [rng.randrange(R) for _ in range(n)]
     return {
         "uniform": uniform,
         "all ones (one bucket takes every point)": [1] * n,
-        "zeros and ones": [random.choice((0, 1)) for _ in range(n)],
-        "small values": [random.randrange(8) for _ in range(n)],
+        "zeros and ones": [rng.choice((0, 1)) for _ in range(n)],
+        "small values": [rng.randrange(8) for _ in range(n)],
         "all zero": [0] * n,
         ">= r": [v + R for v in uniform[: n // 2]] + [(1 << 256) - 1] * (n - n // 2),
     }
@@ -186,11 +185,11 @@ def skewed_scalar_sets(n: int) -> dict[str, list[int]]:
 @pytest.mark.parametrize("group, cls", [(1, G1Point), (2, G2Point)])
 @pytest.mark.parametrize("n, c, run_bits, chunk", [
     (1, 5, 2, 4), (2, 4, 1, 4), (37, 6, 2, 4), (100, 8, 3, 6), (64, 7, 0, 32), (64, 7, 6, 4), (50, 3, 1, 5)])
-def test_bucket_phase_matches_arkworks_multiexp(group, cls, n, c, run_bits, chunk):
+def test_bucket_phase_matches_arkworks_multiexp(group, cls, n, c, run_bits, chunk, rng):
     from gpu.msm import combine_windows
 
     g = cls()
-    distinct = [g * Scalar(random.randrange(1, R)) for _ in range(n)]
+    distinct = [g * Scalar(rng.randrange(1, R)) for _ in range(n)]
     p = distinct[0]
     base_sets = {
         "distinct": distinct,
@@ -201,7 +200,7 @@ def test_bucket_phase_matches_arkworks_multiexp(group, cls, n, c, run_bits, chun
     windows = -(-256 // c)
     for base_name, bases in base_sets.items():
         points = PointArray.from_points(bases)
-        for scalar_name, scalars in skewed_scalar_sets(n).items():
+        for scalar_name, scalars in skewed_scalar_sets(rng, n).items():
             sums = hostlib.msm_window_sums(points, ints_to_limbs(scalars, 4), c, windows,
                                            run_bits, chunk)
             expected = cls.multiexp_unchecked(bases, [Scalar(s % R) for s in scalars])

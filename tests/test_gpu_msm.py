@@ -5,7 +5,6 @@ everywhere; the rest needs a GPU (marker ``gpu``)."""
 
 from __future__ import annotations
 
-import random
 
 import numpy as np
 import pytest
@@ -42,13 +41,14 @@ def reference(cls, points: PointArray, scalars: list[int]):
 
 
 @pytest.fixture(scope="module")
-def pools():
+def pools(module_rng):
     """2^16 distinct random points per group (k·G on the GPU; checked by the fixed-base test)."""
     from gpu.fixed_base import GpuFixedBase
 
     mul = GpuFixedBase()
     n = 1 << 16
-    return {1: mul.mul_g1(random_fr(n)), 2: mul.mul_g2(random_fr(n))}
+    rng = np.random.default_rng(module_rng.getrandbits(64))
+    return {1: mul.mul_g1(random_fr(n, rng)), 2: mul.mul_g2(random_fr(n, rng))}
 
 
 def run_msm(points: PointArray, scalars: list[int], base_count: int | None = None):
@@ -60,35 +60,35 @@ def run_msm(points: PointArray, scalars: list[int], base_count: int | None = Non
     return msm(bases, device_scalars)
 
 
-def random_scalars(n: int) -> list[int]:
-    return limbs_to_ints(random_fr(n))
+def random_scalars(np_rng, n: int) -> list[int]:
+    return limbs_to_ints(random_fr(n, np_rng))
 
 
 @on_gpu
 @pytest.mark.parametrize("group, cls", GROUPS)
 @pytest.mark.parametrize("log_n", range(1, 17))
-def test_msm_matches_arkworks_powers_of_two(pools, group, cls, log_n):
+def test_msm_matches_arkworks_powers_of_two(pools, group, cls, log_n, np_rng):
     n = 1 << log_n
     points = pools[group][:n]
-    scalars = random_scalars(n)
+    scalars = random_scalars(np_rng, n)
     assert run_msm(points, scalars) == reference(cls, points, scalars)
 
 
 @on_gpu
 @pytest.mark.parametrize("group, cls", GROUPS)
 @pytest.mark.parametrize("n", [1, 3, 7, 1000, 12345])
-def test_msm_odd_sizes_use_a_prefix_of_the_bases(pools, group, cls, n):
+def test_msm_odd_sizes_use_a_prefix_of_the_bases(pools, group, cls, n, np_rng):
     points = pools[group][:n + 17]
-    scalars = random_scalars(n)
+    scalars = random_scalars(np_rng, n)
     assert run_msm(points, scalars) == reference(cls, points[:n], scalars)
 
 
-def edge_cases(cls, pool: PointArray) -> dict[str, tuple[PointArray, list[int]]]:
+def edge_cases(np_rng, cls, pool: PointArray) -> dict[str, tuple[PointArray, list[int]]]:
     n = 300
     pts = pool.to_points() if len(pool) <= n else pool[:n].to_points()
     p = pts[0]
     zero = cls.identity()
-    s = random_scalars(n)
+    s = random_scalars(np_rng, n)
     some_zero = [0 if i % 3 == 0 else v for i, v in enumerate(s)]
     with_inf = [zero if i % 4 == 1 else q for i, q in enumerate(pts)]
     plus_minus = [p, -p] * (n // 2)
@@ -112,18 +112,18 @@ def edge_cases(cls, pool: PointArray) -> dict[str, tuple[PointArray, list[int]]]
 
 @on_gpu
 @pytest.mark.parametrize("group, cls", GROUPS)
-def test_msm_edge_cases(pools, group, cls):
-    for name, (points, scalars) in edge_cases(cls, pools[group]).items():
+def test_msm_edge_cases(pools, group, cls, np_rng):
+    for name, (points, scalars) in edge_cases(np_rng, cls, pools[group]).items():
         assert run_msm(points, scalars) == reference(cls, points, scalars), name
 
 
 @on_gpu
 @pytest.mark.parametrize("group, cls", GROUPS)
-def test_msm_with_skewed_scalars_at_2_16(pools, group, cls):
+def test_msm_with_skewed_scalars_at_2_16(pools, group, cls, rng):
     """A witness-like vector (mostly 0, 1 and small values) piles points into few buckets."""
     points = pools[group]
     n = len(points)
-    scalars = [random.choice((0, 1, 1, 2, 3, random.randrange(R))) for _ in range(n)]
+    scalars = [rng.choice((0, 1, 1, 2, 3, rng.randrange(R))) for _ in range(n)]
     assert run_msm(points, scalars) == reference(cls, points, scalars)
 
 
@@ -149,12 +149,12 @@ def test_msm_rejects_bad_scalar_arrays(pools):
 
 @on_gpu
 @pytest.mark.parametrize("group, cls", GROUPS)
-def test_fixed_base_matches_arkworks(group, cls):
+def test_fixed_base_matches_arkworks(group, cls, rng, np_rng):
     from gpu.fixed_base import GpuFixedBase
 
-    g = cls() * Scalar(random.randrange(1, R))  # a generator other than the default
+    g = cls() * Scalar(rng.randrange(1, R))  # a generator other than the default
     mul = GpuFixedBase(**{f"g{group}": g})
-    ks = [0, 1, R - 1, R, R + 2, (1 << 256) - 1] + random_scalars(500)
+    ks = [0, 1, R - 1, R, R + 2, (1 << 256) - 1] + random_scalars(np_rng, 500)
     out = (mul.mul_g1 if group == 1 else mul.mul_g2)(fr_to_limbs(ks))
     assert out.inf.tolist() == [k % R == 0 for k in ks]
     assert out.to_points() == [g * Scalar(k % R) for k in ks]

@@ -3,7 +3,6 @@ pass plan, the split power tables and the kernel source expansion (run everywher
 
 from __future__ import annotations
 
-import random
 import re
 
 import numpy as np
@@ -37,12 +36,12 @@ def test_plan_covers_every_stage_once(log_n):
     assert done == log_n
 
 
-def test_split_power_table_reconstructs_every_index():
-    base, factor = random.randrange(2, R), random.randrange(1, R)
+def test_split_power_table_reconstructs_every_index(rng):
+    base, factor = rng.randrange(2, R), rng.randrange(1, R)
     count = (3 << SCALE_LO_BITS) + 5
     lo, hi = Scale(base, factor).tables(count)
     lo_m, hi_m = from_montgomery(lo, R), from_montgomery(hi, R)
-    for i in [0, 1, count - 1] + random.sample(range(count), 20):
+    for i in [0, 1, count - 1] + rng.sample(range(count), 20):
         got = lo_m[i & ((1 << SCALE_LO_BITS) - 1)] * hi_m[i >> SCALE_LO_BITS] % R
         assert got == factor * pow(base, i, R) % R
 
@@ -90,11 +89,11 @@ def _evaluate(coeffs: list[int], z: int) -> int:
 @on_gpu
 @pytest.mark.parametrize("log_n", [1, 2, 3, 7, 10, 11, 13, 16])
 @pytest.mark.parametrize("kind", ["ntt", "intt", "coset_ntt", "coset_intt"])
-def test_matches_cpu_domain(cp, kind, log_n):
+def test_matches_cpu_domain(cp, kind, log_n, np_rng):
     from gpu import ntt as gpu_ntt
 
     n = 1 << log_n
-    x = random_fr(n)
+    x = random_fr(n, np_rng)
     want = getattr(Domain(n), kind)(np.asarray(limbs_to_ints(x), dtype=object))
     got = getattr(gpu_ntt, kind)(cp.asarray(x))
     assert _ints(cp, got) == list(want)
@@ -102,33 +101,33 @@ def test_matches_cpu_domain(cp, kind, log_n):
 
 @on_gpu
 @pytest.mark.parametrize("log_n", [18, 20, 22])
-def test_large_sizes_round_trip_and_spot_check(cp, log_n):
+def test_large_sizes_round_trip_and_spot_check(cp, log_n, rng, np_rng):
     """Full CPU transforms are too slow here: check whole round trips on the device and
     a few outputs against direct evaluation (Horner) on the CPU."""
     from gpu import ntt as gpu_ntt
 
     n = 1 << log_n
     d = Domain(n)
-    x = random_fr(n)
+    x = random_fr(n, np_rng)
     coeffs = limbs_to_ints(x)
     dx = cp.asarray(x)
     evals, coset_evals = gpu_ntt.ntt(dx), gpu_ntt.coset_ntt(dx)
     assert cp.array_equal(gpu_ntt.intt(evals), dx)
     assert cp.array_equal(gpu_ntt.coset_intt(coset_evals), dx)
     assert not cp.array_equal(evals, coset_evals)
-    i = random.randrange(n)
+    i = rng.randrange(n)
     assert _ints(cp, evals[i:i + 1])[0] == _evaluate(coeffs, pow(d.omega, i, R))
     assert _ints(cp, coset_evals[i:i + 1])[0] == _evaluate(coeffs, d.shift * pow(d.omega, i, R) % R)
 
 
 @on_gpu
-def test_quotient_chain_needs_no_permutation(cp):
+def test_quotient_chain_needs_no_permutation(cp, np_rng):
     """DIF inverse (natural → bit-reversed, shift fused) then DIT forward equals
     coset_ntt(intt(x)) — the pairing the quotient relies on."""
     from gpu.ntt import engine
 
     n = 1 << 12
-    x = random_fr(n)
+    x = random_fr(n, np_rng)
     d = Domain(n)
     v = cp.asarray(x)
     ntt = engine(cp.cuda.Device().id)

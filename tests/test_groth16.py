@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import random
-
 import numpy as np
 import pytest
 
@@ -16,8 +14,8 @@ from tests.circuits import random_circuit
 
 
 @pytest.fixture(scope="module")
-def circuit():
-    return random_circuit(num_inputs=3, num_constraints=200)
+def circuit(module_rng):
+    return random_circuit(num_inputs=3, num_constraints=200, rng=module_rng)
 
 
 @pytest.fixture(scope="module")
@@ -29,9 +27,9 @@ def test_random_circuit_is_satisfied(circuit):
     assert circuit.compile().is_satisfied(circuit.witness())
 
 
-def test_tampered_witness_is_not_satisfied(circuit):
+def test_tampered_witness_is_not_satisfied(circuit, rng):
     witness = circuit.witness().copy()
-    witness[random.randrange(1, len(witness)), 0] ^= 1
+    witness[rng.randrange(1, len(witness)), 0] ^= 1
     assert not circuit.compile().is_satisfied(witness)
 
 
@@ -45,17 +43,17 @@ def test_proof_is_randomised(circuit, key):
     assert first != groth16.prove(key, circuit.witness()).to_bytes()
 
 
-def test_fixed_blinding_is_deterministic(circuit, key):
-    r, s = random.randrange(R), random.randrange(R)
+def test_fixed_blinding_is_deterministic(circuit, key, rng):
+    r, s = rng.randrange(R), rng.randrange(R)
     one = groth16.prove(key, circuit.witness(), r=r, s=s).to_bytes()
     assert one == groth16.prove(key, circuit.witness(), r=r, s=s).to_bytes()
 
 
-def test_wrong_public_input_rejected(circuit, key):
+def test_wrong_public_input_rejected(circuit, key, rng):
     proof = groth16.prove(key, circuit.witness())
     inputs = circuit.public_inputs()
-    i = random.randrange(len(inputs))
-    inputs[i] = (inputs[i] + random.randrange(1, R)) % R
+    i = rng.randrange(len(inputs))
+    inputs[i] = (inputs[i] + rng.randrange(1, R)) % R
     assert not groth16.verify(key.vk, inputs, proof)
 
 
@@ -67,12 +65,12 @@ def test_public_input_count_and_range_checked(circuit, key):
         groth16.verify(key.vk, [1, R, 2], proof)
 
 
-def test_every_flipped_byte_is_rejected(circuit, key):
+def test_every_flipped_byte_is_rejected(circuit, key, rng):
     """A flipped byte either fails to decode (off curve / subgroup / flags) or to verify."""
     good = groth16.prove(key, circuit.witness()).to_bytes()
-    for position in random.sample(range(PROOF_BYTES), 24):
+    for position in rng.sample(range(PROOF_BYTES), 24):
         bad = bytearray(good)
-        bad[position] ^= 1 << random.randrange(8)
+        bad[position] ^= 1 << rng.randrange(8)
         try:
             proof = Proof.from_bytes(bytes(bad))
         except ProofFormatError:
@@ -87,8 +85,8 @@ def test_proof_from_other_params_rejected(circuit, key):
     assert not groth16.verify(key.vk, circuit.public_inputs(), proof)
 
 
-def test_proof_for_other_statement_rejected(key):
-    other = random_circuit(num_inputs=3, num_constraints=200)
+def test_proof_for_other_statement_rejected(key, rng):
+    other = random_circuit(num_inputs=3, num_constraints=200, rng=rng)
     other_key = groth16.setup(other.compile())
     proof = groth16.prove(other_key, other.witness())
     assert not groth16.verify(key.vk, other.public_inputs(), proof)
@@ -105,10 +103,10 @@ def test_proof_round_trip_and_truncation(circuit, key):
         split_proofs(data * 3, 2)
 
 
-def test_key_save_load_round_trip(tmp_path, circuit, key):
+def test_key_save_load_round_trip(tmp_path, circuit, key, rng):
     loaded = ProvingKey.load(key.save(tmp_path))
     assert loaded.vk.to_json() == key.vk.to_json()
-    r, s = random.randrange(R), random.randrange(R)
+    r, s = rng.randrange(R), rng.randrange(R)
     assert (groth16.prove(loaded, circuit.witness(), r=r, s=s).to_bytes()
             == groth16.prove(key, circuit.witness(), r=r, s=s).to_bytes())
 

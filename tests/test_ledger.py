@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
-import random
 import secrets
 import signal
 import time
@@ -41,8 +40,8 @@ def gpu():
     return GpuId("testhost", f"cpu-{secrets.token_hex(3)}")
 
 
-def test_grants_up_to_the_budget_and_refuses_beyond(redis_url, gpu, heartbeat):
-    budget = random.randrange(1000, 10_000)
+def test_grants_up_to_the_budget_and_refuses_beyond(redis_url, gpu, heartbeat, rng):
+    budget = rng.randrange(1000, 10_000)
     ledger = _ledger(redis_url, gpu, budget, heartbeat)
     first = ledger.reserve("a", budget - 10)
     assert first is not None
@@ -126,8 +125,8 @@ def test_grants_are_atomic_under_contention(redis_url, gpu):
     assert granted == 7
 
 
-def test_estimates_follow_the_key_shape(tmp_path):
-    key = groth16.setup(random_circuit(3, random.randrange(20, 60)).compile())
+def test_estimates_follow_the_key_shape(tmp_path, rng):
+    key = groth16.setup(random_circuit(3, rng.randrange(20, 60), rng=rng).compile())
     r1cs = key.r1cs
     assert partition_bytes(key) == 32 * (r1cs.num_variables + 4 * r1cs.domain_size)
     # What prepare makes resident: every stored array but the infinity masks.

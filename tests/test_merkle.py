@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import secrets
 
 import pytest
 
@@ -14,45 +13,45 @@ from snark.r1cs import ONE, ConstraintSystem, UnsatisfiedConstraint
 DEPTHS = range(1, 9)
 
 
-def random_tree(depth: int) -> MerkleTree:
-    return MerkleTree(random_fr(1 << depth))
+def random_tree(depth: int, np_rng) -> MerkleTree:
+    return MerkleTree(random_fr(1 << depth, np_rng))
 
 
-def other_than(value: int) -> int:
-    return (value + 1 + secrets.randbelow(FR_MODULUS - 1)) % FR_MODULUS
+def other_than(value: int, rng) -> int:
+    return (value + 1 + rng.randrange(FR_MODULUS - 1)) % FR_MODULUS
 
 
-def test_root_of_a_small_tree_is_the_nested_hash():
-    leaves = [secrets.randbelow(FR_MODULUS) for _ in range(4)]
+def test_root_of_a_small_tree_is_the_nested_hash(rng):
+    leaves = [rng.randrange(FR_MODULUS) for _ in range(4)]
     tree = MerkleTree(leaves)
     assert tree.depth == 2
     assert tree.root == hash2(hash2(leaves[0], leaves[1]), hash2(leaves[2], leaves[3]))
 
 
-def test_limbs_and_ints_build_the_same_tree():
-    leaves = random_fr(8)
+def test_limbs_and_ints_build_the_same_tree(np_rng):
+    leaves = random_fr(8, np_rng)
     assert MerkleTree(leaves).root == MerkleTree(limbs_to_ints(leaves)).root
 
 
 @pytest.mark.parametrize("depth", DEPTHS)
-def test_paths_verify_and_tampering_fails(depth):
-    tree = random_tree(depth)
-    index = secrets.randbelow(tree.num_leaves)
+def test_paths_verify_and_tampering_fails(depth, rng, np_rng):
+    tree = random_tree(depth, np_rng)
+    index = rng.randrange(tree.num_leaves)
     leaf, path = tree.leaf(index), tree.path(index)
     assert len(path) == depth
     assert verify_path(leaf, index, path, tree.root)
 
-    level = secrets.randbelow(depth)
+    level = rng.randrange(depth)
     wrong_sibling = list(path)
-    wrong_sibling[level] = other_than(path[level])
+    wrong_sibling[level] = other_than(path[level], rng)
     assert not verify_path(leaf, index, wrong_sibling, tree.root)
-    assert not verify_path(other_than(leaf), index, path, tree.root)
+    assert not verify_path(other_than(leaf, rng), index, path, tree.root)
     assert not verify_path(leaf, index ^ (1 << level), path, tree.root)
-    assert not verify_path(leaf, index, path, other_than(tree.root))
+    assert not verify_path(leaf, index, path, other_than(tree.root, rng))
 
 
-def test_malformed_paths_raise():
-    tree = random_tree(3)
+def test_malformed_paths_raise(np_rng):
+    tree = random_tree(3, np_rng)
     with pytest.raises(ValueError, match="out of range"):
         root_from_path(tree.leaf(0), 8, tree.path(0))
     with pytest.raises(ValueError, match="out of range"):
@@ -82,20 +81,20 @@ def synthesize_path(tree: MerkleTree, index: int, siblings: list[int],
 
 
 @pytest.mark.parametrize("depth", DEPTHS)
-def test_gadget_root_equals_native_root(depth):
-    tree = random_tree(depth)
-    index = secrets.randbelow(tree.num_leaves)
+def test_gadget_root_equals_native_root(depth, rng, np_rng):
+    tree = random_tree(depth, np_rng)
+    index = rng.randrange(tree.num_leaves)
     cs, root = synthesize_path(tree, index, tree.path(index))
     assert cs.eval(root) == tree.root
     assert len(cs.constraints) == depth * (1 + 1 + 240)  # boolean + swap + hash per level
 
 
-def test_gadget_with_wrong_sibling_does_not_reach_the_root():
-    tree = random_tree(4)
-    index = secrets.randbelow(tree.num_leaves)
+def test_gadget_with_wrong_sibling_does_not_reach_the_root(rng, np_rng):
+    tree = random_tree(4, np_rng)
+    index = rng.randrange(tree.num_leaves)
     path = tree.path(index)
-    level = secrets.randbelow(tree.depth)
-    path[level] = other_than(path[level])
+    level = rng.randrange(tree.depth)
+    path[level] = other_than(path[level], rng)
 
     cs, root = synthesize_path(tree, index, path, check=False)
     assert cs.eval(root) != tree.root
@@ -115,9 +114,9 @@ def test_gadget_rejects_mismatched_bits_and_siblings():
         merkle_root_gadget(cs, cs.alloc(1), [cs.alloc(0)], [])
 
 
-def test_checked_synthesis_stops_at_a_wrong_root():
-    tree = random_tree(2)
+def test_checked_synthesis_stops_at_a_wrong_root(rng, np_rng):
+    tree = random_tree(2, np_rng)
     cs, root = synthesize_path(tree, 1, tree.path(1))
-    comm = cs.alloc_input(other_than(tree.root))
+    comm = cs.alloc_input(other_than(tree.root, rng))
     with pytest.raises(UnsatisfiedConstraint, match="root"):
         cs.enforce(root, ONE, comm, "root")

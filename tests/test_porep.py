@@ -49,13 +49,12 @@ def test_a_fresh_sector_proves_and_verifies(key, proved):
     assert not verify_partition(c1, 0, key.vk, proof[PROOF_BYTES:])  # partition order matters
 
 
-def test_every_flipped_byte_is_rejected(key, proved):
+def test_every_flipped_byte_is_rejected(key, proved, np_rng):
     c1, proof = proved
-    rng = np.random.default_rng()
-    positions = rng.choice(len(proof), size=16, replace=False)
+    positions = np_rng.choice(len(proof), size=16, replace=False)
     for pos in positions:
         bad = bytearray(proof)
-        bad[pos] ^= int(rng.integers(1, 256))
+        bad[pos] ^= int(np_rng.integers(1, 256))
         try:
             accepted = verify_c1(c1, key.vk, bytes(bad))
         except ProofFormatError as exc:
@@ -64,15 +63,14 @@ def test_every_flipped_byte_is_rejected(key, proved):
         assert not accepted, f"flipping byte {pos} was accepted"
 
 
-def test_wrong_public_inputs_are_rejected(key, proved):
+def test_wrong_public_inputs_are_rejected(key, proved, np_rng):
     c1, proof = proved
-    rng = np.random.default_rng()
     decoded = Proof.from_bytes(proof[:PROOF_BYTES])
     inputs = public_inputs(c1, 0)
     assert groth16.verify(key.vk, inputs, decoded)
     for i in range(len(inputs)):
         wrong = list(inputs)
-        wrong[i] = (wrong[i] + int(rng.integers(1, 1 << 32))) % FR_MODULUS
+        wrong[i] = (wrong[i] + int(np_rng.integers(1, 1 << 32))) % FR_MODULUS
         assert not groth16.verify(key.vk, wrong, decoded), f"public input {i} altered"
     moved = c1.model_copy(update={"comm_r": (c1.comm_r + 1) % FR_MODULUS})
     assert not verify_c1(moved, key.vk, proof)

@@ -12,9 +12,8 @@ from snark.fields import FR_MODULUS, limbs_to_ints, random_fr
 from snark.porep.c1 import C1Error, circuit_name, fr_hex, parse_c1, parse_size, size_name
 
 
-def random_c1_dict(sector_size=2048, partitions=2, challenges=3, rng=None) -> dict:
+def random_c1_dict(rng, sector_size=2048, partitions=2, challenges=3) -> dict:
     """A C1 of the right shape filled with random field elements (values unchecked here)."""
-    rng = rng or np.random.default_rng()
     depth = (sector_size // 32).bit_length() - 1
     values = iter(limbs_to_ints(random_fr(5 + partitions * challenges * (2 + 2 * depth), rng)))
     hx = lambda: fr_hex(next(values))  # noqa: E731
@@ -27,8 +26,8 @@ def random_c1_dict(sector_size=2048, partitions=2, challenges=3, rng=None) -> di
     return doc
 
 
-def test_round_trip_through_json():
-    doc = random_c1_dict()
+def test_round_trip_through_json(np_rng):
+    doc = random_c1_dict(np_rng)
     c1 = parse_c1(json.dumps(doc))
     assert c1.nodes == 64 and c1.depth == 6
     assert json.loads(c1.to_json()) == doc | {"format": "proofq-porep-c1/1"}
@@ -82,8 +81,8 @@ BAD = {
 
 
 @pytest.mark.parametrize("mutate, expected", BAD.values(), ids=BAD.keys())
-def test_bad_input_names_the_field(mutate, expected):
-    doc = random_c1_dict()
+def test_bad_input_names_the_field(mutate, expected, np_rng):
+    doc = random_c1_dict(np_rng)
     mutate(doc)
     for raw in (doc, json.dumps(doc)):
         with pytest.raises(C1Error) as err:
@@ -93,7 +92,7 @@ def test_bad_input_names_the_field(mutate, expected):
         assert "\n" not in message
 
 
-def test_invalid_json_and_size_limit(monkeypatch):
+def test_invalid_json_and_size_limit(monkeypatch, np_rng):
     with pytest.raises(C1Error, match=r"^c1: not valid JSON"):
         parse_c1('{"sector_size": ')
     with pytest.raises(C1Error, match=r"^c1: input should be an object, got list"):
@@ -102,7 +101,7 @@ def test_invalid_json_and_size_limit(monkeypatch):
         parse_c1('{"format": "\ud800"}')
     with pytest.raises(C1Error, match=r"^c1: not valid JSON"):
         parse_c1(b'{"format": "\xff"}')
-    raw = json.dumps(random_c1_dict())
+    raw = json.dumps(random_c1_dict(np_rng))
     monkeypatch.setenv("PROOFQ_MAX_C1_BYTES", str(len(raw) - 1))
     get_settings.cache_clear()
     try:

@@ -7,7 +7,6 @@ GPU driver uses; GPU tests run it on the device. Fresh random sectors every run.
 
 from __future__ import annotations
 
-import secrets
 import shutil
 
 import numpy as np
@@ -43,14 +42,14 @@ def _host_witness(c1, partition: int) -> tuple[np.ndarray, np.ndarray]:
     return hostlib.porep_witness(inputs, inputs.public.shape[0], reference_rows)
 
 
-def _forge(c1, partition: int, challenge: int, field: str):
+def _forge(c1, partition: int, challenge: int, field: str, rng):
     """``c1`` with one value of one challenge replaced by a fresh random one."""
     proofs = [p.model_copy(deep=True) for p in c1.vanilla_proofs]
     ch = proofs[partition].challenges[challenge]
-    value = secrets.randbelow(FR_MODULUS)
+    value = rng.randrange(FR_MODULUS)
     if field.endswith("_path"):
         path = list(getattr(ch, field))
-        path[secrets.randbelow(len(path))] = value
+        path[rng.randrange(len(path))] = value
         value = path
     object.__setattr__(ch, field, value)
     return c1.model_copy(update={"vanilla_proofs": proofs})
@@ -78,9 +77,9 @@ def test_host_kernel_witness_equals_the_cpu_witness(sector_size, partitions, cha
 
 @needs_gxx
 @pytest.mark.parametrize("field", FORGED_FIELDS)
-def test_host_kernel_check_names_the_challenge_like_the_cpu_check(field):
+def test_host_kernel_check_names_the_challenge_like_the_cpu_check(field, rng):
     c1 = seal(2048, 2, 3)
-    forged = _forge(c1, 1, 2, field)
+    forged = _forge(c1, 1, 2, field, rng)
     _, flags = _host_witness(forged, 1)
     assert np.flatnonzero(flags).tolist() == [2]
     with pytest.raises(C1Error) as caught:
@@ -119,7 +118,7 @@ class HostKernelBackend(CpuBackend):
 
 
 @needs_gxx
-def test_worker_pipeline_proves_with_the_device_witness_path(redis_url, tmp_path):
+def test_worker_pipeline_proves_with_the_device_witness_path(redis_url, tmp_path, rng):
     c1 = seal(2048, 3, 2)
     key = load_or_setup_key(c1, tmp_path)
     settings = load_settings(backend="cpu", params_dir=tmp_path)
@@ -129,7 +128,7 @@ def test_worker_pipeline_proves_with_the_device_witness_path(redis_url, tmp_path
     try:
         assert runtime.witness_on_device
         proof = runtime.prove_partition(job_id="dw", partition=1, c1=c1)
-        forged = _forge(c1, 2, 1, "r_path")
+        forged = _forge(c1, 2, 1, "r_path", rng)
         with pytest.raises(PartitionFailed) as caught:
             runtime.prove_partition(job_id="dw-bad", partition=2, c1=forged)
     finally:
@@ -146,7 +145,7 @@ def test_worker_pipeline_proves_with_the_device_witness_path(redis_url, tmp_path
 @pytest.mark.gpu
 @needs_gpu
 @pytest.mark.parametrize("sector_size,partitions,challenges", SHAPES)
-def test_device_witness_equals_the_cpu_witness(sector_size, partitions, challenges, tmp_path):
+def test_device_witness_equals_the_cpu_witness(sector_size, partitions, challenges, tmp_path, rng):
     backend = gpu.get_backend(device_id=0)
     c1 = seal(sector_size, partitions, challenges)
     key = load_or_setup_key(c1, tmp_path)
@@ -155,7 +154,7 @@ def test_device_witness_equals_the_cpu_witness(sector_size, partitions, challeng
         witness = backend.porep_witness(key, staged)
         assert np.array_equal(witness.get(), partition_witness(c1, partition))
         backend.release(witness)
-    forged = _forge(c1, 0, 1, "d_path")
+    forged = _forge(c1, 0, 1, "d_path", rng)
     staged = backend.load_porep_inputs(key, witness_inputs(forged, 0))
     with pytest.raises(C1Error, match=r"challenges\[1\]: data_leaf with d_path"):
         backend.porep_witness(key, staged)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import secrets
 
 import numpy as np
 import pytest
@@ -22,10 +21,6 @@ REFERENCE_PERM_0_1_2 = [
     0x51F3E312C95343A896CFD8945EA82BA956C1118CE9B9859B6EA56637B4B1DDC4,
     0x3B2B69139B235626A0BFB56C9527AE66A7BF486AD8C11C14D1DA0C69BBE0F79A,
 ]
-
-
-def rand() -> int:
-    return secrets.randbelow(FR_MODULUS)
 
 
 def test_reference_vector():
@@ -52,7 +47,7 @@ def test_derived_mds_passes_the_security_tests_and_weak_matrices_fail():
     assert not is_secure_mds(block, FR_MODULUS)
 
 
-def test_roots_finds_exactly_the_field_roots():
+def test_roots_finds_exactly_the_field_roots(rng):
     def times(f, g):
         out = [0] * (len(f) + len(g) - 1)
         for i, a in enumerate(f):
@@ -60,7 +55,7 @@ def test_roots_finds_exactly_the_field_roots():
                 out[i + j] = (out[i + j] + a * b) % FR_MODULUS
         return out
 
-    expected = [rand() for _ in range(2)]
+    expected = [rng.randrange(FR_MODULUS) for _ in range(2)]
     non_residue = next(a for a in range(2, 200) if pow(a, (FR_MODULUS - 1) // 2, FR_MODULUS) != 1)
     f = [-non_residue % FR_MODULUS, 0, 1]  # x^2 - n has no root in the field
     for r in expected:
@@ -68,8 +63,8 @@ def test_roots_finds_exactly_the_field_roots():
     assert sorted(roots(f, FR_MODULUS)) == sorted(expected)
 
 
-def test_charpoly_annihilates_its_matrix():
-    a = tuple(tuple(rand() for _ in range(3)) for _ in range(3))
+def test_charpoly_annihilates_its_matrix(rng):
+    a = tuple(tuple(rng.randrange(FR_MODULUS) for _ in range(3)) for _ in range(3))
     coeffs = charpoly(a, FR_MODULUS)
     total = ((0,) * 3,) * 3
     power = identity(3)
@@ -86,30 +81,30 @@ def test_other_round_counts_seed_other_constants():
     assert other.round_constants[0] != base.round_constants[0]
 
 
-def test_fast_schedule_equals_reference_on_random_states():
+def test_fast_schedule_equals_reference_on_random_states(rng):
     for _ in range(8):
-        state = [rand(), rand(), rand()]
+        state = [rng.randrange(FR_MODULUS), rng.randrange(FR_MODULUS), rng.randrange(FR_MODULUS)]
         assert permute_words(state) == permute(state)
 
 
-def test_hash2_is_perm_first_element():
-    x, y = rand(), rand()
+def test_hash2_is_perm_first_element(rng):
+    x, y = rng.randrange(FR_MODULUS), rng.randrange(FR_MODULUS)
     assert hash2(x, y) == permute([0, x, y])[0]
     assert hash2(x, y) != hash2(y, x)
 
 
-def test_hash2_many_limbs_match_scalar_hash(monkeypatch):
+def test_hash2_many_limbs_match_scalar_hash(monkeypatch, np_rng):
     monkeypatch.setattr(hashing, "CHUNK", 4)  # 17 pairs cross several chunks
-    xs, ys = random_fr(17), random_fr(17)
+    xs, ys = random_fr(17, np_rng), random_fr(17, np_rng)
     out = hash2_many(xs, ys)
     assert out.shape == (17, 4) and out.dtype == np.uint64
     expected = [hash2(x, y) for x, y in zip(limbs_to_ints(xs), limbs_to_ints(ys))]
     assert limbs_to_ints(out) == expected
 
 
-def test_hash2_many_ints_and_broadcast():
-    key = rand()
-    ys = [rand() for _ in range(5)]
+def test_hash2_many_ints_and_broadcast(rng):
+    key = rng.randrange(FR_MODULUS)
+    ys = [rng.randrange(FR_MODULUS) for _ in range(5)]
     out = hash2_many(key, ys)
     assert out.dtype == object
     assert list(out) == [hash2(key, y) for y in ys]
@@ -124,11 +119,11 @@ def test_non_canonical_input_is_rejected(bad):
         hash2_many([1, 2], [3, bad])
 
 
-def test_non_canonical_limbs_are_rejected():
-    xs = random_fr(3)
+def test_non_canonical_limbs_are_rejected(np_rng):
+    xs = random_fr(3, np_rng)
     xs[2] = fr_to_limbs([FR_MODULUS])[0]
     with pytest.raises(ValueError, match=r"xs\[2\] is not a reduced Fr element"):
-        hash2_many(xs, random_fr(3))
+        hash2_many(xs, random_fr(3, np_rng))
 
 
 def test_length_mismatch_is_rejected():
@@ -143,18 +138,18 @@ def test_permute_rejects_wrong_width():
 
 # -- the R1CS gadget ----------------------------------------------------------------------
 
-def test_gadget_equals_native_hash_and_costs_240_constraints():
+def test_gadget_equals_native_hash_and_costs_240_constraints(rng):
     cs = ConstraintSystem(check=True)
-    x, y = rand(), rand()
+    x, y = rng.randrange(FR_MODULUS), rng.randrange(FR_MODULUS)
     a, b = cs.alloc(x), cs.alloc_input(y)
     out = poseidon_hash2_gadget(cs, a, b)
     assert cs.eval(out) == hash2(x, y)
     assert len(cs.constraints) == hash_template().num_constraints == 240
 
 
-def test_gadget_accepts_linear_combinations():
+def test_gadget_accepts_linear_combinations(rng):
     cs = ConstraintSystem(check=True)
-    u, v = rand(), rand()
+    u, v = rng.randrange(FR_MODULUS), rng.randrange(FR_MODULUS)
     a, b = cs.alloc(u), cs.alloc(v)
     x_lc = {a: 1, b: 3}
     y_lc = {b: 1, ONE: 5}
@@ -162,9 +157,9 @@ def test_gadget_accepts_linear_combinations():
     assert cs.eval(out) == hash2((u + 3 * v) % FR_MODULUS, (v + 5) % FR_MODULUS)
 
 
-def test_gadget_r1cs_is_satisfied_and_a_tampered_witness_is_not():
+def test_gadget_r1cs_is_satisfied_and_a_tampered_witness_is_not(rng):
     cs = ConstraintSystem()
-    x, y = rand(), rand()
+    x, y = rng.randrange(FR_MODULUS), rng.randrange(FR_MODULUS)
     out = poseidon_hash2_gadget(cs, cs.alloc(x), cs.alloc(y))
     digest = cs.alloc_input(cs.eval(out))
     cs.enforce(out, ONE, digest, "digest")
@@ -173,7 +168,7 @@ def test_gadget_r1cs_is_satisfied_and_a_tampered_witness_is_not():
     assert r1cs.is_satisfied(witness)
 
     tampered = witness.copy()
-    row = cs.num_inputs + secrets.randbelow(cs.num_aux)
+    row = cs.num_inputs + rng.randrange(cs.num_aux)
     value = limbs_to_ints(tampered[row:row + 1])[0]
     tampered[row] = fr_to_limbs([(value + 1) % FR_MODULUS])[0]
     assert not r1cs.is_satisfied(tampered)

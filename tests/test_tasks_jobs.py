@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import os
+import itertools
 import threading
 
 import pytest
@@ -21,8 +21,12 @@ def _create(store, job_id="job-1", partitions=3, content="c1"):
                         partitions=partitions, priority="normal", input_json=content)
 
 
+_COUNTER = itertools.count(1)
+
+
 def _proof() -> bytes:
-    return os.urandom(192)
+    """Distinct stand-ins for partition proofs: the store keeps bytes, never decodes them."""
+    return next(_COUNTER).to_bytes(192, "big")
 
 
 def test_create_is_idempotent_on_content(store):

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import signal
 import socket
 import subprocess
@@ -142,10 +141,10 @@ def test_three_workers_never_overlap_compute_and_stage_meanwhile(redis_url, pore
                for m in mems for c in computes)
 
 
-def test_killed_compute_holder_frees_the_gpu_and_its_partition_reruns(redis_url, porep):
+def test_killed_compute_holder_frees_the_gpu_and_its_partition_reruns(redis_url, porep, rng):
     c1, base = porep
     client = redis.Redis.from_url(redis_url)
-    partitions = random.sample(range(c1.partitions), 6)
+    partitions = rng.sample(range(c1.partitions), 6)
     _enqueue(client, "j-kill", partitions)
     procs = {f"w{i}": _spawn(redis_url, base, f"w{i}") for i in range(3)}
     victim, token = _stop_compute_holder(client, procs)
@@ -168,10 +167,10 @@ def test_killed_compute_holder_frees_the_gpu_and_its_partition_reruns(redis_url,
     _assert_exclusive(_phases(read_events(client, job="j-kill"), "compute"))
 
 
-def test_lease_lost_mid_compute_is_a_transient_failure_then_retried(redis_url, porep):
+def test_lease_lost_mid_compute_is_a_transient_failure_then_retried(redis_url, porep, rng):
     c1, base = porep
     client = redis.Redis.from_url(redis_url)
-    partitions = random.sample(range(c1.partitions), 4)
+    partitions = rng.sample(range(c1.partitions), 4)
     _enqueue(client, "j-lease", partitions)
     procs = {f"w{i}": _spawn(redis_url, base, f"w{i}") for i in range(2)}
     victim, token = _stop_compute_holder(client, procs)
@@ -217,10 +216,10 @@ def runtime_factory(redis_url, porep):
     ({"vram_budget_bytes": 1}, "stream"),   # nothing fits: fallback inside compute
     ({"prestage": False}, "stream"),
 ])
-def test_staging_path_and_the_proof_is_valid(runtime_factory, porep, overrides, path):
+def test_staging_path_and_the_proof_is_valid(runtime_factory, porep, overrides, path, rng):
     c1, base = porep
     runtime = runtime_factory(**overrides)
-    partition = random.randrange(c1.partitions)
+    partition = rng.randrange(c1.partitions)
     seen = []
     proof = runtime.prove_partition(job_id="j-path", partition=partition, c1=c1,
                                     progress=lambda phase, info: seen.append(phase))
