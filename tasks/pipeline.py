@@ -1,73 +1,132 @@
 """The task graph: submit → prove one partition (× P) → assemble, with state in ``tasks.jobs``.
 
 Every task is safe to run twice: Celery's late acks re-deliver a message whose worker died,
-and the Redis scripts turn a second delivery into a no-op ('duplicate').  Only the call that
-stores the last missing partition assembles, so a job is verified and published once.
+``tasks.recovery`` restores one whose worker host died, and the Redis scripts turn a second
+delivery into a no-op ('duplicate').  Only the call that stores the last missing partition
+assembles, so a job is verified and published once.
 Cancel and permanent failure are just job statuses: a queued partition finds the job no
 longer proving and is dropped; a running one sees it through ``cancelled()`` at the next
 phase boundary and is abandoned.
+
+Nothing is lost to a Redis outage: a task that meets a Redis error anywhere (job state, the
+locks, the cancel check, the events) waits until Redis answers again and then runs again from
+the start, in place: its message stays unacknowledged in the worker's hands meanwhile, and
+the job's scripts make the second run pick up where the first one stopped.
 """
 
 from __future__ import annotations
 
 import functools
+import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 import redis
+import redis.exceptions
 import redis.lock
 from celery import Task
+from kombu.exceptions import OperationalError
 
-from config.settings import get_settings
+from config.settings import Settings, get_settings
+from tasks import recovery
 from tasks.application import GPU_QUEUE, PRIORITIES, app, redis_url
 from tasks.jobs import JobStore
 from tasks.proof_types import ProofType, proof_type
 from tasks.worker import runtime
-from workers.heartbeat import Heartbeat
+from workers.heartbeat import Heartbeat, Lease
+from workers.retry import RetryPolicy, caused_by_redis, wait_for_redis
 
-@functools.cache
-def job_store() -> JobStore:
-    """One store (one connection pool) per process."""
-    settings = get_settings()
-    return JobStore(redis.Redis.from_url(redis_url(settings)), ttl_s=settings.job_ttl_s,
-                    results_maxlen=settings.results_maxlen)
+log = logging.getLogger(__name__)
+
+
+class PipelineTask(Task):
+    """The tasks' per-process state: settings and one job store (one connection pool),
+    made on first use in each pool process, never shared across a fork."""
+
+    Request = recovery.FrontRequeueRequest
+    _store: JobStore | None = None
+
+    @property
+    def settings(self) -> Settings:
+        return get_settings()
+
+    @property
+    def store(self) -> JobStore:
+        if PipelineTask._store is None:
+            settings = self.settings
+            PipelineTask._store = JobStore(redis.Redis.from_url(redis_url(settings)),
+                                           ttl_s=settings.job_ttl_s,
+                                           results_maxlen=settings.results_maxlen)
+        return PipelineTask._store
+
+    def through_outages(self, run: Callable[[bool], dict]) -> dict:
+        """``run(resumed)`` until it ends without a Redis error or a retry; ``resumed`` is
+        False only on the first run of a first delivery."""
+        resumed = bool((self.request.delivery_info or {}).get("redelivered"))
+        while True:
+            try:
+                return run(resumed)
+            except _RetryLater as retry:
+                time.sleep(retry.delay_s)
+            except Exception as exc:
+                if not (caused_by_redis(exc) or isinstance(exc, OperationalError)):
+                    raise
+                log.warning("%s[%s]: Redis error, running it again once Redis is back: %s",
+                            self.name, self.request.id, exc)
+                wait_for_redis(self.store.redis, log=log)
+            resumed = True
+
+
+class _RetryLater(Exception):
+    """A transient failure with attempts left: run the task again after ``delay_s``."""
+
+    def __init__(self, delay_s: float) -> None:
+        super().__init__(f"retry in {delay_s:g} s")
+        self.delay_s = delay_s
 
 
 class JobEnded(LookupError):
     """The job ended (cancelled or failed) after this task was sent: its input is gone."""
 
 
-def job_input(job_id: str) -> Any:
+def job_input(store: JobStore, job_id: str) -> Any:
     """The parsed input of a job; a process proving several partitions parses it once.
 
     Cached by content digest too: a job id may be used again once the old job's keys
     have expired, and must then not find the old input.
     """
-    digest, kind = job_store().redis.hmget(JobStore.key(job_id), "digest", "proof_type")
+    digest, kind = store.redis.hmget(JobStore.key(job_id), "digest", "proof_type")
     if digest is None or kind is None:
         raise JobEnded(f"job {job_id}: no such job (it has ended and expired)")
-    return _parsed_input(job_id, digest.decode(), kind.decode())
+    return _parsed_input(store, job_id, digest.decode(), kind.decode())
 
 
 @functools.lru_cache(maxsize=4)
-def _parsed_input(job_id: str, digest: str, kind: str) -> Any:
-    raw = job_store().input_json(job_id)
+def _parsed_input(store: JobStore, job_id: str, digest: str, kind: str) -> Any:
+    raw = store.input_json(job_id)
     if raw is None:
         raise JobEnded(f"job {job_id}: input is gone (the job has ended)")
     return proof_type(kind).parse(raw)
 
 
-@app.task(name="proofq.submit", bind=True)
-def submit(self: Task, job_id: str) -> dict:
+@app.task(name="proofq.submit", bind=True, base=PipelineTask)
+def submit(self: PipelineTask, job_id: str) -> dict:
     """Make sure the proving key exists, then send one task per partition."""
-    store = job_store()
+    return self.through_outages(lambda resumed: _submit(self, job_id))
+
+
+def _submit(task: PipelineTask, job_id: str) -> dict:
+    store = task.store
     state = store.state(job_id)
     if (state is None or state.status != "queued" or store.fanned_out(job_id)
-            or not store.claim_fan_out(job_id, self.request.id or "")):
+            or not store.claim_fan_out(job_id, task.request.id or "")):
         return {"job": job_id, "outcome": "skipped"}
     try:
-        _ensure_key(store, proof_type(state.proof_type), job_input(job_id))
+        _ensure_key(store, task.settings, proof_type(state.proof_type), job_input(store, job_id))
     except Exception as exc:
+        if caused_by_redis(exc):
+            raise
         store.fail(job_id, f"setup: {exc}")
         raise
     for partition in range(state.partitions):
@@ -77,36 +136,35 @@ def submit(self: Task, job_id: str) -> dict:
     return {"job": job_id, "outcome": "fanned_out", "partitions": state.partitions}
 
 
-class _LeaseRenewal:
-    """A redis-py lock as a heartbeat item: its TTL is reset while the holder lives."""
-
-    def __init__(self, lock: redis.lock.Lock) -> None:
-        self.lock = lock
-
-    def renew(self) -> None:
-        self.lock.reacquire()
-
-
 def setup_lock(client: redis.Redis, circuit_id: str, lease_s: float) -> redis.lock.Lock:
     """The per-circuit setup lock.  Its token is shared across threads: redis-py keeps it
     thread-local by default, and then the heartbeat thread could not renew the lease."""
     return client.lock(f"proofq:setup:{circuit_id}", timeout=lease_s, thread_local=False)
 
 
-def _ensure_key(store: JobStore, kind: ProofType, job_input: Any) -> None:
+def setup_lease(lock: redis.lock.Lock) -> Lease:
+    """The held setup lock as a heartbeat lease: its TTL is reset while the holder lives."""
+    def extend() -> bool:
+        try:
+            return bool(lock.reacquire())
+        except redis.exceptions.LockNotOwnedError:
+            return False
+    return Lease(lock.timeout, time.monotonic(), extend, "setup lock no longer ours")
+
+
+def _ensure_key(store: JobStore, settings: Settings, kind: ProofType, job_input: Any) -> None:
     """Set up a missing key once: jobs of the same new circuit wait for the first setup.
 
     Concurrent setups would only be wasted work (the first key saved wins).  The lock is
     leased and renewed while setup runs, so a worker that dies mid-setup holds up the others
     for one lease, not for the length of a setup.
     """
-    settings = get_settings()
     if kind.has_key(job_input, settings.params_dir):
         return
     lock = setup_lock(store.redis, kind.circuit_id(job_input), settings.lock_lease_s)
     with lock:
         heartbeat = Heartbeat(settings.heartbeat_s, name="proofq-setup-lease")
-        heartbeat.register(_LeaseRenewal(lock))
+        heartbeat.register(setup_lease(lock))
         try:
             if not kind.has_key(job_input, settings.params_dir):
                 kind.make_key(job_input, settings.params_dir)
@@ -114,26 +172,38 @@ def _ensure_key(store: JobStore, kind: ProofType, job_input: Any) -> None:
             heartbeat.close()
 
 
-@app.task(name="proofq.prove_partition", bind=True)
-def prove_partition(self: Task, job_id: str, partition: int,
+@app.task(name="proofq.prove_partition", bind=True, base=PipelineTask)
+def prove_partition(self: PipelineTask, job_id: str, partition: int,
                     queued_at: float | None = None) -> dict:
     """Prove one partition; ``queued_at`` (sender's Unix time) times its ``queued`` phase."""
+    policy = RetryPolicy.from_settings(self.settings)
+    first = [True]
+
+    def run(resumed: bool) -> dict:
+        started = queued_at if first[0] else None  # a run again is not queued again
+        first[0] = False
+        return _prove_partition(self, policy, job_id, partition, started, resumed)
+    return self.through_outages(run)
+
+
+def _prove_partition(task: PipelineTask, policy: RetryPolicy, job_id: str, partition: int,
+                     queued_at: float | None, resumed: bool) -> dict:
+    """One attempt: the job's scripts decide whether it runs, and record how it ended."""
     from workers.runtime import PartitionCancelled, PartitionFailed
 
-    store = job_store()
-    settings = get_settings()
-    max_attempts = settings.task_max_retries + 1
-    outcome, attempt = store.begin_partition(job_id, partition, max_attempts=max_attempts)
-    if outcome == "assembling" and (self.request.delivery_info or {}).get("redelivered"):
-        # The worker that completed the set died before publishing: finish its assembly.
-        return {"job": job_id, "partition": partition, "outcome": assemble(job_id)}
+    store = task.store
+    outcome, attempt = store.begin_partition(job_id, partition,
+                                             max_attempts=policy.max_attempts)
+    if outcome == "assembling" and resumed:
+        # A run (here, or on a worker that died) completed the set but never published it.
+        return {"job": job_id, "partition": partition, "outcome": assemble(store, job_id)}
     if outcome == "exhausted":
         outcome = store.fail(job_id, f"partition {partition}: worker: lost while proving, "
                                      f"{attempt} attempts")
     if outcome != "run":
         return {"job": job_id, "partition": partition, "outcome": outcome}
     try:
-        c1 = job_input(job_id)
+        c1 = job_input(store, job_id)
     except JobEnded:  # cancelled between begin_partition and here: nothing to prove
         return {"job": job_id, "partition": partition, "outcome": "abandoned"}
 
@@ -141,7 +211,7 @@ def prove_partition(self: Task, job_id: str, partition: int,
         """Flower's view of the partition: a ``task-progress`` event per phase."""
         fields = {k: v for k, v in info.items() if isinstance(v, (str, int, float))}
         fields.update(job=job_id, partition=partition, phase=phase)
-        self.send_event("task-progress", **fields)
+        task.send_event("task-progress", **fields)
 
     try:
         proof = runtime().prove_partition(job_id=job_id, partition=partition,
@@ -151,34 +221,38 @@ def prove_partition(self: Task, job_id: str, partition: int,
     except PartitionCancelled:
         return {"job": job_id, "partition": partition, "outcome": "abandoned"}
     except PartitionFailed as exc:
-        if exc.transient and attempt < max_attempts:
-            raise self.retry(exc=exc, max_retries=None, kwargs={"queued_at": time.time()},
-                             countdown=settings.retry_backoff_s * 2 ** (attempt - 1))
+        if caused_by_redis(exc):
+            raise  # not the partition's fault: run again once Redis is back
+        if policy.retries(exc.transient, attempt):
+            raise _RetryLater(policy.delay_s(attempt)) from exc
         store.fail(job_id, f"partition {partition}: {exc}")
         return {"job": job_id, "partition": partition, "outcome": "failed", "error": str(exc)}
     except Exception as exc:
+        if caused_by_redis(exc):
+            raise
         store.fail(job_id, f"partition {partition}: worker: {type(exc).__name__}: {exc}")
         raise
 
     outcome = store.store_part(job_id, partition, proof)
     if outcome == "complete":
-        outcome = assemble(job_id)
+        outcome = assemble(store, job_id)
     return {"job": job_id, "partition": partition, "outcome": outcome}
 
 
-def assemble(job_id: str) -> str:
+def assemble(store: JobStore, job_id: str) -> str:
     """Concatenate the partition proofs in order, verify the whole, publish it once."""
-    store = job_store()
     state = store.state(job_id)
     if state is None or state.status != "assembling":
         return "missing" if state is None else state.status
     try:
         proof = b"".join(store.parts(job_id, state.partitions))
-        valid = proof_type(state.proof_type).verify(job_input(job_id), get_settings().params_dir,
-                                                    proof)
+        valid = proof_type(state.proof_type).verify(job_input(store, job_id),
+                                                    get_settings().params_dir, proof)
     except JobEnded:  # cancelled while assembling
         return store.status(job_id) or "missing"
     except Exception as exc:
+        if caused_by_redis(exc):
+            raise
         store.fail(job_id, f"assembly: {type(exc).__name__}: {exc}")
         raise
     if not valid:

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import logging
+import threading
+import time
+
 import pytest
 
 from client.api import Client
+from client.embedded import EmbeddedRedis
 from client.intake import GROUP, INTAKE_STREAM, Intake
 from config.settings import load_settings
 from snark.porep.seal import seal
@@ -43,9 +48,10 @@ def test_requests_become_jobs_and_bad_ones_are_published_as_rejected(client):
     [derived] = _intake_jobs(client)
     assert client.status(derived).priority == "normal"
     assert _queued_messages(client) == 2
-    rejected = {f[b"job"].decode(): f for _, f in r.xrange(RESULTS_STREAM)}
+    rejected = {f[b"requested_job"].decode(): f for _, f in r.xrange(RESULTS_STREAM)}
     assert rejected["broken"][b"status"] == b"rejected"
     assert rejected["broken"][b"entry"].decode() == bad_id
+    assert rejected["broken"][b"job"].decode() == f"intake-{bad_id}"
     assert b"format" in rejected["broken"][b"error"]
     assert b"unknown proof type 'winning'" in rejected["odd"][b"error"]
     assert client.store.state("broken") is None
@@ -80,7 +86,8 @@ def test_bytes_that_are_not_utf8_are_refused_not_left_pending(client):
     rejected = [f for _, f in r.xrange(RESULTS_STREAM)]
     assert [f[b"status"] for f in rejected] == [b"rejected", b"rejected"]
     assert rejected[0][b"error"].startswith(b"job_id: ")
-    assert rejected[1][b"job"] == b"garbled" and rejected[1][b"error"].startswith(b"c1")
+    assert rejected[1][b"requested_job"] == b"garbled"
+    assert rejected[1][b"error"].startswith(b"c1")
     assert client.store.state("garbled") is None
     assert r.xpending(INTAKE_STREAM, GROUP)["pending"] == 0
 
@@ -97,3 +104,69 @@ def test_a_pending_request_trimmed_from_the_stream_is_dropped_not_crashed_on(cli
     assert rescuer.process_once() == 1
     assert r.xpending(INTAKE_STREAM, GROUP)["pending"] == 0
     assert len(_intake_jobs(client)) == 1
+
+
+def test_a_refusal_is_published_under_its_own_entry_never_under_another_jobs_id(client, caplog):
+    r = client.store.redis
+    intake = Intake(client, name="a", block_s=0.1)
+    r.xadd(INTAKE_STREAM, {"job": "taken", "c1": seal(2048, 1, 1).to_json()})
+    clash = r.xadd(INTAKE_STREAM, {"job": "taken", "c1": seal(2048, 1, 1).to_json()}).decode()
+    with caplog.at_level(logging.WARNING, logger="client.intake"):
+        assert intake.process_once() == 2
+    [refusal] = [f for _, f in r.xrange(RESULTS_STREAM)]
+    assert refusal[b"job"].decode() == f"intake-{clash}" and refusal[b"entry"].decode() == clash
+    assert refusal[b"requested_job"] == b"taken" and b"different content" in refusal[b"error"]
+    assert client.status("taken").status == "queued"  # the job that owns the id is untouched
+    assert any(clash in m and "different content" in m for m in caplog.messages)
+
+
+def test_own_pending_requests_are_served_again_after_an_outage(client):
+    r = client.store.redis
+    r.xadd(INTAKE_STREAM, {"c1": seal(2048, 1, 1).to_json()})
+    intake = Intake(client, name="a", block_s=0.1)
+    # Read by this very consumer, whose round then ended in an outage (never acknowledged);
+    # reclaiming others' entries would wait for reclaim_idle_s, its own are served first.
+    r.xreadgroup(GROUP, "a", {INTAKE_STREAM: ">"}, count=1)
+    assert intake.process_once() == 1
+    assert r.xpending(INTAKE_STREAM, GROUP)["pending"] == 0
+    [job] = _intake_jobs(client)
+    assert client.status(job).status == "queued"
+
+
+@pytest.mark.slow
+def test_intake_survives_a_redis_restart():
+    """Before: the first ConnectionError ended ``run`` (``proofq intake`` exited 2)."""
+    with EmbeddedRedis(appendonly=True) as server, \
+            Client(server.url, load_settings(redis_url=server.url)) as client:
+        intake = Intake(client, name="a", block_s=0.1, retry_first_s=0.05, retry_longest_s=0.5)
+        stop = threading.Event()
+        failures = []
+
+        def serve():
+            try:
+                intake.run(stop.is_set)
+            except BaseException as exc:  # noqa: BLE001 - the test reports it
+                failures.append(exc)
+        thread = threading.Thread(target=serve)
+        thread.start()
+        try:
+            before = client.store.redis.xadd(INTAKE_STREAM, {"c1": seal(2048, 1, 1).to_json()})
+            _wait_for(lambda: client.store.state(f"intake-{before.decode()}"))
+            server.shut_down()
+            time.sleep(0.5)  # the consumer meets the outage (any length would do)
+            server.restart()
+            after = client.store.redis.xadd(INTAKE_STREAM, {"c1": seal(2048, 1, 1).to_json()})
+            _wait_for(lambda: client.store.state(f"intake-{after.decode()}"))
+            assert thread.is_alive() and failures == []
+        finally:
+            stop.set()
+            thread.join(timeout=60)
+        assert client.store.redis.xpending(INTAKE_STREAM, GROUP)["pending"] == 0
+
+
+def _wait_for(condition, timeout_s: float = 120.0):
+    deadline = time.monotonic() + timeout_s
+    while not (value := condition()):
+        assert time.monotonic() < deadline, "condition not reached"
+        time.sleep(0.05)
+    return value

@@ -36,7 +36,7 @@ from snark.porep.seal import seal
 from tasks.jobs import RESULTS_STREAM, content_digest
 from workers.gpu_binding import host_name
 from workers.heartbeat import Heartbeat
-from workers.locks import GpuId, LockPair
+from workers.locks import GpuId, GpuLock
 from tasks.submission import Accepted, SubmitError, enqueue
 
 pytestmark = pytest.mark.slow
@@ -45,6 +45,7 @@ SECTOR, K = 2048, 1
 WAIT_S = 300
 MAX_RETRIES = 2
 LOCK_LEASE_S = 4  # a killed worker's place in the lock queue is given up after this
+PARK_LEASE_S = 120
 
 
 def _c1(partitions: int = 2):
@@ -60,9 +61,11 @@ def settings(tmp_path_factory):
 
 
 def _start_workers(settings, count: int) -> list[WorkerProcess]:
+    # One CPU "device" for the host, so a test can park partitions by holding its lock.
     env = {"PROOFQ_PARAMS_DIR": str(settings.params_dir), "PROOFQ_BACKEND": "cpu",
            "PROOFQ_TASK_MAX_RETRIES": str(MAX_RETRIES), "PROOFQ_RETRY_BACKOFF_S": "0.05",
-           "PROOFQ_LOCK_LEASE_S": str(LOCK_LEASE_S), "PROOFQ_HEARTBEAT_S": "1"}
+           "PROOFQ_LOCK_LEASE_S": str(LOCK_LEASE_S), "PROOFQ_HEARTBEAT_S": "1",
+           "PROOFQ_CPU_DEVICES": "1"}
     workers = []
     try:
         nodes = [f"w{n}-{uuid.uuid4().hex[:6]}@%h" for n in range(count)]
@@ -216,23 +219,36 @@ def test_transient_faults_are_retried_with_backoff_then_recorded(settings, clien
     assert all(f[b"error"] for f in attempts)
 
 
-def test_a_partition_whose_worker_dies_is_delivered_again(settings, client):
-    """kill -9 a pool process mid-partition: the task is re-delivered and the job completes."""
+def _park_compute(client: Client) -> tuple:
+    """Hold the CPU device's compute lock here: partitions wait in compute_wait."""
     heartbeat = Heartbeat(1.0)
-    locks = LockPair(client.store.redis, GpuId(host_name(), "cpu"), lease_s=LOCK_LEASE_S,
-                     heartbeat=heartbeat)
-    held = locks.acquire("compute", "test")  # park the partition in compute_wait
+    # A long lease: on a loaded machine a short one could lapse between two renewals and
+    # let a parked partition compute.
+    lock = GpuLock(client.store.redis, GpuId(host_name(), "cpu.0"), "compute",
+                   lease_s=PARK_LEASE_S, heartbeat=heartbeat)
+    return lock.acquire("test"), heartbeat
+
+
+def test_a_partition_whose_worker_dies_is_delivered_again_in_front(settings, client):
+    """kill -9 a pool process mid-partition: the task is re-delivered at the front of its
+    queue (before: at the back, behind everything queued since) and the job completes."""
+    held, heartbeat = _park_compute(client)
     try:
-        c1 = _c1(1)
+        c1 = _c1(3)
         job = client.submit(c1)
-        victim = _poll(lambda: _worker_pids(client, job, "mem"))[0]
-        os.kill(victim, signal.SIGKILL)
+        # Both workers park a partition; the third waits in the queue.
+        parked = _poll(lambda: len(ev := _phase_events(client, job, "mem")) == 2 and ev)
+        victim = parked[0]
+        victim_pid = int(victim[b"worker"].decode().rsplit("/", 1)[1])
+        os.kill(victim_pid, signal.SIGKILL)
+        # The victim's worker starts a new pool process, which takes the queue's front.
+        [again] = _poll(lambda: [f for f in _phase_events(client, job, "synthesize")
+                                 if f[b"worker"] not in {p[b"worker"] for p in parked}])
+        assert again[b"partition"] == victim[b"partition"]
     finally:
         held.release()
         heartbeat.close()
     assert _verifies(settings, c1, client.result(job, timeout=WAIT_S))
-    provers = _worker_pids(client, job, "synthesize")
-    assert victim in provers and len(set(provers)) == 2
 
 
 def test_gpu_option_names_the_worker_and_binds_its_processes(settings):
@@ -259,10 +275,7 @@ def test_gpu_option_names_the_worker_and_binds_its_processes(settings):
 def test_a_running_partition_is_abandoned_when_its_job_is_cancelled(settings, client):
     """Parked in compute_wait (the compute lock is held here), the partition sees the cancel
     and leaves without computing; the job says cancelled."""
-    heartbeat = Heartbeat(1.0)
-    locks = LockPair(client.store.redis, GpuId(host_name(), "cpu"), lease_s=LOCK_LEASE_S,
-                     heartbeat=heartbeat)
-    held = locks.acquire("compute", "test")
+    held, heartbeat = _park_compute(client)
     try:
         job = client.submit(_c1(1))
         _poll(lambda: _worker_pids(client, job, "mem"))
@@ -404,7 +417,7 @@ def test_partition_progress_reaches_celery_event_consumers(settings, client):
             thread.join(timeout=10)
 
 
-def _poll(condition, timeout_s: float = 60.0):
+def _poll(condition, timeout_s: float = WAIT_S):
     """The condition's first truthy value, checked every 0.2 s."""
     deadline = time.monotonic() + timeout_s
     while True:

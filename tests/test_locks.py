@@ -12,11 +12,13 @@ import pytest
 import redis
 
 from workers.heartbeat import Heartbeat
-from workers.locks import GpuId, GpuLock, LeaseLost, LockPair, LockWaitAborted
+from workers.locks import (GpuId, GpuLock, LeaseLost, LockPair, LockWaitAborted, holder_is_dead,
+                           process_tag)
 
 SPAWN = mp.get_context("spawn")
 LEASE_S = 2.0
 HEARTBEAT_S = 0.2
+LONG_LEASE_S = 120.0
 
 
 def _gpu() -> GpuId:
@@ -37,9 +39,9 @@ def heartbeat():
     hb.close()
 
 
-def _hold_forever(url: str, gpu: GpuId, ready) -> None:
+def _hold_forever(url: str, gpu: GpuId, ready, lease_s: float = LEASE_S) -> None:
     """Child: take the lock (its heartbeat keeps renewing), report the token, then idle."""
-    lock, _ = _lock(url, gpu)
+    lock, _ = _lock(url, gpu, lease_s=lease_s)
     held = lock.acquire("victim")
     ready.put(held.token)
     time.sleep(3600)
@@ -91,7 +93,7 @@ def test_release_after_takeover_leaves_new_holder(redis_url, heartbeat):
     lock = GpuLock(redis.Redis.from_url(redis_url), _gpu(), "compute", lease_s=LEASE_S,
                    heartbeat=heartbeat)
     held = lock.acquire("old")
-    heartbeat.unregister(held)
+    heartbeat.unregister(held.lease)
     lock.client.set(lock.key, "new:token", px=10_000)  # as if ours expired and was re-granted
     held.release()
     assert lock.holder() == "new:token"
@@ -102,19 +104,27 @@ def test_fence_increments_on_every_acquire_of_either_lock(redis_url, heartbeat):
                     heartbeat=heartbeat)
     fences = []
     for _ in range(3):
-        for name in ("mem", "compute"):
-            with pair.acquire(name, "w") as held:
+        steps = pair.for_partition("w")
+        for step in (steps.memory, steps.compute):
+            with step() as held:
                 fences.append(held.fence)
     assert fences == list(range(fences[0], fences[0] + 6))
 
 
-def test_never_holds_both(redis_url, heartbeat):
+def test_memory_then_compute_never_both(redis_url, heartbeat):
     pair = LockPair(redis.Redis.from_url(redis_url), _gpu(), lease_s=LEASE_S,
                     heartbeat=heartbeat)
-    with pair.acquire("mem", "w"):
+    steps = pair.for_partition("w")
+    with pytest.raises(RuntimeError, match="memory comes first"):
+        steps.compute()
+    with steps.memory():
         with pytest.raises(RuntimeError, match="never holds both"):
-            pair.acquire("compute", "w")
-    pair.acquire("compute", "w").release()
+            steps.compute()
+    with pytest.raises(RuntimeError, match="once per partition"):
+        steps.memory()
+    steps.compute().release()
+    with pytest.raises(RuntimeError, match="once per partition"):
+        steps.compute()
 
 
 def test_heartbeat_keeps_lease_alive_past_ttl(redis_url):
@@ -152,23 +162,35 @@ def test_lease_loss_detected_without_renewals(redis_url):
         held.check()
 
 
-def test_killed_holder_frees_within_lease(redis_url, heartbeat):
+def test_a_killed_holder_is_taken_over_at_once_not_at_lease_expiry(redis_url, heartbeat):
     gpu = _gpu()
     ready = SPAWN.Queue()
-    child = _start(_hold_forever, redis_url, gpu, ready)
+    child = _start(_hold_forever, redis_url, gpu, ready, LONG_LEASE_S)
     token = ready.get(timeout=60)
     lock = GpuLock(redis.Redis.from_url(redis_url), gpu, "compute", lease_s=LEASE_S,
                    heartbeat=heartbeat)
     fence_before = int(lock.client.get(lock.fence_key))
+    assert not holder_is_dead(token)  # alive: never taken from it
     os.kill(child.pid, signal.SIGKILL)
     child.join()
-    # Still held by the dead token, but only for what is left of one lease.
-    assert lock.holder() == token
-    assert 0 < lock.client.pttl(lock.key) <= LEASE_S * 1000
-    held = lock.acquire("next")
+    assert holder_is_dead(token)
+    # Still held by the dead token, with most of a long lease left ...
+    assert lock.holder() == token and lock.client.pttl(lock.key) > LONG_LEASE_S * 1000 / 2
+    # ... yet the next waiter gets it now; were it to wait for the lease, it gives up first.
+    deadline = time.monotonic() + LONG_LEASE_S / 2
+    held = lock.acquire("next", should_stop=lambda: time.monotonic() > deadline)
     assert held.fence == fence_before + 1
     assert lock.holder() == held.token
     held.release()
+
+
+def test_only_a_provably_dead_holder_is_taken_over():
+    live = f"w:{process_tag()}:00"
+    assert not holder_is_dead(live)
+    namespace, pid, started = process_tag().split(".")
+    assert not holder_is_dead(f"w:1.{pid}.{started}:00")   # another PID namespace: unknown
+    assert holder_is_dead(f"w:{namespace}.{pid}.1:00")        # our pid, reused since
+    assert not holder_is_dead("forged:token")                # not a token of ours
 
 
 def test_dead_waiter_does_not_block_the_queue(redis_url, heartbeat):

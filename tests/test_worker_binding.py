@@ -62,7 +62,8 @@ def test_a_child_of_a_pinned_parent_keeps_the_pin(clean_env):
 def test_cpu_pseudo_uuid_is_shared_per_gpu_number():
     assert bind_cpu(1).gpu == bind_cpu(1).gpu
     assert bind_cpu(1).gpu.key_prefix == f"proofq:gpu:{host_name()}:cpu-1"
-    assert bind_cpu(None).gpu.uuid == "cpu"
+    assert bind_cpu(None).gpu.uuid == f"cpu.p{os.getpid()}"  # a CPU worker: its own device
+    assert bind_cpu(None, devices=1).gpu.uuid == "cpu.0"    # or one shared per host
     assert bind_cpu(0).total_bytes > 0 and bind_cpu(0).device_id is None
 
 

@@ -5,7 +5,8 @@ A worker serves one GPU. ``pin_process`` restricts CUDA to that GPU through
 is device 0 inside the process. Locks are keyed by host name and GPU UUID (stable across
 processes and reboots, unlike an index that depends on the visible-device list). A CPU
 worker gets the pseudo-UUID ``cpu-N`` for "GPU N", so several CPU processes can stand in for
-workers sharing one GPU, or ``cpu`` when it serves no GPU number at all.
+workers sharing one GPU; without a GPU number each CPU process is a device of its own
+(``cpu_devices`` makes them share a few instead).
 """
 
 from __future__ import annotations
@@ -77,11 +78,19 @@ def bind_gpu(number: int) -> Binding:
     return Binding(GpuId(host_name(), device.uuid(0)), 0, device.total_memory(0))
 
 
-def bind_cpu(number: int | None) -> Binding:
-    """A CPU worker, optionally standing in for GPU ``number`` (shared pseudo-UUID)."""
+def bind_cpu(number: int | None, *, devices: int | None = None) -> Binding:
+    """A CPU worker: standing in for GPU ``number`` (pseudo-UUID ``cpu-N``, shared by every
+    process given that number), or else a "device" of its own (``cpu.p<pid>``), or one of
+    ``devices`` per host (``cpu.<pid mod devices>``) when the CPU worker processes of a host
+    are to take turns."""
     if number is not None and number < 0:
         raise BindingError(f"gpu: {number} is not a GPU number (expected >= 0)")
-    uuid = "cpu" if number is None else f"cpu-{number}"
+    if number is not None:
+        uuid = f"cpu-{number}"
+    elif devices is None:
+        uuid = f"cpu.p{os.getpid()}"
+    else:
+        uuid = f"cpu.{os.getpid() % devices}"
     ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     return Binding(GpuId(host_name(), uuid), None, ram)
 

@@ -1,4 +1,5 @@
-"""One renewal thread per worker process for every lease it holds (locks, VRAM reservations).
+"""One renewal thread per worker process for every lease it holds (locks, VRAM reservations,
+the setup lock).
 
 A lease is only as good as its renewals: the thread renews everything registered each
 ``period_s``. A renewal that Redis refuses (the lease was lost) or that has not succeeded
@@ -12,6 +13,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from typing import Protocol
 
 log = logging.getLogger(__name__)
@@ -54,20 +56,30 @@ class Heartbeat:
         self._thread.join(timeout=self.period_s + 1)
 
 
-class LeaseClock:
-    """Local view of a Redis lease: valid until ``lease_s`` after the last confirmed write.
+class Lease:
+    """A lease held in Redis, renewed by the heartbeat: the one renewal rule for GPU locks,
+    VRAM reservations and the setup lock.
 
-    The deadline counts from when the request was *sent*, so it never outlives the lease
-    Redis holds; a process stalled longer than the lease sees itself lost.
+    ``extend`` asks Redis to extend it and says whether Redis still had it. The local
+    deadline counts from when a request was *sent*, so it never outlives the lease Redis
+    holds; a renewal refused, or none confirmed within ``lease_s`` (a stalled process, Redis
+    unreachable), marks it lost, and whoever holds it checks before acting on it again.
     """
 
-    def __init__(self, lease_s: float, sent_at: float) -> None:
+    def __init__(self, lease_s: float, sent_at: float, extend: Callable[[], bool],
+                 what: str) -> None:
         self.lease_s = lease_s
         self._valid_until = sent_at + lease_s
+        self._extend = extend
+        self._what = what
         self._lost_reason: str | None = None
 
-    def confirm(self, sent_at: float) -> None:
-        self._valid_until = sent_at + self.lease_s
+    def renew(self) -> None:
+        sent = time.monotonic()
+        if self._extend():
+            self._valid_until = sent + self.lease_s
+        else:
+            self.mark_lost(f"{self._what} (expired or taken)")
 
     def mark_lost(self, reason: str) -> None:
         self._lost_reason = self._lost_reason or reason

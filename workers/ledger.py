@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import redis
 
 from snark.keys import POINT_BASES, ProvingKey
-from workers.heartbeat import Heartbeat, LeaseClock
+from workers.heartbeat import Heartbeat, Lease
 from workers.locks import NOW_MS_LUA, GpuId
 
 FR_BYTES = 32
@@ -74,25 +74,18 @@ class Reservation:
     ledger: "VramLedger"
     id: str
     nbytes: int
-    clock: LeaseClock
+    lease: Lease
     released: bool = False
 
     @property
     def lost_reason(self) -> str | None:
-        return self.clock.lost_reason
-
-    def renew(self) -> None:
-        sent = time.monotonic()
-        if self.ledger._renew(keys=[self.ledger.expiry_key], args=[self.id, self.ledger.lease_ms]):
-            self.clock.confirm(sent)
-        else:
-            self.clock.mark_lost("reservation expired in the ledger")
+        return self.lease.lost_reason
 
     def release(self) -> None:
         if self.released:
             return
         self.released = True
-        self.ledger.heartbeat.unregister(self)
+        self.ledger.heartbeat.unregister(self.lease)
         with self.ledger.client.pipeline() as pipe:
             pipe.zrem(self.ledger.expiry_key, self.id)
             pipe.hdel(self.ledger.bytes_key, self.id)
@@ -121,9 +114,11 @@ class VramLedger:
             args=[rid, nbytes, self.budget_bytes, self.lease_ms, "1" if force else "0"])
         if not granted:
             return None
-        reservation = Reservation(self, rid, nbytes, LeaseClock(self.lease_s, sent))
-        self.heartbeat.register(reservation)
-        return reservation
+        lease = Lease(self.lease_s, sent,
+                      lambda: bool(self._renew(keys=[self.expiry_key], args=[rid, self.lease_ms])),
+                      "reservation no longer in the ledger")
+        self.heartbeat.register(lease)
+        return Reservation(self, rid, nbytes, lease)
 
     def reserved_bytes(self) -> int:
         """Bytes held by live (unexpired) reservations."""

@@ -13,10 +13,15 @@ Waiting is a ticket queue: a waiter enqueues once, then retries the acquire scri
 grants the lock only to the live waiter with the lowest ticket while the lock is free — so
 grants follow arrival order and nobody starves. Waiters refresh their own lease on every
 retry; a waiter that died stops refreshing and is dropped when it reaches the head, so it
-never blocks the queue. A holder that died stops renewing and its lock expires with the
-lease; the head waiter notices on its next retry (every ``poll_s``). A live holder releases
-with compare-and-delete and wakes the head waiter at once through its wake list, so a
-hand-over costs one round trip, not a poll period.
+never blocks the queue. A live holder releases with compare-and-delete and wakes the head
+waiter at once through its wake list, so a hand-over costs one round trip, not a poll period.
+
+A holder that died stops renewing and its lock expires with the lease. Waiters do not wait
+that long when they can tell: the token names the holder's process (PID namespace, pid,
+start time), all contenders of a GPU's locks run on its host, and a waiter that finds the
+holder's process gone (same namespace, no such pid, or the pid reused by a later process)
+deletes the dead token at its next retry (every ``poll_s``) and proceeds. Across PID
+namespaces nothing is concluded and the lease decides.
 
 All time comparisons use the Redis server clock (``TIME`` inside the scripts), so worker
 clocks never need to agree. The release script pushes to a wake list whose name it builds,
@@ -25,6 +30,8 @@ which a single Redis (the deployment here) allows and Redis Cluster would not.
 
 from __future__ import annotations
 
+import logging
+import os
 import secrets
 import time
 from collections.abc import Callable
@@ -34,7 +41,9 @@ from typing import Literal
 import redis
 
 from workers.events import LOCK_HOLD_SECONDS, LOCK_WAIT_SECONDS
-from workers.heartbeat import Heartbeat, LeaseClock
+from workers.heartbeat import Heartbeat, Lease
+
+log = logging.getLogger(__name__)
 
 LockName = Literal["mem", "compute"]
 
@@ -45,7 +54,7 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 """
 
 # KEYS: lock, queue, alive, tickets, fence, our wake list   ARGV: token, lease_ms, waiter_lease_ms
-# → {fence, ticket, fence_at_enqueue}; fence 0 = not granted yet.
+# → {fence, ticket, fence_at_enqueue, holder token or ''}; fence 0 = not granted yet.
 _ACQUIRE = NOW_MS_LUA + """
 local token = ARGV[1]
 while true do
@@ -63,14 +72,21 @@ end
 redis.call('HSET', KEYS[3], token, now + tonumber(ARGV[3]))
 local fence_now = tonumber(redis.call('GET', KEYS[5]) or '0')
 local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
-if head ~= token or redis.call('EXISTS', KEYS[1]) == 1 then
-  return {0, tonumber(ticket), fence_now}
+local holder = redis.call('GET', KEYS[1])
+if head ~= token or holder then
+  return {0, tonumber(ticket), fence_now, holder or ''}
 end
 redis.call('SET', KEYS[1], token, 'PX', ARGV[2])
 redis.call('ZREM', KEYS[2], token)
 redis.call('HDEL', KEYS[3], token)
 redis.call('DEL', KEYS[6])
-return {redis.call('INCR', KEYS[5]), tonumber(ticket), fence_now}
+return {redis.call('INCR', KEYS[5]), tonumber(ticket), fence_now, ''}
+"""
+
+# KEYS: lock   ARGV: the dead holder's token → 1 deleted, 0 it is no longer the holder
+_TAKE_OVER = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
 """
 
 # KEYS: lock   ARGV: token, lease_ms → 1 renewed, 0 lost
@@ -115,6 +131,41 @@ class LockWaitAborted(RuntimeError):
     """Waiting for a lock was given up (cancelled or timed out); nothing is held."""
 
 
+def _pid_namespace() -> str:
+    try:
+        return str(os.stat("/proc/self/ns/pid").st_ino)
+    except OSError:
+        return "unknown"
+
+
+def _start_time(pid: int) -> str | None:
+    """The process's start time in clock ticks since boot (/proc), None if there is none."""
+    try:
+        stat = open(f"/proc/{pid}/stat").read()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[1].split()[19]
+
+
+def process_tag(pid: int | None = None) -> str:
+    """``<pid namespace>.<pid>.<start time>``: names a process unambiguously on its host."""
+    pid = os.getpid() if pid is None else pid
+    return f"{_pid_namespace()}.{pid}.{_start_time(pid)}"
+
+
+def holder_is_dead(token: str) -> bool:
+    """True only when the token's process is provably gone: same PID namespace as ours, and
+    its pid no longer exists or belongs to a process started later."""
+    try:
+        namespace, pid, started = token.rsplit(":", 2)[1].split(".")
+        pid_number = int(pid)
+    except ValueError:
+        return False  # not a token this module made
+    if namespace == "unknown" or namespace != _pid_namespace():
+        return False
+    return _start_time(pid_number) != started
+
+
 @dataclass(frozen=True)
 class GpuId:
     """Where a GPU is: the host name and a UUID that is stable across processes."""
@@ -136,7 +187,7 @@ class HeldLock:
     fence: int
     ticket: int
     fence_at_enqueue: int  # the fence when we queued: fence − this = grants while we waited
-    clock: LeaseClock
+    lease: Lease
     acquired_at: float = field(default_factory=time.monotonic)
     released: bool = False
 
@@ -146,26 +197,19 @@ class HeldLock:
 
     @property
     def lost_reason(self) -> str | None:
-        return self.clock.lost_reason
+        return self.lease.lost_reason
 
     def check(self) -> None:
         reason = self.lost_reason
         if reason is not None:
             raise LeaseLost(f"{self.name} lock lease lost (fence {self.fence}): {reason}")
 
-    def renew(self) -> None:
-        sent = time.monotonic()
-        if self.lock._renew(keys=[self.lock.key], args=[self.token, self.lock.lease_ms]):
-            self.clock.confirm(sent)
-        else:
-            self.clock.mark_lost("Redis no longer holds our token (expired or taken)")
-
     def release(self) -> bool:
         """Compare-and-delete; True if we still held it. Idempotent."""
         if self.released:
             return False
         self.released = True
-        self.lock.heartbeat.unregister(self)
+        self.lock.heartbeat.unregister(self.lease)
         LOCK_HOLD_SECONDS.labels(lock=self.name).observe(time.monotonic() - self.acquired_at)
         return bool(self.lock._release(
             keys=[self.lock.key, self.lock.queue_key, self.lock.wake_prefix],
@@ -210,6 +254,7 @@ class GpuLock:
         self._renew = client.register_script(_RENEW)
         self._release = client.register_script(_RELEASE)
         self._leave = client.register_script(_LEAVE)
+        self._take_over = client.register_script(_TAKE_OVER)
 
     def acquire(self, owner: str, *,
                 should_stop: Callable[[], bool] | None = None) -> HeldLock:
@@ -218,14 +263,14 @@ class GpuLock:
         ``should_stop`` is polled while waiting (cancellation); ``LockWaitAborted`` means
         we left the queue holding nothing.
         """
-        token = f"{owner}:{secrets.token_hex(8)}"
+        token = f"{owner}:{process_tag()}:{secrets.token_hex(8)}"
         wake_key = self.wake_prefix + token
         started = time.monotonic()
         first_fence_seen: int | None = None
         try:
             while True:
                 sent = time.monotonic()
-                fence, ticket, fence_now = self._acquire(
+                fence, ticket, fence_now, holder = self._acquire(
                     keys=[self.key, self.queue_key, self.alive_key, self.tickets_key,
                           self.fence_key, wake_key],
                     args=[token, self.lease_ms, self.waiter_lease_ms])
@@ -235,6 +280,11 @@ class GpuLock:
                     break
                 if should_stop is not None and should_stop():
                     raise LockWaitAborted(f"{self.name} lock: wait cancelled")
+                if holder and holder_is_dead(holder.decode()) and self._take_over(
+                        keys=[self.key], args=[holder]):
+                    log.warning("%s lock: holder %s is dead, taken over", self.name,
+                                holder.decode())
+                    continue
                 self.client.blpop([wake_key], timeout=self.poll_s)
         except BaseException:
             try:
@@ -244,10 +294,10 @@ class GpuLock:
                 pass
             raise
         LOCK_WAIT_SECONDS.labels(lock=self.name).observe(time.monotonic() - started)
-        held = HeldLock(self, token, int(fence), int(ticket), first_fence_seen,
-                        LeaseClock(self.lease_s, sent))
-        self.heartbeat.register(held)
-        return held
+        lease = Lease(self.lease_s, sent, lambda: bool(self._renew(
+            keys=[self.key], args=[token, self.lease_ms])), "Redis no longer holds our token")
+        self.heartbeat.register(lease)
+        return HeldLock(self, token, int(fence), int(ticket), first_fence_seen, lease)
 
     def holder(self) -> str | None:
         """The token of the current holder (for tools and tests)."""
@@ -256,17 +306,39 @@ class GpuLock:
 
 
 class LockPair:
-    """The memory and compute locks of one GPU; enforces memory-before-compute, never both."""
+    """The memory and compute locks of one GPU. A partition goes through them with
+    ``for_partition``, whose steps enforce the order: memory, released, then compute."""
 
     def __init__(self, client: redis.Redis, gpu: GpuId, *, lease_s: float,
                  heartbeat: Heartbeat) -> None:
         self.mem = GpuLock(client, gpu, "mem", lease_s=lease_s, heartbeat=heartbeat)
         self.compute = GpuLock(client, gpu, "compute", lease_s=lease_s, heartbeat=heartbeat)
-        self._held: HeldLock | None = None
 
-    def acquire(self, name: LockName, owner: str, **wait) -> HeldLock:
-        if self._held is not None and not self._held.released:
-            raise RuntimeError(f"{name} lock requested while holding the {self._held.name} "
-                               "lock: a worker never holds both")
-        self._held = (self.mem if name == "mem" else self.compute).acquire(owner, **wait)
-        return self._held
+    def for_partition(self, owner: str) -> "PartitionLocks":
+        return PartitionLocks(self, owner)
+
+
+class PartitionLocks:
+    """One partition's way through the pair: ``memory()`` once, then ``compute()`` once the
+    memory lock is released, so no worker ever holds both or computes unstaged by order."""
+
+    def __init__(self, pair: LockPair, owner: str) -> None:
+        self._pair = pair
+        self._owner = owner
+        self._memory: HeldLock | None = None
+        self._computed = False
+
+    def memory(self, **wait) -> HeldLock:
+        if self._memory is not None:
+            raise RuntimeError("the memory step runs once per partition")
+        self._memory = self._pair.mem.acquire(self._owner, **wait)
+        return self._memory
+
+    def compute(self, **wait) -> HeldLock:
+        if self._memory is None or not self._memory.released:
+            raise RuntimeError("compute lock requested before the memory lock was taken and "
+                               "released: memory comes first and a worker never holds both")
+        if self._computed:
+            raise RuntimeError("the compute step runs once per partition")
+        self._computed = True
+        return self._pair.compute.acquire(self._owner, **wait)

@@ -48,7 +48,7 @@ from workers.events import (PARTITION_FAILURES, STAGING, EventLog, PhaseEvent,
 from workers.gpu_binding import Binding
 from workers.heartbeat import Heartbeat
 from workers.ledger import Reservation, VramLedger, key_bytes, partition_bytes
-from workers.locks import HeldLock, LeaseLost, LockPair, LockWaitAborted
+from workers.locks import HeldLock, LeaseLost, LockPair, LockWaitAborted, PartitionLocks
 
 log = logging.getLogger(__name__)
 
@@ -193,9 +193,10 @@ class WorkerRuntime:
             key = self._key(c1)
             work = partition_work(c1, partition, on_device=self.witness_on_device)
             public = public_inputs(c1, partition)
-        staged, reservation = self._memory_phase(run, key, work)
+        locks = self.locks.for_partition(self.worker_name)
+        staged, reservation = self._memory_phase(run, locks, key, work)
         try:
-            parts = self._compute_phase(run, key, work, staged)
+            parts = self._compute_phase(run, locks, key, work, staged)
         finally:
             if reservation is not None:
                 reservation.release()
@@ -215,11 +216,11 @@ class WorkerRuntime:
             self._keys[shape] = load_or_setup_key(c1, self.settings.params_dir)
         return self._keys[shape]
 
-    def _memory_phase(self, run: _PartitionRun, key: ProvingKey,
+    def _memory_phase(self, run: _PartitionRun, locks: PartitionLocks, key: ProvingKey,
                       work: Work) -> tuple[Any, Reservation | None]:
         """Pre-stage when the ledger grants it; (None, None) means: stream in compute."""
         with self._phase(run, "mem_wait"):
-            held = self.locks.acquire("mem", self.worker_name, should_stop=run.is_cancelled)
+            held = locks.memory(should_stop=run.is_cancelled)
         with held, self._phase(run, "mem", fence=held.fence) as phase:
             fenced = _FencedBackend(self.backend, held)
             self._reserve_resident(key)
@@ -255,13 +256,12 @@ class WorkerRuntime:
             self._resident[key.circuit_id] = self.ledger.reserve(
                 f"{self.worker_name}:key", key_bytes(key), force=True)
 
-    def _compute_phase(self, run: _PartitionRun, key: ProvingKey, work: Work,
-                       staged: Any) -> groth16.MsmParts:
+    def _compute_phase(self, run: _PartitionRun, locks: PartitionLocks, key: ProvingKey,
+                       work: Work, staged: Any) -> groth16.MsmParts:
         """Compute under the lock; on any failure the partition's device buffers are freed."""
         try:
             with self._phase(run, "compute_wait"):
-                held = self.locks.acquire("compute", self.worker_name,
-                                          should_stop=run.is_cancelled)
+                held = locks.compute(should_stop=run.is_cancelled)
             with held, self._phase(run, "compute", fence=held.fence, path=run.staged_path):
                 fenced = _FencedBackend(self.backend, held)
                 if staged is None:
@@ -282,7 +282,11 @@ class WorkerRuntime:
     def _phase(self, run: _PartitionRun, name: str, *, fence: int = 0,
                path: str = "") -> Iterator[_Phase]:
         """Check cancellation, report progress, time the phase, name its failure."""
-        if run.is_cancelled():
+        try:
+            cancelled = run.is_cancelled()
+        except redis.RedisError as exc:  # the check reads Redis too: a transient failure
+            raise _as_failure(name, exc, run) from exc
+        if cancelled:
             raise PartitionCancelled(f"job {run.job} cancelled before {name}")
         phase = _Phase(fence, path)
         if run.progress is not None:
@@ -341,7 +345,7 @@ def _bind(gpu: int | None, settings: Settings) -> tuple[Binding, ProverBackend]:
     from snark.cpu_backend import CpuBackend
 
     if gpu is None or settings.backend == "cpu":
-        return gpu_binding.bind_cpu(gpu), CpuBackend()
+        return gpu_binding.bind_cpu(gpu, devices=settings.cpu_devices), CpuBackend()
     gpu_binding.pin_process(gpu)  # before anything in gpu/ can initialise CUDA
     import gpu as gpu_room
 
@@ -350,7 +354,7 @@ def _bind(gpu: int | None, settings: Settings) -> tuple[Binding, ProverBackend]:
         if settings.backend == "gpu":
             raise BackendUnavailable(f"gpu {gpu}: {reason}")
         log.warning("gpu %d: %s; proving on the CPU instead", gpu, reason)
-        return gpu_binding.bind_cpu(gpu), CpuBackend()
+        return gpu_binding.bind_cpu(gpu, devices=settings.cpu_devices), CpuBackend()
     binding = gpu_binding.bind_gpu(gpu)
     return binding, gpu_room.get_backend(device_id=binding.device_id)
 

@@ -8,8 +8,8 @@ processes sharing one GPU::
 
 Queue entries are JSON ``{"job": "<id>", "partition": p}`` (all of the one C1 given). Each
 outcome is pushed to ``<queue>:results`` as JSON ``{"job", "partition", "worker", "proof"}``
-(hex) or ``{…, "error", "transient"}``. A transient failure puts the entry back on the
-queue, as Celery's retry would, up to ``task_max_retries`` times. The process exits when
+(hex) or ``{…, "error", "transient"}``, one per attempt. Failures are retried by the
+pipeline's own policy (``workers.retry``: in place, with backoff). The process exits when
 the queue is empty. Settings come from the environment (``PROOFQ_*``) like a Celery
 worker's.
 
@@ -28,6 +28,7 @@ from pathlib import Path
 
 from config.settings import load_settings
 from snark.porep.c1 import parse_c1
+from workers.retry import RetryPolicy
 from workers.runtime import PartitionFailed, WorkerRuntime
 
 
@@ -57,23 +58,27 @@ def warm_up(runtime: WorkerRuntime, queue: str, c1, partition: int, barrier: int
 
 def serve(runtime: WorkerRuntime, queue: str, c1) -> int:
     """Prove entries until the queue is empty; return how many proofs were produced."""
+    policy = RetryPolicy.from_settings(runtime.settings)
     proved = 0
     while (raw := runtime.client.lpop(queue)) is not None:
         entry = json.loads(raw)
-        outcome = {"job": entry["job"], "partition": entry["partition"],
-                   "worker": runtime.worker_name}
-        try:
-            proof = runtime.prove_partition(job_id=entry["job"], partition=entry["partition"],
-                                            c1=c1)
-        except PartitionFailed as exc:
-            outcome.update(error=str(exc), transient=exc.transient)
-            retries = entry.get("retries", 0)
-            if exc.transient and retries < runtime.settings.task_max_retries:
-                runtime.client.rpush(queue, json.dumps({**entry, "retries": retries + 1}))
-        else:
-            outcome["proof"] = proof.hex()
-            proved += 1
-        runtime.client.rpush(results_key(queue), json.dumps(outcome))
+        for attempt in range(1, policy.max_attempts + 1):
+            outcome = {"job": entry["job"], "partition": entry["partition"],
+                       "worker": runtime.worker_name}
+            try:
+                proof = runtime.prove_partition(job_id=entry["job"],
+                                                partition=entry["partition"], c1=c1)
+            except PartitionFailed as exc:
+                outcome.update(error=str(exc), transient=exc.transient)
+                runtime.client.rpush(results_key(queue), json.dumps(outcome))
+                if not policy.retries(exc.transient, attempt):
+                    break
+                time.sleep(policy.delay_s(attempt))
+            else:
+                outcome["proof"] = proof.hex()
+                runtime.client.rpush(results_key(queue), json.dumps(outcome))
+                proved += 1
+                break
     return proved
 
 
