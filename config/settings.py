@@ -63,8 +63,9 @@ class Settings(BaseSettings):
                                           description="None = read once at worker start")
     vram_headroom_bytes: int = Field(2 * 1024**3, ge=0)
     prestage: bool = Field(True, description="upload inputs in the memory phase when they fit")
-    witness_on_device: bool = Field(True, description="a backend that can compute the porep "
-                                                      "witness does (GPU); off = CPU witness")
+    witness_on_device: bool = Field(True, description="a backend that can compute a proof "
+                                                      "type's witness does (porep on the GPU); "
+                                                      "off = CPU witness")
     metrics_port: int | None = Field(None, ge=1, le=65535,
                                      description="Prometheus /metrics port (first free at or "
                                                  "above it, one per worker process); None = off")

@@ -9,6 +9,9 @@ resident the R1CS (its data as d·R², see ``spmv.cu``), the MSM bases and the N
 All work runs on one non-blocking stream of the backend. The proving path synchronises
 only that stream (the MSMs return host points); it never synchronises the device, queries
 device memory or trims the memory pool. Allocation failures become ``DeviceMemoryError``.
+
+This is the Groth16 core and knows no proof type; a type's device steps (porep's witness)
+extend it in their own module, and ``gpu.prover`` puts them together.
 """
 
 from __future__ import annotations
@@ -20,11 +23,9 @@ import numpy as np
 
 from gpu import module
 from gpu.ntt import Ntt, log_size
-from gpu.witness import DeviceWitness, StagedWitness
 from snark.backend import DeviceMemoryError, G1Basis, G2Basis
 from snark.fields import FR_MODULUS, FR_MULTIPLICATIVE_GENERATOR, fr_to_limbs, is_canonical, to_montgomery
 from snark.keys import ProvingKey
-from snark.porep.witness import WitnessInputs
 from snark.r1cs import SparseMatrix
 
 R = FR_MODULUS
@@ -69,7 +70,6 @@ class GpuBackend:
             self._spmv = module.function("spmv.cu", "spmv_csr", device_id)
             self._mul_raw = module.function("fr_ops.cu", "fr_mul_raw", device_id)
             self._pointwise = module.function("fr_ops.cu", "fr_quotient_on_coset", device_id)
-            self._witness = DeviceWitness(device_id)
         self._resident: dict[str, _Resident] = {}
 
     @contextlib.contextmanager
@@ -130,21 +130,6 @@ class GpuBackend:
             raise ValueError(f"witness: entry {bad[0]} is not a canonical Fr element (>= r)")
         with self._on_device() as cupy:
             return cupy.asarray(witness)
-
-    def load_porep_inputs(self, key: ProvingKey, inputs: WitnessInputs) -> StagedWitness:
-        """Memory phase: the witness buffer and a partition's compact inputs (``gpu.witness``)."""
-        r1cs = key.r1cs
-        with self._on_device():
-            return self._witness.stage(inputs, r1cs.num_inputs, r1cs.num_variables)
-
-    def porep_witness(self, key: ProvingKey, staged: StagedWitness):
-        """Compute phase: the witness handle, written by the kernel and checked."""
-        if staged.witness.shape != (key.r1cs.num_variables, 4):
-            raise ValueError(f"staged witness: shape {staged.witness.shape} does not fit this key")
-        with self._on_device():
-            witness = self._witness.run(staged, self.stream)
-        self.release(staged.inputs())
-        return witness
 
     def evaluate_abc(self, key: ProvingKey, witness):
         resident = self._of(key)

@@ -21,7 +21,7 @@ from celery import Task
 from config.settings import get_settings
 from tasks.application import GPU_QUEUE, PRIORITIES, app, redis_url
 from tasks.jobs import JobStore
-from tasks.proof_types import ProofType, proof_type
+from snark.proof_types import ProofType, proof_type
 from tasks.worker import runtime
 from workers.heartbeat import Heartbeat
 
@@ -37,8 +37,9 @@ class JobEnded(LookupError):
     """The job ended (cancelled or failed) after this task was sent: its input is gone."""
 
 
-def job_input(job_id: str) -> Any:
-    """The parsed input of a job; a process proving several partitions parses it once.
+def job(job_id: str) -> tuple[ProofType, Any]:
+    """The proof type and parsed input of a job; a process proving several partitions
+    parses it once.
 
     Cached by content digest too: a job id may be used again once the old job's keys
     have expired, and must then not find the old input.
@@ -46,7 +47,8 @@ def job_input(job_id: str) -> Any:
     digest, kind = job_store().redis.hmget(JobStore.key(job_id), "digest", "proof_type")
     if digest is None or kind is None:
         raise JobEnded(f"job {job_id}: no such job (it has ended and expired)")
-    return _parsed_input(job_id, digest.decode(), kind.decode())
+    kind = kind.decode()
+    return proof_type(kind), _parsed_input(job_id, digest.decode(), kind)
 
 
 @functools.lru_cache(maxsize=4)
@@ -66,7 +68,7 @@ def submit(self: Task, job_id: str) -> dict:
             or not store.claim_fan_out(job_id, self.request.id or "")):
         return {"job": job_id, "outcome": "skipped"}
     try:
-        _ensure_key(store, proof_type(state.proof_type), job_input(job_id))
+        _ensure_key(store, *job(job_id))
     except Exception as exc:
         store.fail(job_id, f"setup: {exc}")
         raise
@@ -133,7 +135,7 @@ def prove_partition(self: Task, job_id: str, partition: int,
     if outcome != "run":
         return {"job": job_id, "partition": partition, "outcome": outcome}
     try:
-        c1 = job_input(job_id)
+        kind, parsed = job(job_id)
     except JobEnded:  # cancelled between begin_partition and here: nothing to prove
         return {"job": job_id, "partition": partition, "outcome": "abandoned"}
 
@@ -145,7 +147,7 @@ def prove_partition(self: Task, job_id: str, partition: int,
 
     try:
         proof = runtime().prove_partition(job_id=job_id, partition=partition,
-                                          c1=c1, progress=progress,
+                                          proof_type=kind, job_input=parsed, progress=progress,
                                           cancelled=lambda: not store.is_active(job_id),
                                           queued_at=queued_at)
     except PartitionCancelled:
@@ -167,15 +169,16 @@ def prove_partition(self: Task, job_id: str, partition: int,
 
 
 def assemble(job_id: str) -> str:
-    """Concatenate the partition proofs in order, verify the whole, publish it once."""
+    """Assemble the partition proofs in order (porep: concatenated), verify the whole,
+    publish it once."""
     store = job_store()
     state = store.state(job_id)
     if state is None or state.status != "assembling":
         return "missing" if state is None else state.status
     try:
-        proof = b"".join(store.parts(job_id, state.partitions))
-        valid = proof_type(state.proof_type).verify(job_input(job_id), get_settings().params_dir,
-                                                    proof)
+        kind, parsed = job(job_id)
+        proof = kind.assemble(parsed, store.parts(job_id, state.partitions))
+        valid = kind.verify(parsed, get_settings().params_dir, proof)
     except JobEnded:  # cancelled while assembling
         return store.status(job_id) or "missing"
     except Exception as exc:

@@ -29,7 +29,7 @@ from snark.porep.c1 import C1Error, parse_size
 from snark.porep.seal import seal
 from tasks.application import PRIORITIES
 from tasks.jobs import JobState
-from tasks.proof_types import PROOF_TYPES
+from snark.proof_types import PROOF_TYPES
 from tasks.submission import SubmitError
 
 _ERRORS = (SubmitError, JobNotFound, JobError, ClusterError, SettingsError, C1Error, OSError,
