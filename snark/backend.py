@@ -54,7 +54,9 @@ class ProverBackend(Protocol):
         """A·w, B·w, C·w evaluated on the domain (zero-padded to ``domain_size``)."""
 
     def quotient(self, key: "ProvingKey", abc: Any) -> Any:
-        """Coefficients h_0 … h_{n-2} of H = (A·B − C)/Z, via the coset of DESIGN.md §4."""
+        """The scalars of the H MSM, by ``key.h_form`` (``snark.keys``): ``coset``, the
+        coefficients h_0 … h_{n-2} of H = (A·B − C)/Z via the coset of DESIGN.md §4;
+        ``odd``, A·B − C on the n odd points of the 2n-domain with C = A∘B (abc's C unused)."""
 
     def msm_g1(self, key: "ProvingKey", basis: G1Basis, scalars: Any) -> "G1Point":
         """Σ scalars[i] · basis[i] over G1 (``len(scalars) == len(basis)``)."""

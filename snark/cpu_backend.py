@@ -14,7 +14,7 @@ from snark.backend import G1Basis, G2Basis
 from snark.curve import G1Point, G2Point, scalars_from_ints
 from snark.domain import Domain, sparse_matvec
 from snark.fields import FR_MODULUS, limbs_to_object
-from snark.keys import ProvingKey
+from snark.keys import H_FORM_ODD, ProvingKey
 
 R = FR_MODULUS
 
@@ -62,6 +62,10 @@ class CpuBackend:
 
     def quotient(self, key: ProvingKey, abc: tuple[np.ndarray, ...]) -> np.ndarray:
         domain = self._resident(key).domain
+        if key.h_form == H_FORM_ODD:
+            a, b, _ = abc
+            a, b, c = (domain.odd_ntt(domain.intt(v)) for v in (a, b, a * b % R))
+            return (a * b - c) % R
         a, b, c = (domain.coset_ntt(domain.intt(v)) for v in abc)
         h = (a * b - c) % R * domain.vanishing_on_coset_inverse() % R
         return domain.coset_intt(h)[: domain.n - 1]

@@ -7,7 +7,9 @@ operations (no Python loop per element per stage) while the arithmetic stays exa
 Conventions shared with the GPU kernels:
 - ``omega`` = FR_ROOT_OF_UNITY^(2^32 / n), natural-order input and output;
 - ``ntt(a)[i] = Σ_j a_j ω^{ij}`` (evaluation), ``intt`` its inverse (1/n folded in);
-- the coset is ``g·⟨ω⟩`` with ``g = FR_MULTIPLICATIVE_GENERATOR``: ``coset_ntt(a)[i] = A(g ω^i)``.
+- the coset is ``g·⟨ω⟩`` with ``g = FR_MULTIPLICATIVE_GENERATOR``: ``coset_ntt(a)[i] = A(g ω^i)``;
+- the odd points of the 2n-domain are ``ψ·⟨ω⟩`` with ψ the primitive 2n-th root whose square
+  is ω: ``odd_ntt(a)[i] = A(ψ^(2i+1))`` (the snarkjs H form, ``snark.keys.H_FORM_ODD``).
 """
 
 from __future__ import annotations
@@ -91,6 +93,17 @@ class Domain:
         return powers(self.shift, self.n)
 
     @functools.cached_property
+    def odd_shift(self) -> int:
+        """ψ: the primitive 2n-th root of unity with ψ² = ω."""
+        if self.log_n == MAX_LOG_SIZE:
+            raise ValueError(f"domain 2^{MAX_LOG_SIZE} has no 2n-th root of unity in Fr")
+        return pow(FR_ROOT_OF_UNITY, 1 << (MAX_LOG_SIZE - self.log_n - 1), R)
+
+    @functools.cached_property
+    def _odd_shift_powers(self) -> np.ndarray:
+        return powers(self.odd_shift, self.n)
+
+    @functools.cached_property
     def _shift_inv_powers_scaled(self) -> np.ndarray:
         return powers(self.shift_inv, self.n) * self.n_inv % R
 
@@ -122,6 +135,9 @@ class Domain:
 
     def coset_ntt(self, coeffs: np.ndarray) -> np.ndarray:
         return self.ntt(np.asarray(coeffs, dtype=object) * self._shift_powers % R)
+
+    def odd_ntt(self, coeffs: np.ndarray) -> np.ndarray:
+        return self.ntt(np.asarray(coeffs, dtype=object) * self._odd_shift_powers % R)
 
     def coset_intt(self, evals: np.ndarray) -> np.ndarray:
         return self._transform(evals, self._twiddles_inv) * self._shift_inv_powers_scaled % R
