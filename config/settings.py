@@ -43,7 +43,14 @@ class Settings(BaseSettings):
 
     # Proving.
     backend: Literal["auto", "cpu", "gpu"] = "auto"
-    max_c1_bytes: int = Field(64 * 1024 * 1024, gt=0, description="largest accepted C1 JSON")
+    max_c1_bytes: int = Field(64 * 1024 * 1024, gt=0,
+                              description="largest accepted job input JSON (a C1, a groth16 job)")
+    max_inline_witness_bytes: int = Field(4 * 1024 * 1024, gt=0,
+                                          description="largest .wtns a groth16 job carries in "
+                                                      "Redis; larger ones travel as a path "
+                                                      "under witness_dir")
+    witness_dir: Path | None = Field(None, description="shared storage every worker mounts; "
+                                                       "groth16 witness paths are relative to it")
 
     # Celery pipeline.
     visibility_timeout_s: int = Field(4 * 3600, gt=0,

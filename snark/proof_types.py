@@ -3,8 +3,8 @@
 The task graph (``tasks``) and the worker runtime (``workers``) are the same for every proof
 type: validate the input, split it into units of work ("partitions" in the job state: porep's
 partitions), prove each with Groth16, assemble, verify.  A ``ProofType`` supplies every
-type-specific step, so neither room names a type; ``porep`` (DESIGN.md §5) is the one
-there is.
+type-specific step, so neither room names a type: ``porep`` (DESIGN.md §5) and ``groth16``
+(an imported snarkjs key and circom witnesses, ``snark.snarkjs.proof_type``).
 
 A unit's witness moves through the worker's lock phases in three steps::
 
@@ -24,6 +24,7 @@ from typing import Any, Protocol
 from snark.backend import ProverBackend
 from snark.keys import ProvingKey
 from snark.porep.proof_type import PorepType
+from snark.snarkjs.proof_type import Groth16Type
 
 
 class UnknownProofType(ValueError):
@@ -69,10 +70,11 @@ class ProofType(Protocol):
     def device_witness(self, backend: ProverBackend) -> bool:
         """Whether ``backend`` computes this type's witness itself from compact inputs."""
 
-    def work(self, job_input: Any, partition: int, *, on_device: bool) -> Any:
+    def work(self, job_input: Any, partition: int, key: ProvingKey, *, on_device: bool) -> Any:
         """Synthesize: the checked witness limbs, or (``on_device``) its compact inputs."""
 
-    def public_inputs(self, job_input: Any, partition: int) -> list[int]: ...
+    def public_inputs(self, job_input: Any, partition: int, key: ProvingKey,
+                      work: Any) -> list[int]: ...
 
     def stage(self, key: ProvingKey, work: Any, backend: ProverBackend) -> Any: ...
 
@@ -80,13 +82,17 @@ class ProofType(Protocol):
         ...
 
     # -- the result -------------------------------------------------------------------------
-    def assemble(self, job_input: Any, proofs: list[bytes]) -> bytes:
-        """The job's result from its units' 192-byte proofs, in unit order."""
+    def part(self, proof: bytes, public: list[int]) -> bytes:
+        """What the job stores of a proved unit: its 192-byte proof, and the public inputs
+        too where the input alone does not give them back."""
+
+    def assemble(self, job_input: Any, parts: list[bytes]) -> bytes:
+        """The job's result from its units' parts, in unit order."""
 
     def verify(self, job_input: Any, params_dir: Path, result: bytes) -> bool: ...
 
 
-PROOF_TYPES: dict[str, ProofType] = {kind.name: kind for kind in (PorepType(),)}
+PROOF_TYPES: dict[str, ProofType] = {kind.name: kind for kind in (PorepType(), Groth16Type())}
 
 
 def proof_type(name: str) -> ProofType:

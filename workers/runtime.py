@@ -182,7 +182,8 @@ class WorkerRuntime:
                         cancelled: Callable[[], bool] | None = None,
                         queued_at: float | None = None) -> bytes:
         """Prove one partition of a job (its parsed input, of ``proof_type``) through all
-        phases; return its verified 192-byte proof.
+        phases; return what the job stores of it (``ProofType.part``: the verified 192-byte
+        proof, with its public inputs where the type keeps them).
 
         ``queued_at`` (Unix seconds), when the caller knows it, adds the ``queued`` phase:
         from enqueue to this worker picking the partition up.
@@ -192,9 +193,9 @@ class WorkerRuntime:
             self._record(run, "queued", queued_at, time.time(), _Phase(), None)
         with self._phase(run, "synthesize"):
             key = self._key(proof_type, job_input)
-            work = proof_type.work(job_input, partition,
+            work = proof_type.work(job_input, partition, key,
                                    on_device=self.witness_on_device(proof_type))
-            public = proof_type.public_inputs(job_input, partition)
+            public = proof_type.public_inputs(job_input, partition, key, work)
         staged, reservation = self._memory_phase(run, proof_type, key, work)
         try:
             parts = self._compute_phase(run, proof_type, key, work, staged)
@@ -203,11 +204,12 @@ class WorkerRuntime:
                 reservation.release()
         with self._phase(run, "finalize"):
             proof = groth16.finalize(key, parts)
-            encoded = proof.to_bytes()
+            encoded = proof_type.part(proof.to_bytes(), public)
         with self._phase(run, "verify"):
             if not groth16.verify(key.vk, public, proof):
                 raise PartitionFailed("verify", "the proof does not pass the pairing check "
-                                      "(a backend computed a wrong MSM or quotient)",
+                                      "(the witness does not satisfy the circuit, or a "
+                                      "backend computed a wrong MSM or quotient)",
                                       transient=False)
         return encoded
 

@@ -61,10 +61,11 @@ class PorepType:
     def device_witness(self, backend: ProverBackend) -> bool:
         return computes_witness(backend)
 
-    def work(self, job_input: C1, partition: int, *, on_device: bool) -> Work:
+    def work(self, job_input: C1, partition: int, key: ProvingKey, *, on_device: bool) -> Work:
         return partition_work(job_input, partition, on_device=on_device)
 
-    def public_inputs(self, job_input: C1, partition: int) -> list[int]:
+    def public_inputs(self, job_input: C1, partition: int, key: ProvingKey,
+                      work: Work) -> list[int]:
         return public_inputs(job_input, partition)
 
     def stage(self, key: ProvingKey, work: Work, backend: ProverBackend) -> Any:
@@ -73,8 +74,11 @@ class PorepType:
     def witness(self, key: ProvingKey, work: Work, staged: Any, backend: ProverBackend) -> Any:
         return witness_handle(key, work, staged, backend)
 
-    def assemble(self, job_input: C1, proofs: list[bytes]) -> bytes:
-        return b"".join(proofs)
+    def part(self, proof: bytes, public: list[int]) -> bytes:
+        return proof  # the C1 gives the public inputs back
+
+    def assemble(self, job_input: C1, parts: list[bytes]) -> bytes:
+        return b"".join(parts)
 
     def verify(self, job_input: C1, params_dir: Path, result: bytes) -> bool:
         return verify_c1(job_input, load_verifying_key(job_input, params_dir), result, params_dir)
