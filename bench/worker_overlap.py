@@ -115,7 +115,8 @@ def run_once(url: str, c1_path: Path, params: Path, backend: str, workers: int, 
     else:
         env.pop("PROOFQ_VRAM_BUDGET_BYTES", None)
     procs = [subprocess.Popen([sys.executable, "-m", "workers.standalone", "--redis-url", url,
-                               "--gpu", "0", "--c1", str(c1_path), "--queue", queue,
+                               "--gpu", "0", "--type", "porep", "--input", str(c1_path),
+                               "--queue", queue,
                                "--name", f"w{i}", "--warmup", str(i % partitions),
                                "--barrier", str(workers)], cwd=ROOT, env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

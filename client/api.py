@@ -7,6 +7,10 @@
     job = client.submit(c1, priority="high")          # refused at once if the C1 is bad
     proof = client.result(job, timeout=600)           # 192 bytes per partition
 
+    # groth16: a key imported with ``proofq keys add circuit.zkey``, one proof per witness
+    job = client.submit(client.groth16_job(key_id, ["w0.wtns", "w1.wtns"]), proof_type="groth16")
+    result = json.loads(client.result(job, timeout=600))  # {"key", "proofs": [{"proof", "public"}]}
+
 The module-level ``submit`` / ``status`` / ``wait`` / ``result`` / ``cancel`` do the same on
 the cluster named by ``PROOFQ_REDIS_URL``.  Without a cluster, ``client.local_cluster``
 starts a private one.
@@ -16,8 +20,9 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import redis
 
@@ -25,6 +30,9 @@ from config.settings import Settings, get_settings
 from tasks.application import create_app
 from tasks.jobs import JobState, JobStore
 from tasks.submission import SubmitError, accept, enqueue
+
+if TYPE_CHECKING:
+    from snark.snarkjs.job import Groth16Job
 
 __all__ = ["Client", "JobError", "JobNotFound", "SubmitError", "submit", "status", "wait",
            "result", "cancel"]
@@ -49,6 +57,7 @@ class Client:
 
     def __init__(self, redis_url: str, settings: Settings | None = None) -> None:
         settings = (settings or get_settings()).model_copy(update={"redis_url": redis_url})
+        self.settings = settings
         self.redis_url = redis_url
         self.store = JobStore(redis.Redis.from_url(redis_url), ttl_s=settings.job_ttl_s,
                               results_maxlen=settings.results_maxlen)
@@ -59,7 +68,8 @@ class Client:
                proof_type: str = "porep") -> str:
         """Enqueue a job and return its id.
 
-        ``c1`` may be JSON text, bytes, a dict or a ``C1``.  Submitting again under the same
+        ``c1`` is the job's input: for porep JSON text, bytes, a dict or a ``C1``; for
+        groth16 the same forms of its JSON, or a ``Groth16Job`` (``groth16_job``).  Submitting again under the same
         ``job_id`` with the same content returns the same job; different content is refused
         (``SubmitError``), as is any invalid input, before anything is enqueued.
         """
@@ -67,6 +77,15 @@ class Client:
                           job_id=job_id)
         enqueue(self.app, self.store, accepted)
         return accepted.job_id
+
+    def groth16_job(self, key: str, witnesses: Iterable[str | Path | bytes]) -> "Groth16Job":
+        """The input of a ``groth16`` job proving each witness (``.wtns`` paths or bytes) with
+        the imported key ``key``: files up to ``max_inline_witness_bytes`` travel inline,
+        larger ones by their path under ``witness_dir`` (``snark.snarkjs.job``)."""
+        from snark.snarkjs.job import job_from_files
+
+        return job_from_files(key, witnesses, max_inline=self.settings.max_inline_witness_bytes,
+                              witness_dir=self.settings.witness_dir)
 
     def status(self, job_id: str) -> JobState:
         state = self.store.state(job_id)
@@ -98,7 +117,8 @@ class Client:
 
     def result(self, job_id: str, timeout: float | None = 0, *,
                check: Callable[[], None] | None = None) -> bytes:
-        """The job's proof, waiting up to ``timeout`` s (None: for ever).
+        """The job's result, waiting up to ``timeout`` s (None: for ever): porep's proofs
+        concatenated, groth16's snarkjs JSON text (``snark.snarkjs.proof_type``).
 
         ``JobError`` if the job failed or was cancelled, ``TimeoutError`` if it is still running.
         """

@@ -3,8 +3,10 @@
 A producer needs nothing but Redis::
 
     XADD proofq:intake * job <id> type porep priority normal c1 <C1 JSON>
+    XADD proofq:intake * type groth16 input <groth16 job JSON>
 
-(``job``, ``type`` and ``priority`` are optional.)  Intake processes read the stream through
+(``job``, ``type`` and ``priority`` are optional; ``input`` is the job's input for any type,
+``c1`` its name for porep.)  Intake processes read the stream through
 one consumer group, each request is submitted exactly as ``Client.submit`` would, and the
 outcome appears where every job's does: ``proofq:job:<id>`` / ``…:result`` and the
 ``proofq:results`` stream, where a refused request is published with status ``rejected``
@@ -144,7 +146,7 @@ class Intake:
         requested = fields.get("job")
         job_id = requested or f"intake-{entry_id}"
         try:
-            self.client.submit(fields.get("c1", ""), job_id=job_id,
+            self.client.submit(fields.get("input", fields.get("c1", "")), job_id=job_id,
                                proof_type=fields.get("type", "porep"),
                                priority=fields.get("priority", "normal"))
         except SubmitError as exc:
@@ -159,11 +161,12 @@ class Intake:
 
 
 def _text_fields(raw: dict[bytes, bytes]) -> dict[str, str | bytes]:
-    """Field names and the short fields as text; ``c1`` stays bytes for the C1 parser.
+    """Field names and the short fields as text; the input stays bytes for its parser.
 
     Bytes that are not UTF-8 become U+FFFD, which the job id and name checks then refuse
     with one line: a request is always answered, never left pending to crash every intake
     process that reclaims it.
     """
     fields = {k.decode(errors="replace"): v for k, v in raw.items()}
-    return {k: v if k == "c1" else v.decode(errors="replace") for k, v in fields.items()}
+    return {k: v if k in ("input", "c1") else v.decode(errors="replace")
+            for k, v in fields.items()}

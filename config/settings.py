@@ -44,7 +44,14 @@ class Settings(BaseSettings):
 
     # Proving.
     backend: Literal["auto", "cpu", "gpu"] = "auto"
-    max_c1_bytes: int = Field(64 * 1024 * 1024, gt=0, description="largest accepted C1 JSON")
+    max_c1_bytes: int = Field(64 * 1024 * 1024, gt=0,
+                              description="largest accepted job input JSON (a C1, a groth16 job)")
+    max_inline_witness_bytes: int = Field(4 * 1024 * 1024, gt=0,
+                                          description="largest .wtns a groth16 job carries in "
+                                                      "Redis; larger ones travel as a path "
+                                                      "under witness_dir")
+    witness_dir: Path | None = Field(None, description="shared storage every worker mounts; "
+                                                       "groth16 witness paths are relative to it")
 
     # Celery pipeline.
     visibility_timeout_s: int = Field(4 * 3600, gt=0,
@@ -70,8 +77,9 @@ class Settings(BaseSettings):
                                           description="None = read once at worker start")
     vram_headroom_bytes: int = Field(2 * 1024**3, ge=0)
     prestage: bool = Field(True, description="upload inputs in the memory phase when they fit")
-    witness_on_device: bool = Field(True, description="a backend that can compute the porep "
-                                                      "witness does (GPU); off = CPU witness")
+    witness_on_device: bool = Field(True, description="a backend that can compute a proof "
+                                                      "type's witness does (porep on the GPU); "
+                                                      "off = CPU witness")
     metrics_port: int | None = Field(None, ge=1, le=65535,
                                      description="Prometheus /metrics port (first free at or "
                                                  "above it, one per worker process); None = off")

@@ -21,14 +21,14 @@ def available() -> tuple[bool, str]:
 
 
 def get_backend(device_id: int | None = None):
-    """A ``GpuBackend`` on ``device_id`` (an index into the visible devices; ``None``: the first)."""
+    """A ``GpuProver`` on ``device_id`` (an index into the visible devices; ``None``: the first)."""
     index = device.resolve(device_id)
     from cupy.cuda.compiler import CompileException
 
-    from gpu.backend import GpuBackend
+    from gpu.prover import GpuProver
 
     try:
-        return GpuBackend(index)
+        return GpuProver(index)
     except (ImportError, OSError, RuntimeError, CompileException) as exc:
         # NVRTC missing or refusing a kernel, driver errors: one line, not a traceback
         raise BackendUnavailable(f"GPU backend failed to start on device {index} "

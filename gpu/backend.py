@@ -3,12 +3,16 @@
 Everything a proof touches stays on the device between calls; handles are CuPy arrays:
 the witness ``(num_variables, 4)`` in standard form (the MSMs read it as is, and
 ``witness[num_inputs:]`` is the aux part), A·w, B·w, C·w as Montgomery vectors of the
-domain size, and H ``(n − 1, 4)`` in standard form. Per circuit, ``prepare`` makes
+domain size, and H in standard form: ``(n − 1, 4)`` for the coset H form, ``(n, 4)`` for the
+odd one (``snark.keys``). Per circuit, ``prepare`` makes
 resident the R1CS (its data as d·R², see ``spmv.cu``), the MSM bases and the NTT tables.
 
 All work runs on one non-blocking stream of the backend. The proving path synchronises
 only that stream (the MSMs return host points); it never synchronises the device, queries
 device memory or trims the memory pool. Allocation failures become ``DeviceMemoryError``.
+
+This is the Groth16 core and knows no proof type; a type's device steps (porep's witness)
+extend it in their own module, and ``gpu.prover`` puts them together.
 """
 
 from __future__ import annotations
@@ -20,11 +24,10 @@ import numpy as np
 
 from gpu import module
 from gpu.ntt import Ntt, log_size
-from gpu.witness import DeviceWitness, StagedWitness
 from snark.backend import DeviceMemoryError, G1Basis, G2Basis
-from snark.fields import FR_MODULUS, FR_MULTIPLICATIVE_GENERATOR, fr_to_limbs, is_canonical, to_montgomery
-from snark.keys import POINT_BASES, ProvingKey
-from snark.porep.witness import WitnessInputs
+from snark.fields import (FR_MODULUS, FR_MULTIPLICATIVE_GENERATOR, fr_to_limbs, is_canonical,
+                          to_montgomery)
+from snark.keys import H_FORM_ODD, POINT_BASES, ProvingKey
 from snark.r1cs import SparseMatrix
 
 THREADS = 256
@@ -46,7 +49,8 @@ class _Resident:
     log_n: int
     matrices: tuple[_Matrix, _Matrix, _Matrix]
     bases: dict[str, object]  # gpu.msm.MsmBases by basis name
-    z_inv: object             # (1, 4) Montgomery 1 / (g^n − 1)
+    h_factor: object          # (1, 4) the quotient's pointwise factor: coset form, Montgomery
+                              # 1 / (g^n − 1); odd form, the raw 1 (leaves Montgomery form)
 
 
 def _blocks(n: int) -> tuple[int]:
@@ -67,7 +71,7 @@ class GpuBackend:
             self._spmv = module.function("spmv.cu", "spmv_csr", device_id)
             self._mul_raw = module.function("fr_ops.cu", "fr_mul_raw", device_id)
             self._pointwise = module.function("fr_ops.cu", "fr_quotient_on_coset", device_id)
-            self._witness = DeviceWitness(device_id)
+            self._mul_pointwise = module.function("fr_ops.cu", "fr_mul_pointwise", device_id)
         self._resident: dict[str, _Resident] = {}
 
     @contextlib.contextmanager
@@ -99,10 +103,14 @@ class GpuBackend:
             matrices = tuple(self._upload_matrix(m) for m in (r1cs.a, r1cs.b, r1cs.c))
             bases = {name: MsmBases(getattr(key, name)) for name in POINT_BASES}
             self.ntt.prepare(log_n)
-            g_n = pow(FR_MULTIPLICATIVE_GENERATOR, n, FR_MODULUS)
-            z_inv = cupy.asarray(to_montgomery([pow(g_n - 1, -1, FR_MODULUS)], FR_MODULUS, 4))
+            if key.h_form == H_FORM_ODD:
+                h_factor = cupy.asarray(fr_to_limbs([1]))
+            else:
+                g_n = pow(FR_MULTIPLICATIVE_GENERATOR, n, FR_MODULUS)
+                z_inv = pow(g_n - 1, -1, FR_MODULUS)
+                h_factor = cupy.asarray(to_montgomery([z_inv], FR_MODULUS, 4))
             self.stream.synchronize()
-        self._resident[key.circuit_id] = _Resident(log_n, matrices, bases, z_inv)
+        self._resident[key.circuit_id] = _Resident(log_n, matrices, bases, h_factor)
 
     def _upload_matrix(self, m: SparseMatrix) -> _Matrix:
         cupy = self._cupy
@@ -129,21 +137,6 @@ class GpuBackend:
         with self._on_device() as cupy:
             return cupy.asarray(witness)
 
-    def load_porep_inputs(self, key: ProvingKey, inputs: WitnessInputs) -> StagedWitness:
-        """Memory phase: the witness buffer and a partition's compact inputs (``gpu.witness``)."""
-        r1cs = key.r1cs
-        with self._on_device():
-            return self._witness.stage(inputs, r1cs.num_inputs, r1cs.num_variables)
-
-    def porep_witness(self, key: ProvingKey, staged: StagedWitness):
-        """Compute phase: the witness handle, written by the kernel and checked."""
-        if staged.witness.shape != (key.r1cs.num_variables, 4):
-            raise ValueError(f"staged witness: shape {staged.witness.shape} does not fit this key")
-        with self._on_device():
-            witness = self._witness.run(staged, self.stream)
-        self.release(staged.inputs())
-        return witness
-
     def evaluate_abc(self, key: ProvingKey, witness):
         resident = self._of(key)
         n = 1 << resident.log_n
@@ -159,19 +152,28 @@ class GpuBackend:
             return tuple(out)
 
     def quotient(self, key: ProvingKey, abc):
-        """intt (DIF, 1/n and the coset shift fused) → coset ntt (DIT) on a, b, c; then
-        (a·b − c)/Z; then the coset intt gathering from natural order, its last pass
-        scaling by g^-i/n and leaving Montgomery form (standard-form h for the MSM)."""
+        """Coset form: intt (DIF, 1/n and the coset shift fused) → coset ntt (DIT) on a, b,
+        c; then (a·b − c)/Z; then the coset intt gathering from natural order, its last pass
+        scaling by g^-i/n and leaving Montgomery form (standard-form h for the MSM).
+        Odd form: c = a∘b; the same transforms with the shift by ψ onto the odd points of
+        the 2n-domain; then a·b − c leaving Montgomery form: that is h (no division by Z)."""
         resident = self._of(key)
         a, b, c = abc
         n = 1 << resident.log_n
         if log_size(a, "abc") != resident.log_n:
             raise ValueError(f"abc: length {a.shape[0]} is not the domain size {n}")
+        odd = key.h_form == H_FORM_ODD
         with self._on_device() as cupy:
+            if odd:
+                self._mul_pointwise(_blocks(n), (THREADS,), (c, a, b, np.uint32(n)))
             for v in (a, b, c):
-                self.ntt.dif(v, inverse=True, post="shift_n_inv")
+                self.ntt.dif(v, inverse=True, post="odd_n_inv" if odd else "shift_n_inv")
                 self.ntt.dit(v, v)
-            self._pointwise(_blocks(n), (THREADS,), (a, b, c, resident.z_inv, np.uint32(n)))
+            if odd:  # h gets its own buffer: the prover releases a, b, c before the MSMs
+                h = a.copy()
+                self._pointwise(_blocks(n), (THREADS,), (h, b, c, resident.h_factor, np.uint32(n)))
+                return h
+            self._pointwise(_blocks(n), (THREADS,), (a, b, c, resident.h_factor, np.uint32(n)))
             h = cupy.empty_like(a)
             self.ntt.dit(a, h, inverse=True, gather=True, post="unshift_n_inv_std")
             return h[: n - 1]

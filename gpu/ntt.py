@@ -104,6 +104,8 @@ def scales(n: int) -> dict[str, Scale]:
         "unshift_n_inv": Scale(g_inv, n_inv),           # after coset_intt
         "shift_n_inv": Scale(g, n_inv),                 # quotient: intt then coset shift
         "unshift_n_inv_std": Scale(g_inv, n_inv, raw=True),  # quotient's last step
+        # odd H form: intt then the shift by ψ (ψ² = ω) onto the odd points of the 2n-domain
+        "odd_n_inv": Scale(root_of_unity(n.bit_length()), n_inv),
     }
 
 

@@ -10,6 +10,9 @@ the worker runtime runs them inside its lock phases:
     compute phase  evaluate_abc → quotient → msm_g1 × 4, msm_g2
     finalize       randomisation and serialisation (snark.groth16, no backend)
 
+A proof type may define an optional capability of its own (a protocol in its package, e.g.
+computing its witness on the device) that a backend implements beside these calls.
+
 Inputs and outputs at this seam follow ``snark.fields``: standard-form Fr limbs in, arkworks
 points out. Both backends must yield byte-identical proofs for the same witness and r, s.
 """
@@ -23,7 +26,6 @@ import numpy as np
 if TYPE_CHECKING:
     from snark.curve import G1Point, G2Point
     from snark.keys import ProvingKey
-    from snark.porep.witness import WitnessInputs
 
 #: Bases of the proving key, by the MSM that uses them.
 G1Basis = Literal["a_g1", "b_g1", "l_g1", "h_g1"]
@@ -52,7 +54,9 @@ class ProverBackend(Protocol):
         """A·w, B·w, C·w evaluated on the domain (zero-padded to ``domain_size``)."""
 
     def quotient(self, key: "ProvingKey", abc: Any) -> Any:
-        """Coefficients h_0 … h_{n-2} of H = (A·B − C)/Z, via the coset of DESIGN.md §4."""
+        """The scalars of the H MSM, by ``key.h_form`` (``snark.keys``): ``coset``, the
+        coefficients h_0 … h_{n-2} of H = (A·B − C)/Z via the coset of DESIGN.md §4;
+        ``odd``, A·B − C on the n odd points of the 2n-domain with C = A∘B (abc's C unused)."""
 
     def msm_g1(self, key: "ProvingKey", basis: G1Basis, scalars: Any) -> "G1Point":
         """Σ scalars[i] · basis[i] over G1 (``len(scalars) == len(basis)``)."""
@@ -62,18 +66,3 @@ class ProverBackend(Protocol):
 
     def release(self, *handles: Any) -> None:
         """Free what the handles hold (device memory); a no-op on the CPU."""
-
-
-@runtime_checkable
-class PorepWitnessBackend(Protocol):
-    """Optional: a backend that computes a porep partition's witness itself from its
-    compact inputs, so the worker neither builds nor uploads the full witness.
-
-    memory phase   load_porep_inputs   (allocate the witness, upload the inputs)
-    compute phase  porep_witness       (write and check it; ``C1Error`` names a bad
-                                        challenge) → the handle ``evaluate_abc`` takes
-    """
-
-    def load_porep_inputs(self, key: "ProvingKey", inputs: "WitnessInputs") -> Any: ...
-
-    def porep_witness(self, key: "ProvingKey", staged: Any) -> Any: ...

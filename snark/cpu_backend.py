@@ -15,7 +15,7 @@ from snark.curve import G1Point, G2Point, scalars_from_ints
 from snark.domain import Domain
 from snark.r1cs import sparse_matvec
 from snark.fields import FR_MODULUS, limbs_to_object
-from snark.keys import POINT_BASES, ProvingKey
+from snark.keys import H_FORM_ODD, POINT_BASES, ProvingKey
 
 
 
@@ -61,6 +61,10 @@ class CpuBackend:
 
     def quotient(self, key: ProvingKey, abc: tuple[np.ndarray, ...]) -> np.ndarray:
         domain = self._resident(key).domain
+        if key.h_form == H_FORM_ODD:
+            a, b, _ = abc
+            a, b, c = (domain.odd_ntt(domain.intt(v)) for v in (a, b, a * b % FR_MODULUS))
+            return (a * b - c) % FR_MODULUS
         a, b, c = (domain.coset_ntt(domain.intt(v)) for v in abc)
         h = (a * b - c) % FR_MODULUS * domain.vanishing_on_coset_inverse() % FR_MODULUS
         return domain.coset_intt(h)[: domain.n - 1]

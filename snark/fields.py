@@ -93,6 +93,57 @@ def to_montgomery(values: Sequence[int], modulus: int, n_limbs: int) -> np.ndarr
     return ints_to_limbs(((v << shift) % modulus for v in values), n_limbs)
 
 
+def montgomery_reduce(limbs: np.ndarray, modulus: int, *, chunk: int = 1 << 16) -> np.ndarray:
+    """``v · 2^(-64·L) mod modulus`` for every row of ``(..., L)`` limbs: Montgomery form
+    (R = 2^(64·L)) to standard form, vectorised over the rows (files that store millions of
+    Montgomery coordinates are decoded with this, not with a Python int per value).
+
+    Word-by-word REDC on 32-bit digits, so every product and carry fits a uint64 lane; rows
+    are processed ``chunk`` at a time to stay in cache. Any input below 2^(64·L) gives a
+    canonical result; callers that must refuse non-canonical input check it first.
+    """
+    shape = limbs.shape
+    flat = np.ascontiguousarray(limbs, dtype="<u8").reshape(-1, shape[-1])
+    out = np.empty_like(flat)
+    for start in range(0, flat.shape[0], chunk):
+        out[start:start + chunk] = _redc32(flat[start:start + chunk], modulus)
+    return out.reshape(shape).astype(np.uint64, copy=False)
+
+
+def _redc32(rows: np.ndarray, modulus: int) -> np.ndarray:
+    k = 2 * rows.shape[1]
+    mask = np.uint64(0xFFFFFFFF)
+    shift = np.uint64(32)
+    n_digits = [np.uint64((modulus >> (32 * j)) & 0xFFFFFFFF) for j in range(k)]
+    n_prime = np.uint64(-pow(modulus, -1, 1 << 32) % (1 << 32))
+    # t[i] holds digit i (< 2^32); t[i + k] is still zero when row i reaches it.
+    t = np.zeros((2 * k, rows.shape[0]), dtype=np.uint64)
+    t[:k] = np.ascontiguousarray(rows).view("<u4").T
+    carry, product = np.empty_like(t[0]), np.empty_like(t[0])
+    for i in range(k):
+        m = (t[i] * n_prime) & mask
+        carry[:] = 0
+        for j in range(k):  # t[i+j] + m·n_j + carry < 2^64
+            np.multiply(m, n_digits[j], out=product)
+            product += t[i + j]
+            product += carry
+            np.bitwise_and(product, mask, out=t[i + j])
+            np.right_shift(product, shift, out=carry)
+        t[i + k] = carry
+    result = t[k:]
+    # Conditional subtraction of the modulus (the result is below 2·modulus).
+    diff = np.empty_like(result)
+    borrow = np.zeros_like(carry)
+    for j in range(k):
+        np.subtract(result[j], n_digits[j], out=product)
+        product -= borrow
+        np.bitwise_and(product, mask, out=diff[j])
+        borrow = (product >> np.uint64(63)).astype(np.uint64)  # wrapped below zero
+    keep = borrow.astype(bool)  # result < modulus
+    result = np.where(keep, result, diff)
+    return np.ascontiguousarray(result.T.astype("<u4")).view("<u8")
+
+
 def from_montgomery(limbs: np.ndarray, modulus: int) -> list[int]:
     """Montgomery-form limbs → standard-form ints; for backend tests."""
     r_inv = pow(1 << (64 * limbs.shape[-1]), -1, modulus)

@@ -24,7 +24,7 @@ from snark.curve import (GT, G1Point, G2Point, PointArray, Scalar, scalars_from_
                          scalars_from_limbs)
 from snark.domain import Domain, batch_inverse, powers
 from snark.fields import FR_MODULUS, fr_to_limbs
-from snark.keys import ProvingKey, VerifyingKey
+from snark.keys import H_FORM_COSET, H_FORM_ODD, ProvingKey, VerifyingKey
 from snark.proof import Proof
 from snark.r1cs import R1CS, sparse_transposed_matvec
 
@@ -69,19 +69,30 @@ def lagrange_at(domain: Domain, tau: int) -> np.ndarray:
     return scale * omegas % FR_MODULUS * batch_inverse((tau - omegas) % FR_MODULUS) % FR_MODULUS
 
 
-def setup(r1cs: R1CS, *, fixed_base: FixedBaseMul | None = None) -> ProvingKey:
+def h_basis_scalars(domain: Domain, tau: int, delta_inv: int, h_form: str) -> np.ndarray:
+    """The H basis's discrete logs for ``h_form`` (``snark.keys``). coset: τ^i·Z(τ)/δ for
+    the coefficients of H. odd: A·B − C has degree < 2n and vanishes on the domain, so
+    (A·B − C)(τ) = Σ_i h_i·L'_{2i+1}(τ) over the odd points of the 2n-domain (L' its
+    Lagrange basis): the basis is L'_{2i+1}(τ)/δ, as in snarkjs keys."""
+    if h_form == H_FORM_ODD:
+        return lagrange_at(Domain(2 * domain.n), tau)[1::2] * delta_inv % FR_MODULUS
+    z_over_delta = (pow(tau, domain.n, FR_MODULUS) - 1) * delta_inv % FR_MODULUS
+    return powers(tau, domain.n - 1) * z_over_delta % FR_MODULUS
+
+
+def setup(r1cs: R1CS, *, fixed_base: FixedBaseMul | None = None,
+          h_form: str = H_FORM_COSET) -> ProvingKey:
     """Generate a proving key for ``r1cs`` (development ceremony; see module docstring)."""
     fixed_base = fixed_base or CpuFixedBase()
     domain = Domain(r1cs.domain_size)
     tau, alpha, beta, gamma, delta = (_random_nonzero() for _ in range(5))
-    while pow(tau, domain.n, FR_MODULUS) == 1:  # τ in the domain would divide by zero
+    while pow(tau, 2 * domain.n, FR_MODULUS) == 1:  # τ in the 2n-domain: a division by 0
         tau = _random_nonzero()
     lagrange = lagrange_at(domain, tau)[: r1cs.num_constraints]
     a, b, c = (sparse_transposed_matvec(m, lagrange, r1cs.num_variables)
                for m in (r1cs.a, r1cs.b, r1cs.c))
     combined = (beta * a + alpha * b + c) % FR_MODULUS
     gamma_inv, delta_inv = pow(gamma, -1, FR_MODULUS), pow(delta, -1, FR_MODULUS)
-    z_over_delta = (pow(tau, domain.n, FR_MODULUS) - 1) * delta_inv % FR_MODULUS
     ni = r1cs.num_inputs
 
     ic = fixed_base.mul_g1(fr_to_limbs(combined[:ni] * gamma_inv % FR_MODULUS)).to_points()
@@ -95,7 +106,8 @@ def setup(r1cs: R1CS, *, fixed_base: FixedBaseMul | None = None) -> ProvingKey:
         a_g1=fixed_base.mul_g1(a_limbs), b_g1=fixed_base.mul_g1(b_limbs),
         b_g2=fixed_base.mul_g2(b_limbs),
         l_g1=fixed_base.mul_g1(fr_to_limbs(combined[ni:] * delta_inv % FR_MODULUS)),
-        h_g1=fixed_base.mul_g1(fr_to_limbs(powers(tau, domain.n - 1) * z_over_delta % FR_MODULUS)),
+        h_g1=fixed_base.mul_g1(fr_to_limbs(h_basis_scalars(domain, tau, delta_inv, h_form))),
+        h_form=h_form,
     )
 
 

@@ -33,10 +33,17 @@ from snark.r1cs import R1CS, SparseMatrix
 
 PK_FORMAT = "proofq-groth16-pk/1"
 VK_FORMAT = "proofq-vk/1"
-#: How H is formed; the seam for snarkjs keys ("odd points of the 2n-domain") is this field.
+#: How H is formed, stored in the manifest; backends pick their quotient by it.
+#: coset: h = coefficients of (A·B − C)/Z via the coset g·⟨ω⟩, n − 1 of them, the H basis
+#:        is τ^i·Z(τ)/δ (this project's setup).
+#: odd:   h = A·B − C evaluated on the odd points ψ^(2i+1) of the 2n-domain (ψ² = ω), n of
+#:        them, C = A∘B on the domain, no division by Z: the H basis (snarkjs keys) is the
+#:        odd Lagrange basis already divided by Z and δ.
 H_FORM_COSET = "coset"
 #: The proving key's point vectors, in the order they are stored and staged.
 POINT_BASES = ("a_g1", "b_g1", "b_g2", "l_g1", "h_g1")
+H_FORM_ODD = "odd"
+H_FORMS = (H_FORM_COSET, H_FORM_ODD)
 
 
 class KeyFileError(ValueError):
@@ -131,7 +138,7 @@ class ProvingKey:
     b_g1: PointArray       # num_variables
     b_g2: PointArray       # num_variables
     l_g1: PointArray       # num_aux
-    h_g1: PointArray       # domain_size − 1
+    h_g1: PointArray       # domain_size − 1 (coset) or domain_size (odd)
     h_form: str = H_FORM_COSET
     cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
@@ -209,6 +216,9 @@ class ProvingKey:
         if vk.circuit_id != manifest["circuit_id"] or directory.name != manifest["circuit_id"]:
             raise KeyFileError(f"{directory}: circuit id in manifest, vk.json and directory differ")
         source = str(directory / "manifest.json")
+        if manifest.get("h_form") not in H_FORMS:
+            raise KeyFileError(f"{source}: h_form {manifest.get('h_form')!r} is not one "
+                               f"of {', '.join(H_FORMS)}")
         return cls(r1cs, vk, _point(manifest, "beta_g1", 1, source),
                    _point(manifest, "delta_g1", 1, source), h_form=manifest["h_form"], **points)
 

@@ -7,11 +7,14 @@ Keys of job ``<id>``:
                               seconds), error (``partition P: phase: reason``),
                               fan_out_task (the submit task that owns the fan-out),
                               fanned_out (set once the partition tasks are sent)
-- ``proofq:job:<id>:parts``   hash: partition → 192-byte proof, hex
+- ``proofq:job:<id>:parts``   hash: partition → its part, hex (``ProofType.part``: the
+                              192-byte proof, for groth16 followed by its public signals)
 - ``proofq:job:<id>:attempts`` hash: partition → times a worker started proving it
 - ``proofq:job:<id>:c1``      the validated input JSON, dropped when the job ends
-- ``proofq:job:<id>:result``  the assembled proof (partitions concatenated in order)
+- ``proofq:job:<id>:result``  the assembled result (``ProofType.assemble``: porep's proofs
+                              concatenated in order, groth16's snarkjs JSON)
 - ``proofq:results``          stream: one entry per ended job {job, status, proof|error}
+                              (proof: the result, hex)
                               (and the intake's refusals, status ``rejected``)
 
 Status runs ``queued → proving → assembling → done``; ``failed`` and ``cancelled`` end a

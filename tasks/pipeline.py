@@ -29,10 +29,10 @@ from celery import Task
 from kombu.exceptions import OperationalError
 
 from config.settings import Settings, get_settings
+from snark.proof_types import ProofType, proof_type
 from tasks import recovery
 from tasks.application import GPU_QUEUE, PRIORITIES, app, redis_url
 from tasks.jobs import JobStore
-from tasks.proof_types import ProofType, proof_type
 from tasks.worker import runtime
 from workers.heartbeat import Heartbeat, Lease
 from workers.retry import RetryPolicy, caused_by_redis, wait_for_redis
@@ -90,8 +90,9 @@ class JobEnded(LookupError):
     """The job ended (cancelled or failed) after this task was sent: its input is gone."""
 
 
-def job_input(store: JobStore, job_id: str) -> Any:
-    """The parsed input of a job; a process proving several partitions parses it once.
+def job(store: JobStore, job_id: str) -> tuple[ProofType, Any]:
+    """The proof type and parsed input of a job; a process proving several partitions
+    parses it once.
 
     Cached by content digest too: a job id may be used again once the old job's keys
     have expired, and must then not find the old input.
@@ -99,7 +100,8 @@ def job_input(store: JobStore, job_id: str) -> Any:
     digest, kind = store.redis.hmget(JobStore.key(job_id), "digest", "proof_type")
     if digest is None or kind is None:
         raise JobEnded(f"job {job_id}: no such job (it has ended and expired)")
-    return _parsed_input(store, job_id, digest.decode(), kind.decode())
+    kind = kind.decode()
+    return proof_type(kind), _parsed_input(store, job_id, digest.decode(), kind)
 
 
 @functools.lru_cache(maxsize=4)
@@ -123,7 +125,7 @@ def _submit(task: PipelineTask, job_id: str) -> dict:
             or not store.claim_fan_out(job_id, task.request.id or "")):
         return {"job": job_id, "outcome": "skipped"}
     try:
-        _ensure_key(store, task.settings, proof_type(state.proof_type), job_input(store, job_id))
+        _ensure_key(store, task.settings, *job(store, job_id))
     except Exception as exc:
         if caused_by_redis(exc):
             raise
@@ -203,7 +205,7 @@ def _prove_partition(task: PipelineTask, policy: RetryPolicy, job_id: str, parti
     if outcome != "run":
         return {"job": job_id, "partition": partition, "outcome": outcome}
     try:
-        c1 = job_input(store, job_id)
+        kind, parsed = job(store, job_id)
     except JobEnded:  # cancelled between begin_partition and here: nothing to prove
         return {"job": job_id, "partition": partition, "outcome": "abandoned"}
 
@@ -215,7 +217,7 @@ def _prove_partition(task: PipelineTask, policy: RetryPolicy, job_id: str, parti
 
     try:
         proof = runtime().prove_partition(job_id=job_id, partition=partition,
-                                          c1=c1, progress=progress,
+                                          proof_type=kind, job_input=parsed, progress=progress,
                                           cancelled=lambda: not store.is_active(job_id),
                                           queued_at=queued_at)
     except PartitionCancelled:
@@ -240,14 +242,15 @@ def _prove_partition(task: PipelineTask, policy: RetryPolicy, job_id: str, parti
 
 
 def assemble(store: JobStore, job_id: str) -> str:
-    """Concatenate the partition proofs in order, verify the whole, publish it once."""
+    """Assemble the partition proofs in order (porep: concatenated), verify the whole,
+    publish it once."""
     state = store.state(job_id)
     if state is None or state.status != "assembling":
         return "missing" if state is None else state.status
     try:
-        proof = b"".join(store.parts(job_id, state.partitions))
-        valid = proof_type(state.proof_type).verify(job_input(store, job_id),
-                                                    get_settings().params_dir, proof)
+        kind, parsed = job(store, job_id)
+        proof = kind.assemble(parsed, store.parts(job_id, state.partitions))
+        valid = kind.verify(parsed, get_settings().params_dir, proof)
     except JobEnded:  # cancelled while assembling
         return store.status(job_id) or "missing"
     except Exception as exc:

@@ -16,7 +16,7 @@ from celery import Celery
 
 from tasks.application import PRIORITIES, priority_level
 from tasks.jobs import JobStore, check_job_id, content_digest
-from tasks.proof_types import proof_type as proof_type_named
+from snark.proof_types import proof_type as proof_type_named
 
 
 class SubmitError(ValueError):

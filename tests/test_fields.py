@@ -4,6 +4,7 @@ from __future__ import annotations
 
 
 import numpy as np
+import pytest
 
 from snark.fields import (
     FQ_MODULUS,
@@ -12,7 +13,9 @@ from snark.fields import (
     fr_to_limbs,
     from_montgomery,
     is_canonical,
+    ints_to_limbs,
     limbs_to_ints,
+    montgomery_reduce,
     random_fr,
     to_montgomery,
 )
@@ -46,3 +49,18 @@ def test_montgomery_round_trip(rng):
     mont = to_montgomery(values, FQ_MODULUS, 6)
     assert limbs_to_ints(mont) != values
     assert from_montgomery(mont, FQ_MODULUS) == values
+
+
+@pytest.mark.parametrize("modulus,n_limbs", [(FQ_MODULUS, 6), (FR_MODULUS, 4)])
+def test_vectorised_montgomery_reduce_matches_ints(modulus, n_limbs, rng):
+    values = [rng.randrange(modulus) for _ in range(300)] + [0, 1, modulus - 1]
+    got = montgomery_reduce(to_montgomery(values, modulus, n_limbs), modulus, chunk=64)
+    assert limbs_to_ints(got) == values
+    # Any input below 2^(64·L), canonical or not, reduces to v·R^-1 mod p (shape kept).
+    raw = [rng.randrange(1 << (64 * n_limbs)) for _ in range(200)] + [(1 << (64 * n_limbs)) - 1]
+    limbs = ints_to_limbs(raw, n_limbs)
+    r_inv = pow(1 << (64 * n_limbs), -1, modulus)
+    got = montgomery_reduce(limbs[:200].reshape(10, 20, n_limbs), modulus)
+    assert got.shape == (10, 20, n_limbs) and got.dtype == np.uint64
+    assert limbs_to_ints(got) == [v * r_inv % modulus for v in raw[:200]]
+    assert limbs_to_ints(montgomery_reduce(limbs[200:], modulus)) == [raw[200] * r_inv % modulus]

@@ -1,5 +1,6 @@
 """The GPU backend against the CPU backend: A·w, B·w, C·w, the quotient and whole Groth16
-proofs (byte-identical for the same witness and r, s, and verifying). Needs a GPU."""
+proofs (byte-identical for the same witness and r, s, and verifying), for both H forms.
+Needs a GPU."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from snark.cpu_backend import CpuBackend
 from snark.backend import DeviceMemoryError
 from snark.fields import FR_MODULUS as R
 from snark.fields import fr_to_limbs, from_montgomery, limbs_to_ints
+from snark.keys import H_FORM_COSET, H_FORM_ODD
 from tests.circuits import random_circuit
 
 GPU_OK, GPU_WHY = gpu.available()
@@ -30,9 +32,10 @@ def circuit(request, module_rng):
     return random_circuit(num_inputs=3, num_constraints=request.param, rng=module_rng)
 
 
-@pytest.fixture(scope="module")
-def key(circuit):
-    return groth16.setup(circuit.compile())
+@pytest.fixture(scope="module", params=[H_FORM_COSET, H_FORM_ODD])
+def key(circuit, request):
+    """Both H forms: this project's coset form and snarkjs's odd points of the 2n-domain."""
+    return groth16.setup(circuit.compile(), h_form=request.param)
 
 
 def _host(backend, x) -> np.ndarray:
@@ -56,7 +59,7 @@ def test_quotient_matches_cpu(backend, key, circuit):
     want = cpu.quotient(key, cpu.evaluate_abc(key, cpu.load_witness(key, w)))
     abc = backend.evaluate_abc(key, backend.load_witness(key, w))
     h = backend.quotient(key, abc)
-    assert h.shape == (key.domain_size - 1, 4)
+    assert h.shape == (len(key.h_g1), 4)
     assert limbs_to_ints(_host(backend, h)) == list(want)
 
 

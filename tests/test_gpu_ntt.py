@@ -60,6 +60,26 @@ def test_scales_match_domain_constants():
     assert s["n_inv"].factor == s["unshift_n_inv"].factor == d.n_inv
 
 
+def test_odd_scale_moves_an_intt_onto_the_odd_points(rng):
+    """The odd H form's fused step on the host: the unscaled inverse transform, then the
+    ``odd_n_inv`` table (rebuilt from its split halves) by natural index, then the forward
+    transform, is ``Domain.odd_ntt(Domain.intt(x))``: evaluations at ψ^(2i+1)."""
+    d = Domain(1 << 6)
+    x = np.array([rng.randrange(R) for _ in range(d.n)], dtype=object)
+    lo, hi = scales(d.n)["odd_n_inv"].tables(d.n)
+    lo_m, hi_m = from_montgomery(lo, R), from_montgomery(hi, R)
+    table = np.array([lo_m[i & ((1 << SCALE_LO_BITS) - 1)] * hi_m[i >> SCALE_LO_BITS] % R
+                      for i in range(d.n)], dtype=object)
+    unscaled = d._transform(x, d._twiddles_inv)
+    got = d.ntt(unscaled * table % R)
+    assert list(got) == list(d.odd_ntt(d.intt(x)))
+    psi = d.odd_shift
+    coeffs = d.intt(x)
+    for i in rng.sample(range(d.n), 4):
+        point = pow(psi, 2 * i + 1, R)
+        assert got[i] == sum(c * pow(point, j, R) for j, c in enumerate(coeffs)) % R
+
+
 @pytest.mark.parametrize("name", ["ntt.cu", "spmv.cu", "fr_ops.cu"])
 def test_sources_expand_local_headers(name):
     text = module.expanded_source(name)

@@ -7,7 +7,9 @@ import pytest
 
 from snark import groth16
 from snark.fields import FR_MODULUS as R
-from snark.keys import KeyFileError, ProvingKey
+from snark.cpu_backend import CpuBackend
+from snark.domain import Domain
+from snark.keys import H_FORM_ODD, KeyFileError, ProvingKey
 from snark.params import load_or_setup
 from snark.proof import PROOF_BYTES, Proof, ProofFormatError, split_proofs
 from tests.circuits import random_circuit
@@ -154,3 +156,42 @@ def test_setup_hands_fixed_base_standard_form_limbs(circuit):
 
     key = groth16.setup(circuit.compile(), fixed_base=Checked())
     assert groth16.verify(key.vk, circuit.public_inputs(), groth16.prove(key, circuit.witness()))
+
+
+# -- the odd H form (snarkjs keys): the same prover, H on the odd points of the 2n-domain ----
+@pytest.fixture(scope="module")
+def odd_key(circuit):
+    return groth16.setup(circuit.compile(), h_form=H_FORM_ODD)
+
+
+def test_odd_form_proof_verifies_and_survives_storage(tmp_path, circuit, odd_key, rng):
+    assert len(odd_key.h_g1) == odd_key.domain_size
+    loaded = ProvingKey.load(odd_key.save(tmp_path))
+    assert loaded.h_form == H_FORM_ODD
+    r, s = rng.randrange(R), rng.randrange(R)
+    proof = groth16.prove(loaded, circuit.witness(), r=r, s=s)
+    assert proof.to_bytes() == groth16.prove(odd_key, circuit.witness(), r=r, s=s).to_bytes()
+    assert groth16.verify(odd_key.vk, circuit.public_inputs(), proof)
+    inputs = circuit.public_inputs()
+    inputs[0] = (inputs[0] + 1) % R
+    assert not groth16.verify(odd_key.vk, inputs, proof)
+
+
+def test_odd_quotient_is_ab_minus_c_at_the_odd_points(circuit, odd_key, rng):
+    """h_i = (A·B − C)(ψ^(2i+1)) with C interpolating the real C·w (the form uses A∘B)."""
+    cpu = CpuBackend()
+    abc = cpu.evaluate_abc(odd_key, cpu.load_witness(odd_key, circuit.witness()))
+    h = cpu.quotient(odd_key, abc)
+    domain = Domain(odd_key.domain_size)
+    a, b, c = (domain.intt(v) for v in abc)
+    for i in rng.sample(range(domain.n), 5):
+        x = pow(domain.odd_shift, 2 * i + 1, R)
+        value = [sum(int(k) * pow(x, j, R) for j, k in enumerate(poly)) % R for poly in (a, b, c)]
+        assert h[i] == (value[0] * value[1] - value[2]) % R
+
+
+def test_odd_form_wrong_witness_fails(circuit, odd_key, rng):
+    witness = circuit.witness().copy()
+    witness[rng.randrange(odd_key.r1cs.num_inputs, len(witness)), 0] ^= 1
+    proof = groth16.prove(odd_key, witness)
+    assert not groth16.verify(odd_key.vk, circuit.public_inputs(), proof)

@@ -18,6 +18,7 @@ from config.settings import load_settings
 from snark.cpu_backend import CpuBackend
 from snark.fields import FR_MODULUS
 from snark.porep.c1 import C1Error
+from snark.porep.proof_type import PorepType
 from snark.porep.prove import load_or_setup_key, verify_partition
 from snark.porep.seal import seal
 from snark.porep.witness import (WitnessInputs, check_failures, partition_witness,
@@ -27,6 +28,7 @@ from workers.gpu_binding import bind_cpu
 from workers.runtime import PartitionFailed, WorkerRuntime
 
 GPU_OK, GPU_WHY = gpu.available()
+POREP = PorepType()
 needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not installed")
 needs_gpu = pytest.mark.skipif(not GPU_OK, reason=GPU_WHY)
 
@@ -90,7 +92,7 @@ def test_host_kernel_check_names_the_challenge_like_the_cpu_check(field, rng):
 
 @needs_gxx
 def test_kernel_plan_names_inputs_that_do_not_fit_the_key():
-    from gpu.witness import kernel_plan
+    from gpu.porep_witness import kernel_plan
 
     inputs = witness_inputs(seal(2048, 1, 2), 0)
     rows = partition_witness(seal(2048, 1, 2), 0).shape[0]
@@ -103,7 +105,7 @@ def test_kernel_plan_names_inputs_that_do_not_fit_the_key():
 
 class HostKernelBackend(CpuBackend):
     """The CPU backend plus the witness kernel's host build: the worker's device-witness
-    path (``PorepWitnessBackend``) on machines without a GPU."""
+    path (``snark.porep.staging.PorepWitnessBackend``) on machines without a GPU."""
 
     def load_porep_inputs(self, key, inputs: WitnessInputs):
         return inputs
@@ -126,11 +128,12 @@ def test_worker_pipeline_proves_with_the_device_witness_path(redis_url, tmp_path
                             worker_name="host-kernel", binding=bind_cpu(0),
                             backend=HostKernelBackend())
     try:
-        assert runtime.witness_on_device
-        proof = runtime.prove_partition(job_id="dw", partition=1, c1=c1)
+        assert runtime.witness_on_device(POREP)
+        proof = runtime.prove_partition(job_id="dw", partition=1, proof_type=POREP, job_input=c1)
         forged = _forge(c1, 2, 1, "r_path", rng)
         with pytest.raises(PartitionFailed) as caught:
-            runtime.prove_partition(job_id="dw-bad", partition=2, c1=forged)
+            runtime.prove_partition(job_id="dw-bad", partition=2, proof_type=POREP,
+                                    job_input=forged)
     finally:
         runtime.close()
     assert verify_partition(c1, 1, key.vk, proof)

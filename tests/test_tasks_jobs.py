@@ -144,14 +144,14 @@ def test_a_task_of_a_job_that_ended_meanwhile_is_abandoned_not_failed(store):
 
     pipeline._parsed_input.cache_clear()
     _create(store, partitions=1, content=seal(2048, 1, 1).to_json())
-    assert pipeline.job_input(store, "job-1").partitions == 1
+    assert pipeline.job(store, "job-1")[1].partitions == 1
     pipeline._parsed_input.cache_clear()
     assert store.begin_partition("job-1", 0, max_attempts=3) == ("run", 1)
     store.cancel("job-1")
     with pytest.raises(pipeline.JobEnded, match="job-1: input is gone"):
-        pipeline.job_input(store, "job-1")
+        pipeline.job(store, "job-1")
     with pytest.raises(pipeline.JobEnded):
-        pipeline.job_input(store, "never-submitted")
+        pipeline.job(store, "never-submitted")
     assert pipeline.assemble(store, "job-1") == "cancelled"
 
 
@@ -161,10 +161,10 @@ def test_a_job_id_used_again_after_expiry_gets_its_new_input(store):
 
     pipeline._parsed_input.cache_clear()
     _create(store, partitions=1, content=seal(2048, 1, 1).to_json())
-    assert pipeline.job_input(store, "job-1").partitions == 1
+    assert pipeline.job(store, "job-1")[1].partitions == 1
     store.redis.delete(*store.redis.keys("proofq:job:job-1*"))  # ended and expired
     _create(store, partitions=2, content=seal(2048, 2, 1).to_json())
-    assert pipeline.job_input(store, "job-1").partitions == 2
+    assert pipeline.job(store, "job-1")[1].partitions == 2
 
 
 def test_one_submit_task_owns_the_fan_out_and_keeps_it_on_redelivery(store):

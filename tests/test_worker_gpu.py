@@ -10,6 +10,7 @@ import redis
 
 import gpu
 from config.settings import load_settings
+from snark.porep.proof_type import PorepType
 from snark.porep.prove import load_or_setup_key, verify_partition
 from snark.porep.seal import seal
 from workers.events import read_events
@@ -17,6 +18,7 @@ from workers.gpu_binding import PINNED_ENV
 from workers.runtime import WorkerRuntime
 
 GPU_OK, GPU_WHY = gpu.available()
+POREP = PorepType()
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not GPU_OK, reason=GPU_WHY)]
 
 
@@ -48,9 +50,10 @@ def test_device_oom_while_staging_streams_inside_compute(redis_url, tmp_path, mo
             filler.clear()  # back to the pool: the compute phase streams into it
 
     try:
-        runtime.prove_partition(job_id="warm", partition=0, c1=c1)  # bases resident
+        # bases resident
+        runtime.prove_partition(job_id="warm", partition=0, proof_type=POREP, job_input=c1)
         filler.extend(_fill_device(cupy))
-        proof = runtime.prove_partition(job_id="oom", partition=1, c1=c1,
+        proof = runtime.prove_partition(job_id="oom", partition=1, proof_type=POREP, job_input=c1,
                                         progress=free_filler)
     finally:
         filler.clear()

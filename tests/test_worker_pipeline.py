@@ -22,6 +22,7 @@ import redis
 
 from config.settings import load_settings
 from snark.porep.c1 import C1, parse_c1
+from snark.porep.proof_type import PorepType
 from snark.porep.prove import load_or_setup_key, verify_partition
 from snark.porep.witness import partition_witness
 from snark.porep.seal import seal
@@ -32,6 +33,7 @@ from workers.runtime import PartitionCancelled, PartitionFailed, WorkerRuntime
 from workers.standalone import results_key
 
 LEASE_S = 2.0
+POREP = PorepType()
 QUEUE = "test:partitions"
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -61,7 +63,8 @@ def _spawn(url: str, base: Path, name: str) -> subprocess.Popen:
                PROOFQ_LOCK_LEASE_S=str(LEASE_S), PROOFQ_HEARTBEAT_S=str(LEASE_S / 8))
     return subprocess.Popen(
         [sys.executable, "-m", "workers.standalone", "--redis-url", url, "--gpu", "0",
-         "--c1", str(base / "c1.json"), "--queue", QUEUE, "--name", name],
+         "--type", "porep", "--input", str(base / "c1.json"), "--queue", QUEUE,
+         "--name", name],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
@@ -221,16 +224,15 @@ def test_staging_path_and_the_proof_is_valid(runtime_factory, porep, overrides, 
     runtime = runtime_factory(**overrides)
     partition = rng.randrange(c1.partitions)
     seen = []
-    proof = runtime.prove_partition(job_id="j-path", partition=partition, c1=c1,
-                                    progress=lambda phase, info: seen.append(phase))
+    proof = runtime.prove_partition(job_id="j-path", partition=partition, proof_type=POREP,
+                                    job_input=c1, progress=lambda phase, info: seen.append(phase))
     assert seen == ["synthesize", "mem_wait", "mem", "compute_wait", "compute", "finalize",
                     "verify"]
     assert verify_partition(c1, partition, load_or_setup_key(c1, base / "params").vk, proof)
     events = read_events(runtime.client, job="j-path")
     assert [e.path for e in events if e.phase in ("mem", "compute")] == [path, path]
     # Only the resident key stays reserved once the partition is done.
-    assert runtime.ledger.reserved_bytes() == key_bytes(runtime._keys[(c1.sector_size,
-                                                                       c1.challenges)])
+    assert runtime.ledger.reserved_bytes() == key_bytes(load_or_setup_key(c1, base / "params"))
 
 
 def test_budget_for_exactly_the_key_and_one_partition(runtime_factory, porep):
@@ -238,25 +240,24 @@ def test_budget_for_exactly_the_key_and_one_partition(runtime_factory, porep):
     key = load_or_setup_key(c1, base / "params")
     runtime = runtime_factory(vram_budget_bytes=key_bytes(key) + partition_bytes(key))
     blocker = runtime.ledger.reserve("other-worker", 1)  # another worker's staged partition
-    runtime.prove_partition(job_id="j-tight", partition=1, c1=c1)
+    runtime.prove_partition(job_id="j-tight", partition=1, proof_type=POREP, job_input=c1)
     blocker.release()
-    runtime.prove_partition(job_id="j-tight", partition=2, c1=c1)
+    runtime.prove_partition(job_id="j-tight", partition=2, proof_type=POREP, job_input=c1)
     paths = [e.path for e in read_events(runtime.client, job="j-tight") if e.phase == "mem"]
     assert paths == ["stream", "prestage"]
 
 
 def test_cancel_at_a_phase_boundary_holds_nothing(runtime_factory, porep):
-    c1, _ = porep
+    c1, base = porep
     runtime = runtime_factory()
     seen = []
     with pytest.raises(PartitionCancelled):
-        runtime.prove_partition(job_id="j-cancel", partition=0, c1=c1,
+        runtime.prove_partition(job_id="j-cancel", partition=0, proof_type=POREP, job_input=c1,
                                 progress=lambda phase, info: seen.append(phase),
                                 cancelled=lambda: "mem" in seen)
     assert seen == ["synthesize", "mem_wait", "mem"]
     assert runtime.locks.mem.holder() is None and runtime.locks.compute.holder() is None
-    assert runtime.ledger.reserved_bytes() == key_bytes(runtime._keys[(c1.sector_size,
-                                                                       c1.challenges)])
+    assert runtime.ledger.reserved_bytes() == key_bytes(load_or_setup_key(c1, base / "params"))
 
 
 def test_forged_leaf_fails_in_synthesize_naming_the_challenge(runtime_factory, porep):
@@ -266,7 +267,8 @@ def test_forged_leaf_fails_in_synthesize_naming_the_challenge(runtime_factory, p
     leaf["data_leaf"] = f"0x{(int(leaf['data_leaf'], 16) + 1) % (1 << 250):064x}"
     forged = parse_c1(data)
     with pytest.raises(PartitionFailed) as info:
-        runtime_factory().prove_partition(job_id="j-bad", partition=0, c1=forged)
+        runtime_factory().prove_partition(job_id="j-bad", partition=0, proof_type=POREP,
+                                          job_input=forged)
     assert (info.value.phase, info.value.transient) == ("synthesize", False)
     assert "vanilla_proofs[0].challenges[0]" in info.value.reason
 
@@ -283,7 +285,8 @@ def test_wrong_witness_fails_verification_permanently(runtime_factory, porep, mo
     monkeypatch.setattr(snark.porep.staging, "partition_witness", tampered)
     c1, _ = porep
     with pytest.raises(PartitionFailed) as info:
-        runtime_factory().prove_partition(job_id="j-bad", partition=0, c1=c1)
+        runtime_factory().prove_partition(job_id="j-bad", partition=0, proof_type=POREP,
+                                          job_input=c1)
     assert (info.value.phase, info.value.transient) == ("verify", False)
     assert str(info.value).startswith("verify: the proof does not pass")
 
@@ -292,7 +295,8 @@ def test_bad_partition_number_fails_in_synthesize(runtime_factory, porep):
     c1, _ = porep
     runtime = runtime_factory()
     with pytest.raises(PartitionFailed) as info:
-        runtime.prove_partition(job_id="j-bad", partition=c1.partitions, c1=c1)
+        runtime.prove_partition(job_id="j-bad", partition=c1.partitions, proof_type=POREP,
+                                job_input=c1)
     assert (info.value.phase, info.value.transient) == ("synthesize", False)
     [event] = read_events(runtime.client, job="j-bad")
     assert (event.phase, event.error) == ("synthesize", info.value.reason)
@@ -305,7 +309,8 @@ def test_queued_phase_and_metrics_endpoint(runtime_factory, porep):
         port = probe.getsockname()[1]
     runtime = runtime_factory(metrics_port=port)
     queued_at = time.time() - 1.5
-    runtime.prove_partition(job_id="j-metrics", partition=0, c1=c1, queued_at=queued_at)
+    runtime.prove_partition(job_id="j-metrics", partition=0, proof_type=POREP, job_input=c1,
+                            queued_at=queued_at)
     [queued] = [e for e in read_events(runtime.client, job="j-metrics") if e.phase == "queued"]
     assert queued.start == queued_at and queued.end >= queued_at + 1.5
     body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics").read().decode()

@@ -1,13 +1,18 @@
 """The partition pipeline of one worker process bound to one GPU.
 
-    synthesize    CPU, no lock: circuit → witness (the key is loaded once per process);
-                  with a backend that computes the witness itself (``gpu``), only the
-                  partition's compact inputs (leaves, paths, indices: < 1% of its bytes)
+A partition is one unit of work of a job: one Groth16 proof. Everything about its proof type
+(key, witness, public inputs) comes from the job's ``snark.proof_types.ProofType``; this
+module knows Groth16, the backend interface and that protocol, and no type.
+
+    synthesize    CPU, no lock: the type's work for the partition, its witness (the key is
+                  loaded once per process); with a backend that computes the type's witness
+                  itself (``gpu`` for porep), only the compact inputs (porep: leaves, paths,
+                  indices, < 1% of its bytes)
     mem_wait/mem  memory lock: reserve VRAM in the ledger; if granted, upload the witness
                   or the compact inputs (pre-stage); a refused reservation or a failed
                   allocation takes the fallback path instead. Released before compute.
     compute_wait/compute
-                  compute lock: (fallback: upload here) the device witness and its check,
+                  compute lock: (fallback: upload here) a device witness and its check,
                   A·w, B·w, C·w → H → the MSMs
     finalize      no lock: randomisation and serialisation
     verify        no lock: the pairing check; a proof that fails it is never returned
@@ -17,8 +22,9 @@ run back to back. Every phase emits an event and observes a histogram (``workers
 every failure is a ``PartitionFailed`` naming the phase and the reason, marked transient
 (retry, possibly elsewhere) or permanent (the job fails).
 
-Lease loss: all backend calls made under a lock go through ``_FencedBackend``, which checks
-the lock's lease first, so a worker whose lease expired stops before touching the GPU again.
+Lease loss: all backend calls made under a lock (a proof type's own device steps too) go
+through ``_FencedBackend``, which checks the lock's lease first, so a worker whose lease
+expired stops before touching the GPU again.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -36,12 +42,8 @@ import redis
 from config.settings import Settings, SettingsError, get_settings
 from snark import groth16
 from snark.backend import BackendUnavailable, DeviceMemoryError, ProverBackend
-from snark.keys import KeyFileError, ProvingKey
-from snark.porep.c1 import C1, C1Error
-from snark.porep.circuit import public_inputs
-from snark.porep.prove import load_or_setup_key
-from snark.porep.staging import Work, computes_witness, partition_work, stage, witness_handle
-from snark.r1cs import UnsatisfiedConstraint
+from snark.keys import ProvingKey
+from snark.proof_types import ProofType
 from workers import gpu_binding
 from workers.events import (PARTITION_FAILURES, STAGING, EventLog, PhaseEvent,
                             serve_metrics)
@@ -54,8 +56,9 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[[str, dict], None]
 
-#: Errors that say the input or the key is wrong: retrying cannot help.
-_PERMANENT = (C1Error, UnsatisfiedConstraint, KeyFileError)
+#: Errors that say the input, the key or the witness is wrong: retrying cannot help (a proof
+#: type's input errors, ``KeyFileError`` and ``UnsatisfiedConstraint`` are ValueErrors).
+_PERMANENT = (ValueError,)
 #: Errors of this worker's situation (Redis, device, lease): another attempt may succeed.
 _TRANSIENT = (redis.RedisError, LeaseLost, LockWaitAborted, DeviceMemoryError,
               BackendUnavailable, OSError)
@@ -86,17 +89,16 @@ class _FencedBackend:
         self._held = held
         self.name = backend.name
 
-    def _device(self, method: str) -> Callable:
-        def call(*args):
-            self._held.check()
-            return getattr(self._backend, method)(*args)
-        return call
-
     def __getattr__(self, method: str) -> Callable:
-        if method not in ("prepare", "load_witness", "load_porep_inputs", "porep_witness",
-                          "evaluate_abc", "quotient", "msm_g1", "msm_g2"):
+        """Every public method (the interface's and a proof type's capability) is fenced."""
+        call = getattr(self._backend, method) if not method.startswith("_") else None
+        if not callable(call):
             raise AttributeError(method)
-        return self._device(method)
+
+        def fenced(*args):
+            self._held.check()
+            return call(*args)
+        return fenced
 
     def release(self, *handles: Any) -> None:
         """Freeing our own buffers is always allowed, lease or not."""
@@ -140,12 +142,10 @@ class WorkerRuntime:
         self.ledger = VramLedger(client, binding.gpu, budget_bytes=budget,
                                  lease_s=settings.lock_lease_s, heartbeat=self.heartbeat)
         self.events = EventLog(client, settings.events_maxlen)
-        self._keys: dict[tuple[int, int], ProvingKey] = {}
+        self._keys: dict[tuple[str, Hashable], ProvingKey] = {}
         self._resident: dict[str, Reservation] = {}
-        self.witness_on_device = settings.witness_on_device and computes_witness(backend)
-        log.info("worker %s on %s (%s backend, witness on the %s), VRAM budget %d bytes",
-                 worker_name, binding.gpu.key_prefix, backend.name,
-                 "device" if self.witness_on_device else "CPU", budget)
+        log.info("worker %s on %s (%s backend), VRAM budget %d bytes",
+                 worker_name, binding.gpu.key_prefix, backend.name, budget)
 
     # -- lifecycle ------------------------------------------------------------------------
     @classmethod
@@ -177,11 +177,13 @@ class WorkerRuntime:
             self.client.close()
 
     # -- the pipeline ---------------------------------------------------------------------
-    def prove_partition(self, *, job_id: str, partition: int, c1: C1,
-                        progress: Progress | None = None,
+    def prove_partition(self, *, job_id: str, partition: int, proof_type: ProofType,
+                        job_input: Any, progress: Progress | None = None,
                         cancelled: Callable[[], bool] | None = None,
                         queued_at: float | None = None) -> bytes:
-        """Prove one partition through all phases; return its verified 192-byte proof.
+        """Prove one partition of a job (its parsed input, of ``proof_type``) through all
+        phases; return what the job stores of it (``ProofType.part``: the verified 192-byte
+        proof, with its public inputs where the type keeps them).
 
         ``queued_at`` (Unix seconds), when the caller knows it, adds the ``queued`` phase:
         from enqueue to this worker picking the partition up.
@@ -190,34 +192,43 @@ class WorkerRuntime:
         if queued_at is not None:
             self._record(run, "queued", queued_at, time.time(), _Phase(), None)
         with self._phase(run, "synthesize"):
-            key = self._key(c1)
-            work = partition_work(c1, partition, on_device=self.witness_on_device)
-            public = public_inputs(c1, partition)
+            key = self._key(proof_type, job_input)
+            work = proof_type.work(job_input, partition, key,
+                                   on_device=self.witness_on_device(proof_type))
+            public = proof_type.public_inputs(job_input, partition, key, work)
         locks = self.locks.for_partition(self.worker_name)
-        staged, reservation = self._memory_phase(run, locks, key, work)
+        staged, reservation = self._memory_phase(run, locks, proof_type, key, work)
         try:
-            parts = self._compute_phase(run, locks, key, work, staged)
+            parts = self._compute_phase(run, locks, proof_type, key, work, staged)
         finally:
             if reservation is not None:
                 reservation.release()
         with self._phase(run, "finalize"):
             proof = groth16.finalize(key, parts)
-            encoded = proof.to_bytes()
+            encoded = proof_type.part(proof.to_bytes(), public)
         with self._phase(run, "verify"):
             if not groth16.verify(key.vk, public, proof):
                 raise PartitionFailed("verify", "the proof does not pass the pairing check "
-                                      "(a backend computed a wrong MSM or quotient)",
+                                      "(the witness does not satisfy the circuit, or a "
+                                      "backend computed a wrong MSM or quotient)",
                                       transient=False)
         return encoded
 
-    def _key(self, c1: C1) -> ProvingKey:
-        shape = (c1.sector_size, c1.challenges)
-        if shape not in self._keys:
-            self._keys[shape] = load_or_setup_key(c1, self.settings.params_dir)
-        return self._keys[shape]
+    def witness_on_device(self, proof_type: ProofType) -> bool:
+        """Whether this worker leaves ``proof_type``'s witness to its backend."""
+        return self.settings.witness_on_device and proof_type.device_witness(self.backend)
 
-    def _memory_phase(self, run: _PartitionRun, locks: PartitionLocks, key: ProvingKey,
-                      work: Work) -> tuple[Any, Reservation | None]:
+    def _key(self, proof_type: ProofType, job_input: Any) -> ProvingKey:
+        ref = (proof_type.name, proof_type.key_ref(job_input))
+        if ref not in self._keys:
+            self._keys[ref] = proof_type.load_key(job_input, self.settings.params_dir)
+            log.info("%s key %s loaded (witness on the %s)", proof_type.name,
+                     self._keys[ref].circuit_id,
+                     "device" if self.witness_on_device(proof_type) else "CPU")
+        return self._keys[ref]
+
+    def _memory_phase(self, run: _PartitionRun, locks: PartitionLocks, proof_type: ProofType,
+                      key: ProvingKey, work: Any) -> tuple[Any, Reservation | None]:
         """Pre-stage when the ledger grants it; (None, None) means: stream in compute."""
         with self._phase(run, "mem_wait"):
             held = locks.memory(should_stop=run.is_cancelled)
@@ -234,7 +245,7 @@ class WorkerRuntime:
                 STAGING.labels(path="stream_no_budget").inc()
                 return None, None
             try:
-                staged = stage(key, work, fenced)
+                staged = proof_type.stage(key, work, fenced)
             except DeviceMemoryError:
                 reservation.release()
                 STAGING.labels(path="stream_device_oom").inc()
@@ -256,8 +267,8 @@ class WorkerRuntime:
             self._resident[key.circuit_id] = self.ledger.reserve(
                 f"{self.worker_name}:key", key_bytes(key), force=True)
 
-    def _compute_phase(self, run: _PartitionRun, locks: PartitionLocks, key: ProvingKey,
-                       work: Work, staged: Any) -> groth16.MsmParts:
+    def _compute_phase(self, run: _PartitionRun, locks: PartitionLocks, proof_type: ProofType,
+                       key: ProvingKey, work: Any, staged: Any) -> groth16.MsmParts:
         """Compute under the lock; on any failure the partition's device buffers are freed."""
         try:
             with self._phase(run, "compute_wait"):
@@ -265,8 +276,8 @@ class WorkerRuntime:
             with held, self._phase(run, "compute", fence=held.fence, path=run.staged_path):
                 fenced = _FencedBackend(self.backend, held)
                 if staged is None:
-                    staged = stage(key, work, fenced)
-                staged = witness_handle(key, work, staged, fenced)
+                    staged = proof_type.stage(key, work, fenced)
+                staged = proof_type.witness(key, work, staged, fenced)
                 parts = groth16.compute(key, staged, fenced)
                 # A result computed past the lease may have shared the GPU with the next
                 # holder: retry it, so every successful compute phase was exclusive.

@@ -4,9 +4,10 @@ It runs the same ``WorkerRuntime`` as a Celery worker, without the task layer, s
 overlap bench and the multi-process tests can start, count and ``kill -9`` real worker
 processes sharing one GPU::
 
-    python -m workers.standalone --redis-url URL --gpu 0 --c1 c1.json --queue bench:q
+    python -m workers.standalone --redis-url URL --gpu 0 --type porep --input c1.json \
+        --queue bench:q
 
-Queue entries are JSON ``{"job": "<id>", "partition": p}`` (all of the one C1 given). Each
+Queue entries are JSON ``{"job": "<id>", "partition": p}`` (all of the one input given). Each
 outcome is pushed to ``<queue>:results`` as JSON ``{"job", "partition", "worker", "proof"}``
 (hex) or ``{…, "error", "transient"}``, one per attempt. Failures are retried by the
 pipeline's own policy (``workers.retry``: in place, with backoff). The process exits when
@@ -25,9 +26,10 @@ import json
 import logging
 import time
 from pathlib import Path
+from typing import Any
 
 from config.settings import load_settings
-from snark.porep.c1 import parse_c1
+from snark.proof_types import PROOF_TYPES, ProofType, proof_type
 from workers.retry import RetryPolicy
 from workers.runtime import PartitionFailed, WorkerRuntime
 
@@ -44,9 +46,11 @@ def ready_key(queue: str) -> str:
     return f"{queue}:ready"
 
 
-def warm_up(runtime: WorkerRuntime, queue: str, c1, partition: int, barrier: int) -> None:
+def warm_up(runtime: WorkerRuntime, queue: str, kind: ProofType, job_input: Any,
+            partition: int, barrier: int) -> None:
     """Prove one partition outside the queue, announce it, wait for ``barrier`` workers."""
-    runtime.prove_partition(job_id="warmup", partition=partition, c1=c1)
+    runtime.prove_partition(job_id="warmup", partition=partition, proof_type=kind,
+                            job_input=job_input)
     runtime.client.rpush(ready_key(queue), runtime.worker_name)
     deadline = time.monotonic() + BARRIER_TIMEOUT_S
     while (ready := runtime.client.llen(ready_key(queue))) < barrier:
@@ -56,7 +60,7 @@ def warm_up(runtime: WorkerRuntime, queue: str, c1, partition: int, barrier: int
         time.sleep(0.01)
 
 
-def serve(runtime: WorkerRuntime, queue: str, c1) -> int:
+def serve(runtime: WorkerRuntime, queue: str, kind: ProofType, job_input: Any) -> int:
     """Prove entries until the queue is empty; return how many proofs were produced."""
     policy = RetryPolicy.from_settings(runtime.settings)
     proved = 0
@@ -67,7 +71,8 @@ def serve(runtime: WorkerRuntime, queue: str, c1) -> int:
                        "worker": runtime.worker_name}
             try:
                 proof = runtime.prove_partition(job_id=entry["job"],
-                                                partition=entry["partition"], c1=c1)
+                                                partition=entry["partition"], proof_type=kind,
+                                                job_input=job_input)
             except PartitionFailed as exc:
                 outcome.update(error=str(exc), transient=exc.transient)
                 runtime.client.rpush(results_key(queue), json.dumps(outcome))
@@ -87,7 +92,10 @@ def main(argv: list[str] | None = None) -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--redis-url", required=True)
     parser.add_argument("--gpu", type=int, default=None, help="GPU number (default: CPU)")
-    parser.add_argument("--c1", type=Path, required=True, help="C1 JSON file")
+    parser.add_argument("--type", dest="proof_type", required=True, choices=sorted(PROOF_TYPES),
+                        help="proof type of the input")
+    parser.add_argument("--input", type=Path, required=True,
+                        help="the job's input file (what proofq submit takes for this type)")
     parser.add_argument("--queue", required=True, help="Redis list of partition entries")
     parser.add_argument("--name", default=None, help="worker name in events and lock tokens")
     parser.add_argument("--warmup", type=int, default=None, metavar="P",
@@ -96,13 +104,14 @@ def main(argv: list[str] | None = None) -> None:
                         help="after the warm-up, wait for N warmed-up workers of the queue")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    c1 = parse_c1(args.c1.read_bytes())
+    kind = proof_type(args.proof_type)
+    job_input = kind.parse(args.input.read_bytes())
     runtime = WorkerRuntime.start(redis_url=args.redis_url, gpu=args.gpu,
                                   settings=load_settings(), worker_name=args.name)
     try:
         if args.warmup is not None:
-            warm_up(runtime, args.queue, c1, args.warmup, args.barrier)
-        serve(runtime, args.queue, c1)
+            warm_up(runtime, args.queue, kind, job_input, args.warmup, args.barrier)
+        serve(runtime, args.queue, kind, job_input)
     finally:
         runtime.close()
 

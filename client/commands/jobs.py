@@ -32,19 +32,23 @@ from config.settings import SettingsError, get_settings
 from snark.files import write_atomic
 from snark.porep.c1 import C1Error, parse_size
 from snark.porep.seal import seal
+from snark.proof_types import PROOF_TYPES
+from snark.snarkjs.job import Groth16Job, Groth16JobError, job_from_files
 from tasks.application import PRIORITIES
 from tasks.jobs import JobState
-from tasks.proof_types import PROOF_TYPES
 from tasks.submission import SubmitError
 
-_ERRORS = (SubmitError, JobNotFound, JobError, ClusterError, SettingsError, C1Error, OSError,
-           TimeoutError, redis.RedisError, kombu.exceptions.OperationalError)
+_ERRORS = (SubmitError, JobNotFound, JobError, ClusterError, SettingsError, C1Error,
+           Groth16JobError, OSError, TimeoutError, redis.RedisError,
+           kombu.exceptions.OperationalError)
 
 TYPE_OPTION = click.option("--type", "proof_type", type=click.Choice(sorted(PROOF_TYPES)),
                            default="porep", show_default=True, help="proof type")
 PRIORITY_OPTION = click.option("--priority", type=click.Choice(list(PRIORITIES)),
                                default="normal", show_default=True,
                                help="queue order among waiting jobs")
+KEY_OPTION = click.option("--key", "key_id", default=None, metavar="KEY_ID",
+                          help="groth16: the imported key (proofq keys add prints its id)")
 
 
 one_line_errors = reports(*_ERRORS)
@@ -104,7 +108,28 @@ def _show_state(state: JobState, as_json: bool) -> None:
     click.echo(json.dumps(state.to_json()) if as_json else _state_line(state))
 
 
+def _groth16_job(key_id: str, witnesses: tuple[str, ...]) -> Groth16Job:
+    """One proof per .wtns file; each travels inline or by its path under the witness dir."""
+    settings = get_settings()
+    return job_from_files(key_id, witnesses, max_inline=settings.max_inline_witness_bytes,
+                          witness_dir=settings.witness_dir)
+
+
+def _job_input(proof_type: str, inputs: tuple[str, ...], key_id: str | None) -> Any:
+    if key_id is not None:
+        if proof_type != "groth16":
+            raise BadInput("--key: only with --type groth16 (INPUT... are then .wtns files)")
+        return _groth16_job(key_id, inputs)
+    if len(inputs) != 1:
+        raise BadInput(f"INPUT: one {proof_type} job file, got {len(inputs)} (several .wtns "
+                       f"files need --type groth16 --key KEY_ID)")
+    return read_c1_bytes(inputs[0])
+
+
 def _deliver(proof: bytes, output: str | None, as_json: bool, state: JobState) -> None:
+    if state.proof_type == "groth16":
+        _deliver_snarkjs(proof, output, as_json, state)
+        return
     if output is not None:
         write_atomic(Path(output), proof)  # its path was checked before the wait
     if as_json:
@@ -116,33 +141,60 @@ def _deliver(proof: bytes, output: str | None, as_json: bool, state: JobState) -
         click.echo(f"{_state_line(state)} → {output} ({len(proof)} bytes)")
 
 
+def _deliver_snarkjs(result: bytes, output: str | None, as_json: bool, state: JobState) -> None:
+    """snarkjs's files: ``OUTPUT/proof-<i>.json`` and ``public-<i>.json`` per witness i, or
+    the result JSON on stdout."""
+    proofs = json.loads(result)["proofs"]
+    if output is not None:
+        directory = Path(output)
+        directory.mkdir(parents=True, exist_ok=True)
+        for i, entry in enumerate(proofs):
+            write_atomic(directory / f"proof-{i}.json", json.dumps(entry["proof"]).encode())
+            write_atomic(directory / f"public-{i}.json", json.dumps(entry["public"]).encode())
+    if as_json:
+        click.echo(json.dumps({**state.to_json(), "output": output,
+                               "proofs": None if output else proofs}))
+    elif output is None:
+        click.echo(result.decode())
+    else:
+        click.echo(f"{_state_line(state)} → {output}/proof-*.json, public-*.json "
+                   f"({len(proofs)} proofs)")
+
+
 @click.command()
-@click.argument("c1_path", metavar="C1_FILE", type=click.Path())
+@click.argument("inputs", metavar="INPUT...", nargs=-1, required=True,
+                type=click.Path(dir_okay=False))
 @TYPE_OPTION
+@KEY_OPTION
 @PRIORITY_OPTION
 @click.option("--job-id", default=None,
               help="idempotency key: resubmitting it returns the same job")
 @click.option("--wait", "wait_s", type=float, default=None, metavar="SECONDS",
               help="wait for the proof (0 = for ever) and print or write it")
 @click.option("-o", "--output", type=click.Path(), default=None,
-              help="with --wait: write the proof here instead of printing hex")
+              help="with --wait: write the proof here instead of printing hex (groth16: a "
+                   "directory for proof-<i>.json and public-<i>.json)")
 @JSON_OPTION
 @one_line_errors
-def submit(c1_path: str, proof_type: str, priority: str, job_id: str | None,
-           wait_s: float | None, output: str | None, as_json: bool) -> None:
+def submit(inputs: tuple[str, ...], proof_type: str, key_id: str | None, priority: str,
+           job_id: str | None, wait_s: float | None, output: str | None,
+           as_json: bool) -> None:
     """Submit a proof job; prints its id (or, with --wait, its proof).
 
+    INPUT is the job's input file: a porep C1, or a groth16 job JSON; with --type groth16
+    --key KEY_ID, one or more .wtns files, one proof each.
     It uses the cluster named by PROOFQ_REDIS_URL (redis://host:port/db); without it,
     --wait starts a private cluster for the job, and a plain submit stops with an error.
     Exit codes: 0 submitted (or proved), 1 the job failed, 2 bad input, 3 --wait ran out.
     """
     if output is not None:
         output_path(output)
-    raw = read_c1_bytes(c1_path)
+    job_input = _job_input(proof_type, inputs, key_id)
     if wait_s is not None and get_settings().redis_url is None:
-        _checked_input(raw, proof_type)  # refused before a private cluster starts
+        _checked_input(job_input, proof_type)  # refused before a private cluster starts
     with cluster(may_start=wait_s is not None) as (running, client):
-        job = client.submit(raw, priority=priority, job_id=job_id, proof_type=proof_type)
+        job = client.submit(job_input, priority=priority, job_id=job_id,
+                            proof_type=proof_type)
         if wait_s is None:
             click.echo(json.dumps(client.status(job).to_json()) if as_json else job)
             return
@@ -167,13 +219,15 @@ def status(job_id: str, as_json: bool) -> None:
 @click.command()
 @click.argument("job_id")
 @click.option("-o", "--output", type=click.Path(), default=None,
-              help="write the proof here instead of printing hex")
+              help="write the proof here instead of printing hex (groth16: a directory for "
+                   "proof-<i>.json and public-<i>.json)")
 @click.option("--wait", "wait_s", type=click.FloatRange(min=0), default=0.0, metavar="SECONDS",
               help="wait up to this long for the job to end (default: do not wait)")
 @JSON_OPTION
 @one_line_errors
 def result(job_id: str, output: str | None, wait_s: float, as_json: bool) -> None:
-    """Print (or write) a finished job's proof: 192 bytes per partition.
+    """Print (or write) a finished job's proof: porep 192 bytes per partition, groth16
+    snarkjs's proof.json and public.json per witness.
 
     It uses the cluster named by PROOFQ_REDIS_URL (redis://host:port/db); without it the
     command stops with an error. Exit codes: 0 the proof, 1 the job failed or was
@@ -210,6 +264,9 @@ def bench() -> None:
 @TYPE_OPTION
 @click.option("--c1", "c1_path", type=click.Path(), default=None,
               help="C1 to prove (default: seal a fresh sector first)")
+@KEY_OPTION
+@click.option("--wtns", "witnesses", multiple=True, type=click.Path(dir_okay=False),
+              help="groth16 (with --key): a witness of each job, repeat for a batch per job")
 @click.option("-c", "--count", type=click.IntRange(min=1), default=1, show_default=True,
               help="proofs to run")
 @click.option("-j", "--jobs", "in_flight", type=click.IntRange(min=1), default=1,
@@ -223,13 +280,19 @@ def bench() -> None:
               help="without --c1: challenges per partition (K)")
 @JSON_OPTION
 @one_line_errors
-def batch(proof_type: str, c1_path: str | None, count: int, in_flight: int, priority: str,
-          sector_size: str, partitions: int, challenges: int, as_json: bool) -> None:
-    """Prove COUNT copies of one C1 with at most JOBS in flight, then summarise.
+def batch(proof_type: str, c1_path: str | None, key_id: str | None, witnesses: tuple[str, ...],
+          count: int, in_flight: int, priority: str, sector_size: str, partitions: int,
+          challenges: int, as_json: bool) -> None:
+    """Prove COUNT copies of one job with at most JOBS in flight, then summarise.
 
+    porep: a C1 (--c1, or a freshly sealed sector); groth16: --key and --wtns.
     It uses the cluster named by PROOFQ_REDIS_URL; without it, a private one for the run."""
-    if c1_path is not None:
-        job_input: Any = _checked_input(read_c1_bytes(c1_path), proof_type)
+    if proof_type == "groth16":
+        if key_id is None or not witnesses:
+            raise BadInput("bench batch --type groth16: needs --key KEY_ID and --wtns FILE")
+        job_input: Any = _checked_input(_groth16_job(key_id, witnesses), proof_type)
+    elif c1_path is not None:
+        job_input = _checked_input(read_c1_bytes(c1_path), proof_type)
     else:
         job_input = seal(parse_size(sector_size), partitions, challenges)
         if not as_json:

@@ -125,9 +125,9 @@ def msm_window_sums(points, scalars: np.ndarray, c: int, windows: int, run_bits:
 
 
 def porep_witness(inputs, num_inputs: int, num_variables: int) -> tuple[np.ndarray, np.ndarray]:
-    """The device witness kernel run on the CPU from the same plan as ``gpu.witness``:
+    """The device witness kernel run on the CPU from the same plan as ``gpu.porep_witness``:
     the (num_variables, 4) standard-form witness and the per-challenge check bits."""
-    from gpu.witness import kernel_plan
+    from gpu.porep_witness import kernel_plan
 
     plan = kernel_plan(inputs, num_inputs, num_variables)
     k = inputs.challenges

@@ -1,5 +1,5 @@
-// Element-wise Fr vector kernels of the prover: a constant product (form conversions)
-// and the quotient's pointwise step on the coset.
+// Element-wise Fr vector kernels of the prover: a constant product (form conversions),
+// the quotient's pointwise step and the odd H form's C = A∘B.
 #include "fr_vec.cuh"
 
 // x[i] = x[i] * c * R^-1 (a Montgomery product with the raw limbs c): with c = R^2 this
@@ -10,9 +10,16 @@ extern "C" __global__ void fr_mul_raw(uint64_t* x, const uint64_t* __restrict__ 
 }
 
 // a[i] = (a[i] * b[i] - c[i]) * z_inv: H on the coset, where Z(g w^i) = g^n - 1 is one
-// constant. All Montgomery.
+// constant. All Montgomery; the odd H form passes the raw 1 as z_inv, leaving Montgomery form.
 extern "C" __global__ void fr_quotient_on_coset(uint64_t* a, const uint64_t* b, const uint64_t* c,
                                                 const uint64_t* __restrict__ z_inv, uint32_t n) {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) fr_store(a, i, (fr_load(a, i) * fr_load(b, i) - fr_load(c, i)) * fr_load_ro(z_inv, 0));
+}
+
+// c[i] = a[i] * b[i] (Montgomery): the odd H form's C on the domain (snarkjs keys store no C).
+extern "C" __global__ void fr_mul_pointwise(uint64_t* c, const uint64_t* a, const uint64_t* b,
+                                            uint32_t n) {
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) fr_store(c, i, fr_load(a, i) * fr_load(b, i));
 }

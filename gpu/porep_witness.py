@@ -9,6 +9,9 @@ values do not hash to the commitments is a ``C1Error`` naming it, before any MSM
 
 The tables (``schedule_table``, ``slot_table``) are plain numpy so the host build of the
 kernel (``gpu.hostlib``) runs from the very same plan in CI.
+
+``PorepWitnessSteps`` gives the GPU backend porep's optional capability
+(``snark.porep.staging.PorepWitnessBackend``); ``gpu.prover`` mixes it into the core.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from snark.fields import FR_MODULUS, to_montgomery
+from snark.keys import ProvingKey
 from snark.poseidon.fast import fast_schedule
 from snark.porep.witness import WitnessInputs, challenge_layout, check_failures
 
@@ -152,3 +156,27 @@ class DeviceWitness:
             np.uint64(plan.num_inputs), staged.witness, flags))
         check_failures(staged.partition, flags.get(stream=stream))
         return staged.witness
+
+
+class PorepWitnessSteps:
+    """Porep's device witness as methods of the GPU backend (a mixin of ``GpuBackend``:
+    it runs on the backend's device and stream and frees through its ``release``)."""
+
+    def __init__(self, device_id: int) -> None:
+        super().__init__(device_id)
+        self._porep_witness = DeviceWitness(device_id)
+
+    def load_porep_inputs(self, key: ProvingKey, inputs: WitnessInputs) -> StagedWitness:
+        """Memory phase: the witness buffer and a partition's compact inputs."""
+        r1cs = key.r1cs
+        with self._on_device():
+            return self._porep_witness.stage(inputs, r1cs.num_inputs, r1cs.num_variables)
+
+    def porep_witness(self, key: ProvingKey, staged: StagedWitness):
+        """Compute phase: the witness handle, written by the kernel and checked."""
+        if staged.witness.shape != (key.r1cs.num_variables, 4):
+            raise ValueError(f"staged witness: shape {staged.witness.shape} does not fit this key")
+        with self._on_device():
+            witness = self._porep_witness.run(staged, self.stream)
+        self.release(staged.inputs())
+        return witness

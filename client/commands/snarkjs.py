@@ -1,0 +1,166 @@
+"""Local commands for circom/snarkjs Groth16 circuits (BLS12-381).
+
+    proofq keys add circuit.zkey                      import (check, store), print the key id
+    proofq prove --zkey Z --wtns W -o proof.json --public public.json
+    proofq verify --vk verification_key.json --public public.json --proof proof.json
+
+``prove`` and ``verify`` share their names with the porep commands (``--c1``): the command
+registered here tells the two input forms apart by their options and hands porep's form to
+``client.commands.local`` unchanged. Files are snarkjs's own, so ``snarkjs groth16 verify``
+accepts what ``prove`` writes. Exit codes as in ``local``: 0 valid, 1 invalid, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from client.commands import local
+from client.commands.common import JSON_OPTION, reports
+from config.settings import SettingsError, get_settings
+from snark import groth16
+from snark.backend import BackendUnavailable
+from snark.keys import KeyFileError, ProvingKey
+from snark.snarkjs import (SnarkjsFormatError, check_witness, import_zkey, proof_from_json,
+                           proof_to_json, public_from_json, public_inputs, public_to_json,
+                           read_wtns, vk_from_json)
+
+reports_bad_input = reports(SnarkjsFormatError, KeyFileError, SettingsError,
+                            BackendUnavailable, OSError)
+
+
+class InputForms(click.Command):
+    """One command name with two input forms, told apart by options only one form has."""
+
+    def __init__(self, usual: click.Command, other: click.Command, markers: tuple[str, ...],
+                 short_help: str) -> None:
+        super().__init__(usual.name, short_help=short_help)
+        self.usual, self.other, self.markers = usual, other, markers
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        if any(arg.split("=", 1)[0] in self.markers for arg in args):
+            return self.other.make_context(info_name, args, parent=parent, **extra)
+        if any(arg in ("-h", "--help") for arg in args):
+            for command in (self.usual, self.other):
+                click.echo(command.get_help(click.Context(command, info_name=info_name,
+                                                          parent=parent)) + "\n")
+            raise click.exceptions.Exit(0)
+        return self.usual.make_context(info_name, args, parent=parent, **extra)
+
+
+def read_json(path: str, what: str) -> Any:
+    """A JSON file; an unreadable or invalid one is one line naming it."""
+    text = Path(path).read_text()
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SnarkjsFormatError(f"{path}: not valid JSON for {what} ({exc.msg}, line "
+                                 f"{exc.lineno})") from None
+
+
+def _import(zkey_path: str, as_json: bool) -> ProvingKey:
+    with local.progress_bar(not as_json) as progress:
+        progress.add_task(f"importing {zkey_path}", total=None)
+        return import_zkey(zkey_path, get_settings().params_dir)
+
+
+# -- keys ---------------------------------------------------------------------------------
+@click.group()
+def keys() -> None:
+    """Proving keys in the params directory."""
+
+
+@keys.command("add")
+@click.argument("zkey_path", metavar="ZKEY", type=click.Path(dir_okay=False))
+@JSON_OPTION
+@reports_bad_input
+def keys_add(zkey_path: str, as_json: bool) -> None:
+    """Import a snarkjs Groth16 zkey (BLS12-381): check its points, store it under its
+    content hash, print the key id."""
+    started = time.perf_counter()
+    key = _import(zkey_path, as_json)
+    seconds = time.perf_counter() - started
+    params = Path(get_settings().params_dir) / key.circuit_id
+    local.emit(as_json, {"key_id": key.circuit_id, "params": str(params),
+                         "variables": key.r1cs.num_variables,
+                         "public": key.r1cs.num_inputs - 1, "domain_size": key.domain_size,
+                         "seconds": round(seconds, 3)},
+               [key.circuit_id])
+
+
+# -- prove --------------------------------------------------------------------------------
+@click.command("prove")
+@click.option("--zkey", "zkey_path", required=True, type=click.Path(dir_okay=False),
+              help="snarkjs Groth16 proving key (imported on first use)")
+@click.option("--wtns", "wtns_path", required=True, type=click.Path(dir_okay=False),
+              help="circom witness (.wtns)")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="where to write proof.json")
+@click.option("--public", "public_path", required=True, type=click.Path(dir_okay=False),
+              help="where to write public.json")
+@click.option("--backend", "backend_name", type=click.Choice(["auto", "cpu", "gpu"]),
+              default=None, help="prover backend [default: the backend setting, auto]")
+@JSON_OPTION
+@reports_bad_input
+def prove_snarkjs(zkey_path: str, wtns_path: str, output: str, public_path: str,
+                  backend_name: str | None, as_json: bool) -> None:
+    """Prove a circom witness with a snarkjs zkey; write snarkjs's proof.json and public.json."""
+    targets = local.output_path(output), local.output_path(public_path)
+    backend = local.pick_backend(backend_name or get_settings().backend)
+    started = time.perf_counter()
+    key = _import(zkey_path, as_json)
+    witness = read_wtns(wtns_path)
+    check_witness(key, witness, wtns_path)
+    public = public_inputs(key, witness)
+    with local.progress_bar(not as_json) as progress:
+        progress.add_task(f"proving on {backend.name}", total=None)
+        proof = groth16.prove(key, witness, backend)
+        if not groth16.verify(key.vk, public, proof):
+            raise SnarkjsFormatError(f"{wtns_path}: the proof does not verify: the witness "
+                                     f"does not satisfy the circuit of {zkey_path}")
+    for target, data in zip(targets, (proof_to_json(proof), public_to_json(public))):
+        local.write_atomic(target, (json.dumps(data, indent=1) + "\n").encode())
+    seconds = time.perf_counter() - started
+    local.emit(as_json, {"proof": output, "public": public_path, "key_id": key.circuit_id,
+                         "backend": backend.name, "seconds": round(seconds, 3)},
+               [f"proved {wtns_path} on {backend.name} in {seconds:.2f}s → {output}, "
+                f"{public_path} ({len(public)} public signals)"])
+
+
+# -- verify -------------------------------------------------------------------------------
+@click.command("verify")
+@click.option("--vk", "vk_path", required=True, type=click.Path(dir_okay=False),
+              help="snarkjs verification_key.json")
+@click.option("--public", "public_path", required=True, type=click.Path(dir_okay=False),
+              help="public.json")
+@click.option("--proof", "proof_path", required=True, type=click.Path(dir_okay=False),
+              help="proof.json")
+@JSON_OPTION
+@reports_bad_input
+def verify_snarkjs(vk_path: str, public_path: str, proof_path: str, as_json: bool) -> None:
+    """Check a snarkjs proof.json (exit 0 valid, 1 invalid, 2 bad input)."""
+    vk = vk_from_json(read_json(vk_path, "a verification key"), vk_path)
+    public = public_from_json(read_json(public_path, "public signals"), public_path)
+    proof = proof_from_json(read_json(proof_path, "a proof"), proof_path)
+    if len(public) != vk.num_public:
+        raise SnarkjsFormatError(f"{public_path}: {len(public)} public signals, {vk_path} "
+                                 f"expects {vk.num_public}")
+    valid = groth16.verify(vk, public, proof)
+    local.emit(as_json, {"valid": valid, "proof": proof_path, "public": public_path},
+               [f"{proof_path}: {'valid' if valid else 'INVALID'}"])
+    if not valid:
+        sys.exit(1)
+
+
+COMMANDS: list[click.Command] = [
+    keys,
+    InputForms(local.prove, prove_snarkjs, ("--zkey", "--wtns"),
+               "Prove a C1 (--c1) or a circom witness (--zkey --wtns)."),
+    InputForms(local.verify, verify_snarkjs, ("--vk",),
+               "Verify proofs of a C1 (--c1) or a snarkjs proof (--vk)."),
+]

@@ -1,0 +1,103 @@
+"""What the pipeline needs to know about a kind of proof, and the kinds it knows.
+
+The task graph (``tasks``) and the worker runtime (``workers``) are the same for every proof
+type: validate the input, split it into units of work ("partitions" in the job state: porep's
+partitions), prove each with Groth16, assemble, verify.  A ``ProofType`` supplies every
+type-specific step, so neither room names a type: ``porep`` (DESIGN.md §5) and ``groth16``
+(an imported snarkjs key and circom witnesses, ``snark.snarkjs.proof_type``).
+
+A unit's witness moves through the worker's lock phases in three steps::
+
+    work       synthesize (CPU, no lock): the checked witness, or only its compact inputs
+               when the backend computes this type's witness itself (``device_witness``)
+    stage      memory phase: the key resident, the work uploaded
+    witness    compute phase: the handle ``groth16.compute`` reads (a device writes and
+               checks the witness here); on failure the staged buffers are the caller's
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from pathlib import Path
+from typing import Any, Protocol
+
+from snark.backend import ProverBackend
+from snark.keys import ProvingKey
+from snark.porep.proof_type import PorepType
+from snark.snarkjs.proof_type import Groth16Type
+
+
+class UnknownProofType(ValueError):
+    """A proof type the pipeline has no implementation for."""
+
+
+class ProofType(Protocol):
+    name: str
+
+    # -- the job's input --------------------------------------------------------------------
+    def parse(self, raw: Any) -> Any:
+        """Validated input from JSON text, bytes, a dict or the model.
+
+        Raises a ``ValueError`` whose message names the field and the problem.
+        """
+
+    def check(self, job_input: Any) -> None:
+        """Native checks of the input's values, before anything is enqueued."""
+
+    def canonical_json(self, job_input: Any) -> str:
+        """One JSON text per input value: what is stored and what idempotency compares."""
+
+    def partitions(self, job_input: Any) -> int:
+        """Units of work, each proved by one Groth16 proof."""
+
+    # -- the key ----------------------------------------------------------------------------
+    def circuit_id(self, job_input: Any) -> str:
+        """Names the proving key; jobs with the same circuit share it."""
+
+    def has_key(self, job_input: Any, params_dir: Path) -> bool: ...
+
+    def make_key(self, job_input: Any, params_dir: Path) -> None:
+        """Set up the proving key and cache it in params_dir (slow; once per circuit)."""
+
+    def key_ref(self, job_input: Any) -> Hashable:
+        """Names the job's key without touching the disk: a worker loads each key once and
+        keeps it under ``(type name, key_ref)``."""
+
+    def load_key(self, job_input: Any, params_dir: Path) -> ProvingKey:
+        """The proving key from params_dir, made there first if this type can make it."""
+
+    # -- one unit of work -------------------------------------------------------------------
+    def device_witness(self, backend: ProverBackend) -> bool:
+        """Whether ``backend`` computes this type's witness itself from compact inputs."""
+
+    def work(self, job_input: Any, partition: int, key: ProvingKey, *, on_device: bool) -> Any:
+        """Synthesize: the checked witness limbs, or (``on_device``) its compact inputs."""
+
+    def public_inputs(self, job_input: Any, partition: int, key: ProvingKey,
+                      work: Any) -> list[int]: ...
+
+    def stage(self, key: ProvingKey, work: Any, backend: ProverBackend) -> Any: ...
+
+    def witness(self, key: ProvingKey, work: Any, staged: Any, backend: ProverBackend) -> Any:
+        ...
+
+    # -- the result -------------------------------------------------------------------------
+    def part(self, proof: bytes, public: list[int]) -> bytes:
+        """What the job stores of a proved unit: its 192-byte proof, and the public inputs
+        too where the input alone does not give them back."""
+
+    def assemble(self, job_input: Any, parts: list[bytes]) -> bytes:
+        """The job's result from its units' parts, in unit order."""
+
+    def verify(self, job_input: Any, params_dir: Path, result: bytes) -> bool: ...
+
+
+PROOF_TYPES: dict[str, ProofType] = {kind.name: kind for kind in (PorepType(), Groth16Type())}
+
+
+def proof_type(name: str) -> ProofType:
+    try:
+        return PROOF_TYPES[name]
+    except KeyError:
+        raise UnknownProofType(f"proof_type: unknown proof type {name!r} "
+                               f"(known: {', '.join(PROOF_TYPES)})") from None

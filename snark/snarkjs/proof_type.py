@@ -1,0 +1,123 @@
+"""``groth16`` as a proof type (``snark.proof_types``): an imported snarkjs key and a batch
+of circom witnesses in, one snarkjs proof per witness out.
+
+A unit of work is one witness. Its part (what the job stores) is the 192-byte proof followed
+by its public signals (32 bytes each, big-endian), so assembly needs no witness again. The
+job's result is JSON text, one entry per witness in order, each what snarkjs writes::
+
+    {"key": "<key id>", "proofs": [{"proof": <proof.json>, "public": <public.json>}, …]}
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from config.settings import get_settings
+from snark import groth16
+from snark.backend import ProverBackend
+from snark.fields import FR_BYTES
+from snark.keys import KeyFileError, ProvingKey, VerifyingKey
+from snark.params import key_dir, load_key
+from snark.proof import PROOF_BYTES, Proof
+from snark.snarkjs import (check_witness, proof_from_json, proof_to_json, public_from_json,
+                           public_inputs, public_to_json)
+from snark.snarkjs.job import Groth16Job, Groth16JobError, parse_job, read_witness
+
+
+class Groth16Type:
+    name = "groth16"
+
+    def parse(self, raw: Any) -> Groth16Job:
+        # Dicts and jobs go through JSON text too, so one size limit applies to every way in.
+        if isinstance(raw, Groth16Job):
+            raw = raw.to_json()
+        elif isinstance(raw, dict):
+            raw = json.dumps(raw)
+        elif not isinstance(raw, (str, bytes)):
+            raise Groth16JobError(f"job: expected JSON text, bytes, a dict or a Groth16Job, "
+                                  f"got {type(raw).__name__}")
+        settings = get_settings()
+        return parse_job(raw, max_bytes=settings.max_c1_bytes,
+                         max_inline=settings.max_inline_witness_bytes)
+
+    def check(self, job_input: Groth16Job) -> None:
+        """Read every inline witness (a wrong curve or a truncated file is refused here);
+        witnesses on shared storage are read where they are proved."""
+        for i, ref in enumerate(job_input.witnesses):
+            if ref.wtns is not None:
+                read_witness(job_input, i, None)
+
+    def canonical_json(self, job_input: Groth16Job) -> str:
+        return job_input.to_json()
+
+    def partitions(self, job_input: Groth16Job) -> int:
+        return len(job_input.witnesses)
+
+    def circuit_id(self, job_input: Groth16Job) -> str:
+        return job_input.key
+
+    def has_key(self, job_input: Groth16Job, params_dir: Path) -> bool:
+        return (key_dir(params_dir, job_input.key) / "manifest.json").exists()
+
+    def make_key(self, job_input: Groth16Job, params_dir: Path) -> None:
+        """A snarkjs key is imported, never made here."""
+        raise KeyFileError(f"key {job_input.key}: not in {params_dir}; import its zkey there "
+                           f"first (proofq keys add circuit.zkey)")
+
+    def key_ref(self, job_input: Groth16Job) -> str:
+        return job_input.key
+
+    def load_key(self, job_input: Groth16Job, params_dir: Path) -> ProvingKey:
+        if not self.has_key(job_input, params_dir):
+            self.make_key(job_input, params_dir)
+        return load_key(Path(params_dir), job_input.key)
+
+    def device_witness(self, backend: ProverBackend) -> bool:
+        return False  # the witness is given: there is nothing to compute
+
+    def work(self, job_input: Groth16Job, partition: int, key: ProvingKey, *,
+             on_device: bool) -> np.ndarray:
+        if not 0 <= partition < len(job_input.witnesses):
+            raise Groth16JobError(f"witnesses[{partition}]: the job has "
+                                  f"{len(job_input.witnesses)} witnesses")
+        witness = read_witness(job_input, partition, get_settings().witness_dir)
+        check_witness(key, witness, f"witnesses[{partition}]")
+        return witness
+
+    def public_inputs(self, job_input: Groth16Job, partition: int, key: ProvingKey,
+                      work: np.ndarray) -> list[int]:
+        return public_inputs(key, work)
+
+    def stage(self, key: ProvingKey, work: np.ndarray, backend: ProverBackend) -> Any:
+        return groth16.stage(key, work, backend)
+
+    def witness(self, key: ProvingKey, work: np.ndarray, staged: Any,
+                backend: ProverBackend) -> Any:
+        return staged
+
+    def part(self, proof: bytes, public: list[int]) -> bytes:
+        return proof + b"".join(v.to_bytes(FR_BYTES, "big") for v in public)
+
+    def assemble(self, job_input: Groth16Job, parts: list[bytes]) -> bytes:
+        proofs = []
+        for i, part in enumerate(parts):
+            proof = Proof.from_bytes(part[:PROOF_BYTES], name=f"part {i}")
+            public = [int.from_bytes(part[k:k + FR_BYTES], "big")
+                      for k in range(PROOF_BYTES, len(part), FR_BYTES)]
+            proofs.append({"proof": proof_to_json(proof), "public": public_to_json(public)})
+        return json.dumps({"key": job_input.key, "proofs": proofs}).encode()
+
+    def verify(self, job_input: Groth16Job, params_dir: Path, result: bytes) -> bool:
+        """Every proof of the result against its public signals, with the key's vk."""
+        vk_path = key_dir(params_dir, job_input.key) / "vk.json"
+        vk = VerifyingKey.from_json(json.loads(vk_path.read_text()), str(vk_path))
+        entries = json.loads(result)["proofs"]
+        if len(entries) != len(job_input.witnesses):
+            return False
+        return all(groth16.verify(vk, public_from_json(e["public"], f"proofs[{i}].public"),
+                                  proof_from_json(e["proof"], f"proofs[{i}].proof"))
+                   for i, e in enumerate(entries))
