@@ -6,9 +6,11 @@ the witness ``(num_variables, 4)`` in standard form (the MSMs read it as is, and
 domain size, and H ``(n − 1, 4)`` in standard form. Per circuit, ``prepare`` makes
 resident the R1CS (its data as d·R², see ``spmv.cu``), the MSM bases and the NTT tables.
 
-All work runs on one non-blocking stream of the backend. The proving path synchronises
-only that stream (the MSMs return host points); it never synchronises the device, queries
-device memory or trims the memory pool. Allocation failures become ``DeviceMemoryError``.
+All work runs on one non-blocking stream of the backend, except the G2 MSM of
+``proof_msms``, which runs on a second one beside the G1 MSMs (ordered after the witness's
+digit sort by an event). The proving path synchronises only those streams (the MSMs
+return host points); it never synchronises the device, queries device memory or trims the
+memory pool. Allocation failures become ``DeviceMemoryError``.
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ class GpuBackend:
         self._cupy = cupy
         with cupy.cuda.Device(device_id):
             self.stream = cupy.cuda.Stream(non_blocking=True)
+            self.side_stream = cupy.cuda.Stream(non_blocking=True)  # the G2 MSM's
             self.ntt = Ntt(device_id)
             self._spmv = module.function("spmv.cu", "spmv_csr", device_id)
             self._mul_raw = module.function("fr_ops.cu", "fr_mul_raw", device_id)
@@ -183,6 +186,22 @@ class GpuBackend:
 
     def msm_g2(self, key: ProvingKey, basis: G2Basis, scalars):
         return self._msm(key, basis, scalars)
+
+    def proof_msms(self, key: ProvingKey, witness, h) -> dict:
+        """The proof's five MSMs as one ``gpu.msm.msm_many`` batch: a_g1, b_g1 and b_g2 share
+        the witness's digit sort, and b_g2 runs on the side stream beside the G1 MSMs."""
+        from gpu.msm import msm_many
+
+        bases = self._of(key).bases
+        scalars = {"a_g1": witness, "b_g1": witness, "b_g2": witness,
+                   "l_g1": witness[key.r1cs.num_inputs:], "h_g1": h}
+        for basis, s in scalars.items():
+            if s.shape[0] != len(getattr(key, basis)):
+                raise ValueError(f"{basis}: {s.shape[0]} scalars for {len(getattr(key, basis))} bases")
+        with self._on_device():
+            points = msm_many([(bases[b], s) for b, s in scalars.items()],
+                              stream=self.stream, side_stream=self.side_stream)
+        return dict(zip(scalars, points))
 
     def _msm(self, key: ProvingKey, basis: str, scalars):
         from gpu.msm import msm
