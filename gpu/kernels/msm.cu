@@ -64,7 +64,14 @@ extern "C" __global__ void msm_scatter(const uint64_t* scalars, uint32_t n, uint
     }
 }
 
-extern "C" __global__ void msm_bucket_level0_g1(const uint64_t* bases, const uint32_t* entries,
+// Blocks of THREADS (gpu/msm.py) per multiprocessor the G1 bucket kernels ask ptxas for
+// (registers permitting); an A/B switch of bench/msm_variants.py.
+#ifndef MSM_G1_MIN_BLOCKS
+#define MSM_G1_MIN_BLOCKS 1
+#endif
+#define MSM_G1_BOUNDS __launch_bounds__(128, MSM_G1_MIN_BLOCKS)
+
+extern "C" __global__ void MSM_G1_BOUNDS msm_bucket_level0_g1(const uint64_t* bases, const uint32_t* entries,
                                                 const uint32_t* keys, uint32_t len, uint32_t chunk,
                                                 uint64_t* buckets, uint64_t* next_points,
                                                 uint32_t* next_keys) {
@@ -78,7 +85,7 @@ extern "C" __global__ void msm_bucket_level0_g2(const uint64_t* bases, const uin
     affine_entries<fq2_t> source = {bases, entries};
     bucket_level<fq2_t>(thread_index(), source, keys, len, chunk, buckets, next_points, next_keys);
 }
-extern "C" __global__ void msm_bucket_level_g1(const uint64_t* points, const uint32_t* keys,
+extern "C" __global__ void MSM_G1_BOUNDS msm_bucket_level_g1(const uint64_t* points, const uint32_t* keys,
                                                uint32_t len, uint32_t chunk, uint64_t* buckets,
                                                uint64_t* next_points, uint32_t* next_keys) {
     xyzz_partials<fq_t> source = {points};
