@@ -1,12 +1,12 @@
 """A/B of compile-time variants of the MSM kernels, in one process on one GPU.
 
-    python bench/msm_variants.py [--variant NAME=-DX,-DY ...] [--cubins DIR]
+    python bench/msm_variants.py [--variant NAME=-DX,-DY,runs=K ...] [--cubins DIR]
                                  [--g1 20,22] [--g2 20] [--reps 5] [--out FILE]
 
 The baseline is ``gpu/kernels/msm.cu`` as the backend loads it (NVRTC). Each variant is the
 same source with extra defines, loaded from ``DIR/NAME.cubin`` when present (built with
 ``nvcc -cubin -arch=sm_90`` on a machine without a GPU, which saves device time) or
-compiled by NVRTC here. For every size, all variants run on the same bases and scalars;
+compiled by NVRTC here; ``runs=K`` sets ``gpu.msm.TARGET_RUNS`` to 2^K for it. For every size, all variants run on the same bases and scalars;
 a variant whose result differs from the baseline's stops the run. Times are medians of
 ``--reps`` after a warm-up (CUDA events), with the steps of ``gpu.msm.phase_times``.
 """
@@ -67,16 +67,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)
     cubins = Path(args.cubins) if args.cubins else None
-    variants = {"baseline": None}
+    variants, runs = {"baseline": None}, {}
     for spec in args.variant:
-        name, _, defines = spec.partition("=")
-        variants[name] = [d for d in defines.split(",") if d]
-    production = gpu_msm._kernel
+        name, _, tokens = spec.partition("=")
+        tokens = [t for t in tokens.split(",") if t]
+        runs.update({name: 1 << int(t[5:]) for t in tokens if t.startswith("runs=")})
+        defines = [t for t in tokens if not t.startswith("runs=")]
+        variants[name] = defines or None
+    production, production_runs = gpu_msm._kernel, gpu_msm.TARGET_RUNS
     modules = {name: None if defines is None else variant_module(name, defines, cubins)
                for name, defines in variants.items()}
     stream = cupy.cuda.Stream(non_blocking=True)
     fixed = GpuFixedBase()
-    report, rows = {"variants": {k: v or [] for k, v in variants.items()}, "reps": args.reps}, []
+    report = {"variants": {k: v or [] for k, v in variants.items()}, "target_runs": runs,
+              "reps": args.reps}
+    rows = []
     for group, text in ((1, args.g1), (2, args.g2)):
         logs = [int(v) for v in text.split(",") if v]
         if not logs:
@@ -90,11 +95,12 @@ def main(argv: list[str] | None = None) -> int:
             for name, mod in modules.items():
                 gpu_msm._kernel = production if mod is None else (
                     lambda kernel, device_id, mod=mod: mod.get_function(kernel))
+                gpu_msm.TARGET_RUNS = runs.get(name, production_runs)
                 try:
                     result, samples = time_msm(bases, scalars, stream, args.reps)
                     phases = gpu_msm.phase_times(bases, scalars, stream)
                 finally:
-                    gpu_msm._kernel = production
+                    gpu_msm._kernel, gpu_msm.TARGET_RUNS = production, production_runs
                 expected = expected or result
                 if result != expected:
                     print(f"MISMATCH: variant {name} at g{group} 2^{log_n}", flush=True)

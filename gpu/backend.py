@@ -102,7 +102,11 @@ class GpuBackend:
         n = key.domain_size
         with self._on_device() as cupy:
             matrices = tuple(self._upload_matrix(m) for m in (r1cs.a, r1cs.b, r1cs.c))
-            bases = {name: MsmBases(getattr(key, name)) for name in _BASES}
+            # l_g1 behind num_inputs infinities: its MSM over the whole witness shares the
+            # witness's digit sort (proof_msms); the single call takes the view past them
+            bases = {name: MsmBases(getattr(key, name),
+                                    leading_infinity=r1cs.num_inputs if name == "l_g1" else 0)
+                     for name in _BASES}
             self.ntt.prepare(log_n)
             g_n = pow(FR_MULTIPLICATIVE_GENERATOR, n, R)
             z_inv = cupy.asarray(to_montgomery([pow(g_n - 1, -1, R)], R, 4))
@@ -188,25 +192,27 @@ class GpuBackend:
         return self._msm(key, basis, scalars)
 
     def proof_msms(self, key: ProvingKey, witness, h) -> dict:
-        """The proof's five MSMs as one ``gpu.msm.msm_many`` batch: a_g1, b_g1 and b_g2 share
-        the witness's digit sort, and b_g2 runs on the side stream beside the G1 MSMs."""
+        """The proof's five MSMs as one ``gpu.msm.msm_many`` batch: a_g1, b_g1, b_g2 and l_g1
+        share the witness's digit sort, and b_g2 runs on the side stream beside the G1 MSMs."""
         from gpu.msm import msm_many
 
         bases = self._of(key).bases
-        scalars = {"a_g1": witness, "b_g1": witness, "b_g2": witness,
-                   "l_g1": witness[key.r1cs.num_inputs:], "h_g1": h}
-        for basis, s in scalars.items():
-            if s.shape[0] != len(getattr(key, basis)):
-                raise ValueError(f"{basis}: {s.shape[0]} scalars for {len(getattr(key, basis))} bases")
+        ni = key.r1cs.num_inputs
+        for basis, s, count in (("a_g1", witness, len(key.a_g1)), ("h_g1", h, len(key.h_g1)),
+                                ("l_g1", witness[ni:], len(key.l_g1))):
+            if s.shape[0] != count:
+                raise ValueError(f"{basis}: {s.shape[0]} scalars for {count} bases")
+        # every MSM but h_g1 reads the whole witness (l_g1 through its leading infinities)
+        jobs = {"a_g1": witness, "b_g1": witness, "b_g2": witness, "l_g1": witness, "h_g1": h}
         with self._on_device():
-            points = msm_many([(bases[b], s) for b, s in scalars.items()],
+            points = msm_many([(bases[b], s) for b, s in jobs.items()],
                               stream=self.stream, side_stream=self.side_stream)
-        return dict(zip(scalars, points))
+        return dict(zip(jobs, points))
 
     def _msm(self, key: ProvingKey, basis: str, scalars):
         from gpu.msm import msm
 
-        bases = self._of(key).bases[basis]
+        bases = self._of(key).bases[basis].tail()
         if scalars.shape[0] != len(getattr(key, basis)):
             raise ValueError(f"{basis}: {scalars.shape[0]} scalars for "
                              f"{len(getattr(key, basis))} bases")

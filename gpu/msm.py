@@ -19,6 +19,7 @@ given a side stream (the G2 one) run beside the rest.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -36,13 +37,16 @@ SCALAR_BITS = 256  # digits cover 256 bits so a 255-bit scalar's top window neve
 FIELD_WORDS = {1: 6, 2: 12}
 THREADS = 128
 #: Threads of msm_reduce_windows (MSM_REDUCE_THREADS in msm.cu).
-REDUCE_THREADS = 64
+REDUCE_THREADS = 128
 #: Sorted digits one thread sums per bucket level (each level shrinks the list CHUNK/2-fold).
 CHUNK = 32
 #: Key of the unused digit slots (MSM_PAD_KEY in msm.cu).
 PAD_KEY = 0xFFFFFFFF
-#: Runs of buckets reduced in parallel across all windows (enough threads to fill the GPU).
-TARGET_RUNS = 1 << 14
+#: Runs of buckets reduced in parallel across all windows: about two thirds of the G1
+#: threads an H200 holds at once (3 blocks of 128 per SM), so the runs stay short (ncu at 2^22 with
+#: 2^14: 6% achieved occupancy, 24 ms at 2^24) while reduce_windows's share per thread
+#: (runs per window / REDUCE_THREADS) stays at 16 or fewer.
+TARGET_RUNS = 1 << 15
 
 
 @dataclass(frozen=True)
@@ -94,27 +98,40 @@ def _blocks(count: int) -> tuple[int]:
 
 
 class MsmBases:
-    """Affine bases resident on the current device, Montgomery form, ``(n, 2·words)``."""
+    """Affine bases resident on the current device, Montgomery form, ``(n, 2·words)``.
 
-    def __init__(self, points: PointArray, stream=None) -> None:
+    ``leading_infinity`` rows of infinity go first: an MSM over them with a longer scalar
+    vector ignores its first entries, so it can share that vector's digit sort (the proof's
+    l_g1 takes witness[num_inputs:], the others the whole witness); ``tail()`` is the view
+    without them, for the slice itself."""
+
+    def __init__(self, points: PointArray, stream=None, leading_infinity: int = 0) -> None:
         cupy = _cupy()
         self.group = points.group
         self.words = FIELD_WORDS[points.group]
         self.device_id = cupy.cuda.Device().id
-        host = np.array(points.xy, dtype=np.uint64).reshape(len(points), 2 * self.words)
-        host[points.inf] = 0  # the kernels' infinity marker, whatever the masked rows held
+        self.leading_infinity = leading_infinity
+        host = np.zeros((leading_infinity + len(points), 2 * self.words), dtype=np.uint64)
+        host[leading_infinity:] = np.asarray(points.xy, dtype=np.uint64).reshape(len(points), 2 * self.words)
+        host[leading_infinity:][points.inf] = 0  # the kernels' infinity marker
         stream = stream or cupy.cuda.get_current_stream()
         try:
             with stream:
                 self.xy = cupy.asarray(host)
-                if len(points):
+                if len(host):
                     _kernel(f"msm_bases_to_mont_g{self.group}", self.device_id)(
-                        _blocks(len(points)), (THREADS,), (self.xy, np.uint32(len(points))))
+                        _blocks(len(host)), (THREADS,), (self.xy, np.uint32(len(host))))
         except cupy.cuda.memory.OutOfMemoryError as exc:
             raise DeviceMemoryError(f"msm bases ({len(points)} G{self.group} points): {exc}") from exc
 
     def __len__(self) -> int:
         return self.xy.shape[0]
+
+    def tail(self) -> "MsmBases":
+        """The same device rows past the leading infinities (a view, no copy)."""
+        view = copy.copy(self)
+        view.xy, view.leading_infinity = self.xy[self.leading_infinity:], 0
+        return view
 
 
 def _kernel(name: str, device_id: int):

@@ -85,75 +85,12 @@ struct fq_params {
                                    0xb519952du, 0x9a793e85u, 0x92cae3aau, 0x11988fe5u};
         return v[i];
     }
-    static FIELD_FN constexpr uint32_t mod_squared(int i) {  // q^2, 2N limbs (fq2 products)
-        constexpr uint32_t v[2 * N] = {0x1c718e39u, 0x26aa0000u, 0x76382eabu, 0x7ced6b1du,
-                                       0x62113cfdu, 0x162c3383u, 0x3e71b743u, 0x66bf91edu,
-                                       0x7091a049u, 0x292e85a8u, 0x86185c7bu, 0x1d68619cu,
-                                       0x0978ef01u, 0xf5314933u, 0x16ddca6eu, 0x50a62cfdu,
-                                       0x349e8bd0u, 0x66e59e49u, 0x0e7046b4u, 0xe2dc90e5u,
-                                       0xa22f25e9u, 0x4bd278eau, 0xb8c35fc7u, 0x02a437a4u};
-        return v[i];
-    }
     static FIELD_FN constexpr uint32_t mod_minus_2(int i) {
         constexpr uint32_t v[N] = {0xffffaaa9u, 0xb9feffffu, 0xb153ffffu, 0x1eabfffeu,
                                    0xf6b0f624u, 0x6730d2a0u, 0xf38512bfu, 0x64774b84u,
                                    0x434bacd7u, 0x4b1ba7b6u, 0x397fe69au, 0x1a0111eau};
         return v[i];
     }
-};
-
-// Carry-flag arithmetic for the multi-limb code below: PTX carry chains on the device, an
-// explicit flag on the host (and in -DFIELD_PORTABLE device builds), so the host build runs
-// the very instruction sequence the device does. Each call is one PTX instruction; a chain
-// is a run of calls on one carry_chain with nothing else touching the flag in between.
-struct carry_chain {
-#ifndef FIELD_PTX
-    uint32_t cf = 0;
-#define FIELD_CC_OP(name, expr, sets)                                                     \
-    FIELD_FN uint32_t name(uint32_t a, uint32_t b, uint32_t c = 0) {                      \
-        uint64_t w = (expr);                                                              \
-        if (sets) cf = (uint32_t)(w >> 32) & 1;                                           \
-        return (uint32_t)w;                                                               \
-    }
-    FIELD_CC_OP(add_cc, (uint64_t)a + b, true)
-    FIELD_CC_OP(addc_cc, (uint64_t)a + b + cf, true)
-    FIELD_CC_OP(addc, (uint64_t)a + b + cf, false)
-    FIELD_CC_OP(sub_cc, (uint64_t)a - b, true)
-    FIELD_CC_OP(subc_cc, (uint64_t)a - b - cf, true)
-    FIELD_CC_OP(subc, (uint64_t)a - b - cf, false)
-    FIELD_CC_OP(mad_lo_cc, (uint64_t)(uint32_t)((uint64_t)a * b) + c, true)
-    FIELD_CC_OP(madc_lo_cc, (uint64_t)(uint32_t)((uint64_t)a * b) + c + cf, true)
-    FIELD_CC_OP(mad_hi_cc, (((uint64_t)a * b) >> 32) + c, true)
-    FIELD_CC_OP(madc_hi_cc, (((uint64_t)a * b) >> 32) + c + cf, true)
-    FIELD_CC_OP(madc_hi, (((uint64_t)a * b) >> 32) + c + cf, false)
-#undef FIELD_CC_OP
-#else
-#define FIELD_CC_ADD(name, op)                                                            \
-    FIELD_FN uint32_t name(uint32_t a, uint32_t b) {                                      \
-        uint32_t r;                                                                       \
-        asm volatile(op " %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));                       \
-        return r;                                                                         \
-    }
-#define FIELD_CC_MAD(name, op)                                                            \
-    FIELD_FN uint32_t name(uint32_t a, uint32_t b, uint32_t c) {                          \
-        uint32_t r;                                                                       \
-        asm volatile(op " %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));           \
-        return r;                                                                         \
-    }
-    FIELD_CC_ADD(add_cc, "add.cc.u32")
-    FIELD_CC_ADD(addc_cc, "addc.cc.u32")
-    FIELD_CC_ADD(addc, "addc.u32")
-    FIELD_CC_ADD(sub_cc, "sub.cc.u32")
-    FIELD_CC_ADD(subc_cc, "subc.cc.u32")
-    FIELD_CC_ADD(subc, "subc.u32")
-    FIELD_CC_MAD(mad_lo_cc, "mad.lo.cc.u32")
-    FIELD_CC_MAD(madc_lo_cc, "madc.lo.cc.u32")
-    FIELD_CC_MAD(mad_hi_cc, "mad.hi.cc.u32")
-    FIELD_CC_MAD(madc_hi_cc, "madc.hi.cc.u32")
-    FIELD_CC_MAD(madc_hi, "madc.hi.u32")
-#undef FIELD_CC_ADD
-#undef FIELD_CC_MAD
-#endif
 };
 
 // Both moduli leave spare top bits (r < 2^255, q < 2^381), so a + b < 2p never overflows
@@ -290,9 +227,6 @@ struct mont_t {
         return N > 8 ? mul_outlined(*this, b) : mul(*this, b);
     }
     static FIELD_NOINLINE mont_t mul_outlined(mont_t a, mont_t b) { return mul(a, b); }
-#ifdef FIELD_SOS  // A/B switch (bench/msm_variants.py): product, then reduction
-    static FIELD_FN mont_t mul(const mont_t& a, const mont_t& b) { return redc(mul_wide(a, b)); }
-#else
 
     // CIOS: per limb i, one row of a·b_i, then one row of m·p that clears the low limb.
     static FIELD_FN mont_t mul(const mont_t& a, const mont_t& b) {
@@ -362,88 +296,6 @@ struct mont_t {
 #pragma unroll
         for (int i = 0; i < N; i++) r.v[i] = t[i];
         return reduce_once(r);
-    }
-#endif
-
-    // Lazy reduction for Fq2 (see fq2_t::operator*): the full 2N-limb product a·b, and the
-    // Montgomery reduction t·R^-1 mod p of any 2N-limb t < p·R, fully reduced.
-    struct wide_t {
-        uint32_t v[2 * N];
-    };
-    static FIELD_FN wide_t mul_wide(const mont_t& a, const mont_t& b) {
-        wide_t t;
-#pragma unroll
-        for (int i = 0; i < 2 * N; i++) t.v[i] = 0;
-#pragma unroll
-        for (int i = 0; i < N; i++) {
-            // t holds a·(b mod 2^(32i)) < 2^(32(N+i)): row i's low halves carry into limb
-            // i+N (still zero) and its high halves end at limb i+N without a carry out.
-            uint32_t bi = b.v[i];
-            carry_chain lo;
-            t.v[i] = lo.mad_lo_cc(a.v[0], bi, t.v[i]);
-#pragma unroll
-            for (int j = 1; j < N; j++) t.v[i + j] = lo.madc_lo_cc(a.v[j], bi, t.v[i + j]);
-            t.v[i + N] = lo.addc(t.v[i + N], 0);
-            carry_chain hi;
-            t.v[i + 1] = hi.mad_hi_cc(a.v[0], bi, t.v[i + 1]);
-#pragma unroll
-            for (int j = 1; j < N - 1; j++) t.v[i + j + 1] = hi.madc_hi_cc(a.v[j], bi, t.v[i + j + 1]);
-            t.v[i + N] = hi.madc_hi(a.v[N - 1], bi, t.v[i + N]);
-        }
-        return t;
-    }
-    // t = lo + hi·R: u = (lo + m·p)/R (m clears lo limb by limb) is at most p, so u + hi < 2p.
-    static FIELD_FN mont_t redc(const wide_t& t) {
-        uint32_t u[N + 1];
-#pragma unroll
-        for (int i = 0; i < N; i++) u[i] = t.v[i];
-        u[N] = 0;
-#pragma unroll
-        for (int i = 0; i < N; i++) {
-            // u < 2^(32N+1) holds (lo + m_0..m_{i-1}·p)/2^(32i); add m_i·p, drop the zero limb.
-            uint32_t m = u[0] * P::INV;
-            carry_chain lo;
-            u[0] = lo.mad_lo_cc(P::mod(0), m, u[0]);
-#pragma unroll
-            for (int j = 1; j < N; j++) u[j] = lo.madc_lo_cc(P::mod(j), m, u[j]);
-            u[N] = lo.addc(u[N], 0);
-            carry_chain hi;
-            u[1] = hi.mad_hi_cc(P::mod(0), m, u[1]);
-#pragma unroll
-            for (int j = 1; j < N; j++) u[j + 1] = hi.madc_hi_cc(P::mod(j), m, u[j + 1]);
-#pragma unroll
-            for (int j = 0; j < N; j++) u[j] = u[j + 1];
-            u[N] = hi.addc(0, 0);
-        }
-        mont_t r;
-        carry_chain sum;
-        r.v[0] = sum.add_cc(u[0], t.v[N]);
-#pragma unroll
-        for (int i = 1; i < N; i++) r.v[i] = sum.addc_cc(u[i], t.v[N + i]);
-        return reduce_once(r);
-    }
-    // Limb-wise a + b and a - b of wide values (no reduction; the caller keeps them in range).
-    static FIELD_FN wide_t add_wide(const wide_t& a, const wide_t& b) {
-        wide_t r;
-        carry_chain c;
-        r.v[0] = c.add_cc(a.v[0], b.v[0]);
-#pragma unroll
-        for (int i = 1; i < 2 * N; i++) r.v[i] = c.addc_cc(a.v[i], b.v[i]);
-        return r;
-    }
-    static FIELD_FN wide_t sub_wide(const wide_t& a, const wide_t& b) {
-        wide_t r;
-        carry_chain c;
-        r.v[0] = c.sub_cc(a.v[0], b.v[0]);
-#pragma unroll
-        for (int i = 1; i < 2 * N; i++) r.v[i] = c.subc_cc(a.v[i], b.v[i]);
-        return r;
-    }
-    // a + b without the final subtraction (< 2p: an operand of mul_wide).
-    static FIELD_FN mont_t add_unreduced(const mont_t& a, const mont_t& b) {
-        mont_t r;
-        add_limbs(r, a, b);
-        return r;
     }
 
     FIELD_FN mont_t sqr() const { return *this * *this; }
@@ -517,27 +369,11 @@ struct fq2_t {
     FIELD_FN fq2_t& operator+=(const fq2_t& b) { return *this = *this + b; }
     FIELD_FN fq2_t& operator-=(const fq2_t& b) { return *this = *this - b; }
     FIELD_FN fq2_t& operator*=(const fq2_t& b) { return *this = *this * b; }
-    // Karatsuba with lazy reduction: three unreduced 2N-limb products, two reductions
-    // (instead of three full Montgomery products). t0 - t1 + q^2 lies in (0, 2q^2) and
-    // t2 - t0 - t1 = a0 b1 + a1 b0 in [0, 2q^2): both below q·R, as redc needs.
-#ifdef FIELD_FQ2_EAGER  // A/B switch (bench/msm_variants.py): three full Fq products
+    // Karatsuba: three Fq products.
     FIELD_FN fq2_t operator*(const fq2_t& b) const {
         fq_t t0 = c0 * b.c0, t1 = c1 * b.c1;
         fq_t t2 = (c0 + c1) * (b.c0 + b.c1);
         return make(t0 - t1, t2 - t0 - t1);
-    }
-#else
-    FIELD_FN fq2_t operator*(const fq2_t& b) const { return mul_outlined(*this, b); }
-#endif
-    static FIELD_NOINLINE fq2_t mul_outlined(fq2_t a, fq2_t b) {
-        typedef fq_t::wide_t wide;
-        wide t0 = fq_t::mul_wide(a.c0, b.c0), t1 = fq_t::mul_wide(a.c1, b.c1);
-        wide t2 = fq_t::mul_wide(fq_t::add_unreduced(a.c0, a.c1), fq_t::add_unreduced(b.c0, b.c1));
-        wide q2;
-#pragma unroll
-        for (int i = 0; i < 2 * fq_t::N; i++) q2.v[i] = fq_params::mod_squared(i);
-        return make(fq_t::redc(fq_t::add_wide(fq_t::sub_wide(t0, t1), q2)),
-                    fq_t::redc(fq_t::sub_wide(fq_t::sub_wide(t2, t0), t1)));
     }
     // (a0 + a1 u)^2 = (a0 + a1)(a0 - a1) + 2 a0 a1 u: two Fq products.
     FIELD_FN fq2_t sqr() const {
