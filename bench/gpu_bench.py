@@ -209,7 +209,7 @@ def sppark_reference(path: str | None) -> dict:
     output, ``--sppark``) when this run has one, else the reference above."""
     if not path:
         return {"source": "reference", "ntt": SPPARK_MS["ntt"], "g1": SPPARK_MS["g1"]}
-    line = Path(path).read_text().strip().splitlines()[-1]
+    line = [v for v in Path(path).read_text().splitlines() if v.startswith("{")][-1]
     data = json.loads(line)
     return {"source": path, "line": data,
             "ntt": {int(k): v for k, v in data["ntt_ms"].items()},

@@ -150,8 +150,9 @@ def msm_many(jobs, stream=None, side_stream=None) -> list[G1Point | G2Point]:
     Jobs that pass the very same scalars array share one digit sort. G2 jobs run on
     ``side_stream`` when one is given (after the sort they read), beside the G1 work: a
     G2 MSM costs about three G1 ones, and the two overlap where either leaves the GPU
-    partly idle (sorts, reductions, the tail of each launch). All window sums are copied
-    back once everything is queued."""
+    partly idle (sorts, reductions, the tail of each launch). Window sums are copied back
+    only once everything is queued, so the host's weighting of one overlaps the GPU's work
+    on the next."""
     cupy = _cupy()
     jobs = list(jobs)
     if not jobs:
@@ -184,12 +185,12 @@ def msm_many(jobs, stream=None, side_stream=None) -> list[G1Point | G2Point]:
                     keep.append(digits)
                 with run_on:
                     pending.append((bases, digits.plan, window_sums(bases, digits), run_on))
-            host = [None if sums is None else sums.get(stream=on) for _, _, sums, on in pending]
+            # each result is weighted on the host while the GPU still runs the later ones
+            return [combine_windows(sums.get(stream=on), bases.group, p.c) if sums is not None
+                    else point_from_xy(np.zeros(2 * bases.words, dtype=np.uint64), bases.group)
+                    for bases, p, sums, on in pending]
     except cupy.cuda.memory.OutOfMemoryError as exc:
         raise DeviceMemoryError(f"msm of {max(sizes)} points: {exc}") from exc
-    return [combine_windows(sums, bases.group, p.c) if sums is not None
-            else point_from_xy(np.zeros(2 * bases.words, dtype=np.uint64), bases.group)
-            for (bases, p, _, _), sums in zip(pending, host)]
 
 
 def _check_scalars(bases: MsmBases, scalars, cupy) -> int:
