@@ -82,8 +82,8 @@ class PorepWitnessBackend(Protocol):
 @runtime_checkable
 class ProofMsmBackend(Protocol):
     """Optional: a backend that runs a proof's five MSMs as one batch, in whatever order
-    and overlap suits it (the GPU shares the witness's digit sort among a_g1, b_g1 and
-    b_g2 and runs the G2 MSM beside the G1 ones). Same results as the single calls."""
+    and overlap suits it (the GPU shares the witness's digit sort among a_g1, b_g1, b_g2
+    and l_g1 and runs the G2 MSM beside the G1 ones). Same results as the single calls."""
 
     def proof_msms(self, key: "ProvingKey", witness: Any, h: Any) -> dict:
         """``{basis: point}`` for a_g1, b_g1, b_g2 (witness), l_g1 (witness[num_inputs:])
