@@ -2,7 +2,10 @@
 # The one entry point on the GPU machine: install the carried wheels, show the GPU, then run
 # the stages named as arguments, each one's output teed to $OUT/<stage>.log.
 #   tests    pytest -m gpu (the GPU test files)
-#   bench    bench/gpu_bench.py (JSON result to $OUT)
+#   sppark   the sppark reference binary ($SPPARK_BIN, default .sppark/bench; README in
+#            shared/anchors/sppark), so that the bench stage after it shares its GPU and clocks
+#   bench    bench/gpu_bench.py (JSON result to $OUT; sppark's JSON line inside when the
+#            sppark stage ran first)
 #   overlap  bench/worker_overlap.py
 # Extra arguments for a stage go in BENCH_ARGS / PYTEST_ARGS / OVERLAP_ARGS. The copy of the
 # tree on the device has no .git: pass PROOFQ_COMMIT=<hash> so the JSON records the commit.
@@ -26,9 +29,11 @@ for stage in "$@"; do
     echo "=== $stage ($(date -u +%H:%M:%S))"
     case "$stage" in
         tests)   python3 -m pytest -m gpu -q -p no:cacheprovider ${PYTEST_ARGS:-tests} ;;
-        bench)   python3 bench/gpu_bench.py --out "$OUT" ${BENCH_ARGS:-} ;;
+        sppark)  "${SPPARK_BIN:-.sppark/bench}" ${SPPARK_ARGS:---check-logs 16} ;;
+        bench)   python3 bench/gpu_bench.py --out "$OUT" ${BENCH_ARGS:-} \
+                     $( [ -s "$OUT/sppark.log" ] && echo --sppark "$OUT/sppark.log" ) ;;
         overlap) python3 bench/worker_overlap.py ${OVERLAP_ARGS:-} ;;
-        *)       echo "unknown stage: $stage (tests, bench, overlap)"; false ;;
+        *)       echo "unknown stage: $stage (tests, sppark, bench, overlap)"; false ;;
     esac 2>&1 | tee "$OUT/$stage.log"
     rc=${PIPESTATUS[0]}
     [ "$rc" -eq 0 ] || { echo "=== $stage failed (exit $rc)"; status=$rc; }

@@ -1,7 +1,7 @@
 """GPU benchmark: Fr NTT, G1/G2 MSM, device copy bandwidth, and full porep partitions.
 
     python bench/gpu_bench.py [--out DIR] [--ntt 16:26] [--g1 16:24] [--g2 16:22]
-                              [--partitions 16,20,22] [--reps 5]
+                              [--partitions 16,20,22] [--reps 5] [--sppark LOG]
 
 Every figure is the median of ``--reps`` runs after one warm-up, timed with CUDA events
 on the stream that runs the work; inputs are already on the device (uploads are timed
@@ -171,6 +171,7 @@ def bench_partition(log_c: int, g1: PointArray, g2: PointArray, backend, reps: i
         step("msm_b_g2", lambda: backend.msm_g2(key, "b_g2", w))
         step("msm_l_g1", lambda: backend.msm_g1(key, "l_g1", w[r1cs.num_inputs:]))
         step("msm_h_g1", lambda: backend.msm_g1(key, "h_g1", result["h"]))
+        step("msm_batch", lambda: backend.proof_msms(key, w, result["h"]))
         backend.release(w, result["h"])
         if record:
             for name, ms in times.items():
@@ -180,12 +181,16 @@ def bench_partition(log_c: int, g1: PointArray, g2: PointArray, backend, reps: i
     for _ in range(reps):
         once(True)
     medians = {name: statistics.median(s) for name, s in phases.items()}
-    total = sum(v for name, v in medians.items() if name != "upload")
+    # the proving path (groth16.compute): abc, h, then the five MSMs as one batch
+    total = medians["abc"] + medians["h"] + medians["msm_batch"]
+    sequential = sum(v for name, v in medians.items() if name not in ("upload", "msm_batch"))
     print(f"partition 2^{log_c}: {r1cs.num_constraints} constraints, compute {total:.1f} ms "
-          f"({', '.join(f'{n} {v:.1f}' for n, v in medians.items())})", flush=True)
+          f"(MSMs one by one: {sequential:.1f} ms; "
+          f"{', '.join(f'{n} {v:.1f}' for n, v in medians.items())})", flush=True)
     return {"challenges": k, "constraints": r1cs.num_constraints, "domain": r1cs.domain_size,
             "variables": r1cs.num_variables, "nnz": [m.nnz for m in (r1cs.a, r1cs.b, r1cs.c)],
             "build_r1cs_s": build_s, "prepare_s": prepare_s, "compute_ms": total,
+            "compute_sequential_ms": sequential,
             "phases_median_ms": medians, "phases_samples_ms": phases}
 
 
@@ -199,23 +204,42 @@ def log_range(text: str) -> list[int]:
     return [int(v) for v in text.split(",")]
 
 
+def sppark_reference(path: str | None) -> dict:
+    """sppark's figures by op and log size: from its JSON line (the last line of its
+    output, ``--sppark``) when this run has one, else the reference above."""
+    if not path:
+        return {"source": "reference", "ntt": SPPARK_MS["ntt"], "g1": SPPARK_MS["g1"]}
+    line = [v for v in Path(path).read_text().splitlines() if v.startswith("{")][-1]
+    data = json.loads(line)
+    return {"source": path, "line": data,
+            "ntt": {int(k): v for k, v in data["ntt_ms"].items()},
+            "g1": {int(k): v for k, v in data["msm_ms"].items()}}
+
+
 def table(result: dict) -> str:
     copy = (result.get("copy") or {}).get("tb_per_s", float("nan"))
-    lines = [f"device: {result['device']}   copy {copy:.2f} TB/s (sppark ref {SPPARK_COPY_TBS})"]
+    ref_ms = result["sppark"]
+    lines = [f"device: {result['device']}   copy {copy:.2f} TB/s (sppark ref {SPPARK_COPY_TBS})",
+             f"sppark figures: {ref_ms['source']}"]
+
+    def versus(ours: float, ref: float | None) -> str:
+        return f"   sppark {ref:.3f} ms  ratio {ours / ref:.2f}" if ref else ""
+
     for log_n, r in (result.get("ntt") or {}).items():
-        ref = SPPARK_MS["ntt"].get(int(log_n))
         lines.append(f"ntt   2^{log_n:<3} {r['ntt']['median_ms']:9.3f} ms   intt {r['intt']['median_ms']:9.3f} ms"
-                     + (f"   sppark {ref} ms" if ref else ""))
+                     + versus(r["ntt"]["median_ms"], ref_ms["ntt"].get(int(log_n))))
     for group in ("g1", "g2"):
         for log_n, r in (result.get(f"msm_{group}") or {}).items():
-            ref = SPPARK_MS.get(group, {}).get(int(log_n))
             lines.append(f"msm {group} 2^{log_n:<3} {r['median_ms']:9.2f} ms"
-                         + (f"   sppark {ref} ms" if ref else ""))
+                         + versus(r["median_ms"], ref_ms.get(group, {}).get(int(log_n))))
     for log_c, r in result.get("partitions", {}).items():
         ph = r["phases_median_ms"]
         lines.append(f"porep 2^{log_c} ({r['constraints']} c): compute {r['compute_ms']:.1f} ms = "
-                     + " + ".join(f"{k} {v:.1f}" for k, v in ph.items() if k != "upload")
-                     + f"; witness upload {ph['upload']:.1f} ms")
+                     f"abc {ph['abc']:.1f} + h {ph['h']:.1f} + msm_batch {ph['msm_batch']:.1f}"
+                     f" (one by one {r['compute_sequential_ms']:.1f}: "
+                     + " + ".join(f"{k} {v:.1f}" for k, v in ph.items() if k.startswith("msm_")
+                                  and k != "msm_batch")
+                     + f"); witness upload {ph['upload']:.1f} ms")
     lines += [f"ERROR {name}: {err}" for name, err in result.get("errors", {}).items()]
     return "\n".join(lines)
 
@@ -228,6 +252,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--g2", default="16:22")
     parser.add_argument("--partitions", default="16,20,22", help="log constraint counts")
     parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--sppark", default=None,
+                        help="output of sppark's bench from the same run (its last line is JSON)")
     args = parser.parse_args(argv)
     ntt_logs, g1_logs, g2_logs, part_logs = (log_range(v) for v in
                                              (args.ntt, args.g1, args.g2, args.partitions))
@@ -242,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
     result = {"device": device.name(dev), "device_uuid": device.uuid(dev), "commit": commit(),
               "command": " ".join([Path(sys.argv[0]).name, *(argv or sys.argv[1:])]),
               "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-              "reps": args.reps}
+              "reps": args.reps, "sppark": sppark_reference(args.sppark)}
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

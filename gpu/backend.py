@@ -7,9 +7,11 @@ domain size, and H in standard form: ``(n − 1, 4)`` for the coset H form, ``(n
 odd one (``snark.keys``). Per circuit, ``prepare`` makes
 resident the R1CS (its data as d·R², see ``spmv.cu``), the MSM bases and the NTT tables.
 
-All work runs on one non-blocking stream of the backend. The proving path synchronises
-only that stream (the MSMs return host points); it never synchronises the device, queries
-device memory or trims the memory pool. Allocation failures become ``DeviceMemoryError``.
+All work runs on one non-blocking stream of the backend, except the G2 MSM of
+``proof_msms``, which runs on a second one beside the G1 MSMs (ordered after the witness's
+digit sort by an event). The proving path synchronises only those streams (the MSMs
+return host points); it never synchronises the device, queries device memory or trims the
+memory pool. Allocation failures become ``DeviceMemoryError``.
 
 This is the Groth16 core and knows no proof type; a type's device steps (porep's witness)
 extend it in their own module, and ``gpu.prover`` puts them together.
@@ -67,6 +69,7 @@ class GpuBackend:
         self._cupy = cupy
         with cupy.cuda.Device(device_id):
             self.stream = cupy.cuda.Stream(non_blocking=True)
+            self.side_stream = cupy.cuda.Stream(non_blocking=True)  # the G2 MSM's
             self.ntt = Ntt(device_id)
             self._spmv = module.function("spmv.cu", "spmv_csr", device_id)
             self._mul_raw = module.function("fr_ops.cu", "fr_mul_raw", device_id)
@@ -101,7 +104,11 @@ class GpuBackend:
         n = key.domain_size
         with self._on_device() as cupy:
             matrices = tuple(self._upload_matrix(m) for m in (r1cs.a, r1cs.b, r1cs.c))
-            bases = {name: MsmBases(getattr(key, name)) for name in POINT_BASES}
+            # l_g1 behind num_inputs infinities: its MSM over the whole witness shares the
+            # witness's digit sort (proof_msms); the single call takes the view past them
+            bases = {name: MsmBases(getattr(key, name),
+                                    leading_infinity=r1cs.num_inputs if name == "l_g1" else 0)
+                     for name in POINT_BASES}
             self.ntt.prepare(log_n)
             if key.h_form == H_FORM_ODD:
                 h_factor = cupy.asarray(fr_to_limbs([1]))
@@ -184,10 +191,28 @@ class GpuBackend:
     def msm_g2(self, key: ProvingKey, basis: G2Basis, scalars):
         return self._msm(key, basis, scalars)
 
+    def proof_msms(self, key: ProvingKey, witness, h) -> dict:
+        """The proof's five MSMs as one ``gpu.msm.msm_many`` batch: a_g1, b_g1, b_g2 and l_g1
+        share the witness's digit sort, and b_g2 runs on the side stream beside the G1 MSMs."""
+        from gpu.msm import msm_many
+
+        bases = self._of(key).bases
+        ni = key.r1cs.num_inputs
+        for basis, s, count in (("a_g1", witness, len(key.a_g1)), ("h_g1", h, len(key.h_g1)),
+                                ("l_g1", witness[ni:], len(key.l_g1))):
+            if s.shape[0] != count:
+                raise ValueError(f"{basis}: {s.shape[0]} scalars for {count} bases")
+        # every MSM but h_g1 reads the whole witness (l_g1 through its leading infinities)
+        jobs = {"a_g1": witness, "b_g1": witness, "b_g2": witness, "l_g1": witness, "h_g1": h}
+        with self._on_device():
+            points = msm_many([(bases[b], s) for b, s in jobs.items()],
+                              stream=self.stream, side_stream=self.side_stream)
+        return dict(zip(jobs, points))
+
     def _msm(self, key: ProvingKey, basis: str, scalars):
         from gpu.msm import msm
 
-        bases = self._of(key).bases[basis]
+        bases = self._of(key).bases[basis].tail()
         if scalars.shape[0] != len(getattr(key, basis)):
             raise ValueError(f"{basis}: {scalars.shape[0]} scalars for "
                              f"{len(getattr(key, basis))} bases")

@@ -10,11 +10,16 @@ window, which the host weights by 2^(c·w) (``combine_windows`` says why).
 Scalars at or above r are reduced mod r on the device (any 256-bit value is < 3r), which
 matches Σ s_i·P_i for points of order r. Every launch is on the given stream; the only
 synchronisation is the copy of the window sums back to the host.
+
+``msm_many`` runs several MSMs as one batch: MSMs over the same scalar vector share one
+digit sort (a proof's a_g1, b_g1 and b_g2 all take the witness), every result is copied
+back only after all are queued (the GPU never waits on the host's weighting), and MSMs
+given a side stream (the G2 one) run beside the rest.
 """
 
 from __future__ import annotations
 
-import time
+import copy
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -23,6 +28,7 @@ import numpy as np
 from gpu import module
 from snark.backend import DeviceMemoryError
 from snark.curve import G1Point, G2Point, PointArray, point_from_xy, scalars_from_ints
+from snark.domain import batch_inverse
 from snark.fields import FQ_MODULUS, FR_MODULUS, fq_to_limbs, limbs_to_ints
 
 SOURCE = "msm.cu"
@@ -31,13 +37,16 @@ SCALAR_BITS = 256  # digits cover 256 bits so a 255-bit scalar's top window neve
 FIELD_WORDS = {1: 6, 2: 12}
 THREADS = 128
 #: Threads of msm_reduce_windows (MSM_REDUCE_THREADS in msm.cu).
-REDUCE_THREADS = 64
+REDUCE_THREADS = 128
 #: Sorted digits one thread sums per bucket level (each level shrinks the list CHUNK/2-fold).
 CHUNK = 32
 #: Key of the unused digit slots (MSM_PAD_KEY in msm.cu).
 PAD_KEY = 0xFFFFFFFF
-#: Runs of buckets reduced in parallel across all windows (enough threads to fill the GPU).
-TARGET_RUNS = 1 << 14
+#: Runs of buckets reduced in parallel across all windows: about two thirds of the G1
+#: threads an H200 holds at once (3 blocks of 128 per SM), so the runs stay short (ncu at 2^22 with
+#: 2^14: 6% achieved occupancy, 24 ms at 2^24) while reduce_windows's share per thread
+#: (runs per window / REDUCE_THREADS) stays at 16 or fewer.
+TARGET_RUNS = 1 << 15
 
 
 @dataclass(frozen=True)
@@ -89,27 +98,40 @@ def _blocks(count: int) -> tuple[int]:
 
 
 class MsmBases:
-    """Affine bases resident on the current device, Montgomery form, ``(n, 2·words)``."""
+    """Affine bases resident on the current device, Montgomery form, ``(n, 2·words)``.
 
-    def __init__(self, points: PointArray, stream=None) -> None:
+    ``leading_infinity`` rows of infinity go first: an MSM over them with a longer scalar
+    vector ignores its first entries, so it can share that vector's digit sort (the proof's
+    l_g1 takes witness[num_inputs:], the others the whole witness); ``tail()`` is the view
+    without them, for the slice itself."""
+
+    def __init__(self, points: PointArray, stream=None, leading_infinity: int = 0) -> None:
         cupy = _cupy()
         self.group = points.group
         self.words = FIELD_WORDS[points.group]
         self.device_id = cupy.cuda.Device().id
-        host = np.array(points.xy, dtype=np.uint64).reshape(len(points), 2 * self.words)
-        host[points.inf] = 0  # the kernels' infinity marker, whatever the masked rows held
+        self.leading_infinity = leading_infinity
+        host = np.zeros((leading_infinity + len(points), 2 * self.words), dtype=np.uint64)
+        host[leading_infinity:] = np.asarray(points.xy, dtype=np.uint64).reshape(len(points), 2 * self.words)
+        host[leading_infinity:][points.inf] = 0  # the kernels' infinity marker
         stream = stream or cupy.cuda.get_current_stream()
         try:
             with stream:
                 self.xy = cupy.asarray(host)
-                if len(points):
+                if len(host):
                     _kernel(f"msm_bases_to_mont_g{self.group}", self.device_id)(
-                        _blocks(len(points)), (THREADS,), (self.xy, np.uint32(len(points))))
+                        _blocks(len(host)), (THREADS,), (self.xy, np.uint32(len(host))))
         except cupy.cuda.memory.OutOfMemoryError as exc:
             raise DeviceMemoryError(f"msm bases ({len(points)} G{self.group} points): {exc}") from exc
 
     def __len__(self) -> int:
         return self.xy.shape[0]
+
+    def tail(self) -> "MsmBases":
+        """The same device rows past the leading infinities (a view, no copy)."""
+        view = copy.copy(self)
+        view.xy, view.leading_infinity = self.xy[self.leading_infinity:], 0
+        return view
 
 
 def _kernel(name: str, device_id: int):
@@ -119,19 +141,56 @@ def _kernel(name: str, device_id: int):
 def msm(bases: MsmBases, scalars, stream=None) -> G1Point | G2Point:
     """Σ scalars[i]·bases[i] for i < len(scalars); ``scalars``: (n, 4) uint64 standard-form
     Fr limbs on the device (reduced mod r if ≥ r). ``DeviceMemoryError`` when memory runs out."""
+    return msm_many([(bases, scalars)], stream)[0]
+
+
+def msm_many(jobs, stream=None, side_stream=None) -> list[G1Point | G2Point]:
+    """``[msm(bases, scalars) for bases, scalars in jobs]`` as one batch on ``stream``.
+
+    Jobs that pass the very same scalars array share one digit sort. G2 jobs run on
+    ``side_stream`` when one is given (after the sort they read), beside the G1 work: a
+    G2 MSM costs about three G1 ones, and the two overlap where either leaves the GPU
+    partly idle (sorts, reductions, the tail of each launch). Window sums are copied back
+    only once everything is queued, so the host's weighting of one overlaps the GPU's work
+    on the next."""
     cupy = _cupy()
-    n = _check_scalars(bases, scalars, cupy)
-    if n == 0:
-        return point_from_xy(np.zeros(2 * bases.words, dtype=np.uint64), bases.group)
+    jobs = list(jobs)
+    if not jobs:
+        return []
+    sizes = [_check_scalars(bases, scalars, cupy) for bases, scalars in jobs]
+    device_id = jobs[0][0].device_id
+    if any(bases.device_id != device_id for bases, _ in jobs):
+        raise ValueError("msm_many: every basis must live on the same device")
     stream = stream or cupy.cuda.get_current_stream()
+    last_use = {id(scalars): i for i, (_, scalars) in enumerate(jobs)}
+    sorts: dict[int, SortedDigits] = {}  # by id(scalars), until its last job is queued
+    keep = []  # sorts read on the side stream: held until its results are back
+    pending = []
     try:
-        with cupy.cuda.Device(bases.device_id), stream:
-            p = plan(n)
-            sums = _run(bases, cupy.ascontiguousarray(scalars), n, p, cupy)
-            window_sums = sums.get(stream=stream)  # waits for this stream only
+        with cupy.cuda.Device(device_id):
+            for i, ((bases, scalars), n) in enumerate(zip(jobs, sizes)):
+                if n == 0:
+                    pending.append((bases, None, None, None))
+                    continue
+                digits = sorts.get(id(scalars))
+                if digits is None:
+                    with stream:
+                        digits = sort_digits(cupy.ascontiguousarray(scalars), n, device_id)
+                    sorts[id(scalars)] = digits
+                if last_use[id(scalars)] == i:
+                    del sorts[id(scalars)]  # later launches on `stream` may reuse its memory
+                run_on = side_stream if side_stream is not None and bases.group == 2 else stream
+                if run_on is not stream:
+                    run_on.wait_event(digits.ready)
+                    keep.append(digits)
+                with run_on:
+                    pending.append((bases, digits.plan, window_sums(bases, digits), run_on))
+            # each result is weighted on the host while the GPU still runs the later ones
+            return [combine_windows(sums.get(stream=on), bases.group, p.c) if sums is not None
+                    else point_from_xy(np.zeros(2 * bases.words, dtype=np.uint64), bases.group)
+                    for bases, p, sums, on in pending]
     except cupy.cuda.memory.OutOfMemoryError as exc:
-        raise DeviceMemoryError(f"msm of {n} G{bases.group} points: {exc}") from exc
-    return combine_windows(window_sums, bases.group, p.c)
+        raise DeviceMemoryError(f"msm of {max(sizes)} points: {exc}") from exc
 
 
 def _check_scalars(bases: MsmBases, scalars, cupy) -> int:
@@ -147,16 +206,27 @@ def _check_scalars(bases: MsmBases, scalars, cupy) -> int:
     return n
 
 
-def _run(bases: MsmBases, scalars, n: int, p: Plan, cupy, mark=lambda step: None):
-    """Queue the whole MSM on the current stream; return the window sums (XYZZ, Montgomery)
-    on the device. ``mark(step)`` is called after each step is queued (see ``phase_times``)."""
-    group, words, dev = bases.group, bases.words, bases.device_id
-    point_words = 4 * words  # XYZZ
+@dataclass
+class SortedDigits:
+    """The non-zero signed digits of n scalars, sorted by bucket key (``sort_digits``)."""
+
+    n: int
+    plan: Plan
+    entries: object  # uint32 (n·windows,): point index | sign << 31, in key order
+    keys: object     # uint32 (n·windows,): each slot's key; PAD_KEY past the last digit
+    ready: object    # cupy Event recorded after the sort, for other streams to wait on
+
+
+def sort_digits(scalars, n: int, device_id: int, mark=lambda step: None) -> SortedDigits:
+    """Counting sort of the digits on the current stream: histogram (atomics), prefix sum,
+    scatter. ``mark(step)`` is called after each step is queued (see ``phase_times``)."""
+    cupy = _cupy()
+    p = plan(n)
     keys = p.windows * p.buckets
     u32 = np.uint32
-
     counts = cupy.zeros(keys + 1, dtype=cupy.uint32)
-    _kernel("msm_count", dev)(_blocks(n), (THREADS,), (scalars, u32(n), u32(p.c), u32(p.windows), counts))
+    _kernel("msm_count", device_id)(_blocks(n), (THREADS,),
+                                    (scalars, u32(n), u32(p.c), u32(p.windows), counts))
     mark("count")
     offsets = cupy.cumsum(counts, dtype=cupy.uint32)  # bucket k starts at offsets[k]
     del counts
@@ -164,13 +234,25 @@ def _run(bases: MsmBases, scalars, n: int, p: Plan, cupy, mark=lambda step: None
     slots = n * p.windows  # room for every digit; slots past the non-zero ones keep PAD_KEY
     entries = cupy.empty(slots, dtype=cupy.uint32)
     slot_keys = cupy.full(slots, PAD_KEY, dtype=cupy.uint32)
-    _kernel("msm_scatter", dev)(_blocks(n), (THREADS,),
-                                (scalars, u32(n), u32(p.c), u32(p.windows), offsets, entries, slot_keys))
+    _kernel("msm_scatter", device_id)(
+        _blocks(n), (THREADS,), (scalars, u32(n), u32(p.c), u32(p.windows), offsets, entries, slot_keys))
     del offsets
     mark("scatter")
+    ready = cupy.cuda.Event(block=False, disable_timing=True)
+    ready.record()
+    return SortedDigits(n, p, entries, slot_keys, ready)
 
-    buckets = cupy.zeros((keys, point_words), dtype=cupy.uint64)  # zeros: infinity
-    length, source = slots, (bases.xy, entries)
+
+def window_sums(bases: MsmBases, digits: SortedDigits, mark=lambda step: None):
+    """Queue the bucket sums and the reductions on the current stream; return the window
+    sums (XYZZ, Montgomery) on the device."""
+    cupy = _cupy()
+    group, words, dev, p = bases.group, bases.words, bases.device_id, digits.plan
+    point_words = 4 * words  # XYZZ
+    u32 = np.uint32
+
+    buckets = cupy.zeros((p.windows * p.buckets, point_words), dtype=cupy.uint64)  # zeros: infinity
+    length, source, slot_keys = digits.n * p.windows, (bases.xy, digits.entries), digits.keys
     level = f"msm_bucket_level0_g{group}"
     while True:
         chunks = -(-length // CHUNK)
@@ -182,7 +264,7 @@ def _run(bases: MsmBases, scalars, n: int, p: Plan, cupy, mark=lambda step: None
             break
         length, source, slot_keys = 2 * chunks, (next_points,), next_keys
         level = f"msm_bucket_level_g{group}"
-    del entries, source, slot_keys, next_points, next_keys
+    del source, slot_keys, next_points, next_keys
     mark("buckets")
 
     runs = p.windows * p.runs_per_window
@@ -192,11 +274,11 @@ def _run(bases: MsmBases, scalars, n: int, p: Plan, cupy, mark=lambda step: None
     del buckets
     mark("reduce_segments")
 
-    window_sums = cupy.empty((p.windows, point_words), dtype=cupy.uint64)
+    sums = cupy.empty((p.windows, point_words), dtype=cupy.uint64)
     _kernel(f"msm_reduce_windows_g{group}", dev)(
-        (p.windows,), (REDUCE_THREADS,), (run_sums, u32(p.runs_per_window), window_sums))
+        (p.windows,), (REDUCE_THREADS,), (run_sums, u32(p.runs_per_window), sums))
     mark("reduce_windows")
-    return window_sums
+    return sums
 
 
 def combine_windows(window_sums: np.ndarray, group: int, c: int) -> G1Point | G2Point:
@@ -205,24 +287,37 @@ def combine_windows(window_sums: np.ndarray, group: int, c: int) -> G1Point | G2
     The weighting is ~255 dependent doublings: one GPU thread runs them at the latency of its
     carry chains (4 ms for G1, 13 ms for G2 measured on the H200), arkworks' multiexp over
     the handful of window sums in a fraction of a millisecond. Affine x = X/ZZ, y = Y/ZZZ
-    (the Montgomery factor R cancels in each ratio), with one batched inversion."""
-    field = _Fq2 if group == 2 else _Fq
-    width = FIELD_WORDS[group]
-    per = width // 6  # Fq values per coordinate
+    (the Montgomery factor R cancels in each ratio), with one batched inversion mod q: an
+    Fq2 value z is inverted through its norm, 1/z = z̄ / (z·z̄)."""
+    per = FIELD_WORDS[group] // 6  # Fq values per coordinate
     flat = limbs_to_ints(window_sums.reshape(-1, 6))
-    values = [field(*flat[i:i + per]) for i in range(0, len(flat), per)]
-    rows = [values[i:i + 4] for i in range(0, len(values), 4)]
-    finite = [row for row in rows if not row[2].is_zero()]
-    inverses = iter(_batch_inverse([v for _, _, zz, zzz in finite for v in (zz, zzz)]))
+    rows = [[flat[i + k * per:i + (k + 1) * per] for k in range(4)]
+            for i in range(0, len(flat), 4 * per)]
+    finite = [row for row in rows if any(row[2])]
+    inverses = iter(batch_inverse([_norm(z) for row in finite for z in row[2:]], FQ_MODULUS))
     coords = []
     for X, Y, ZZ, ZZZ in rows:
-        if ZZ.is_zero():
+        if not any(ZZ):
             coords.extend([0] * (2 * per))
         else:
-            coords.extend((X * next(inverses)).ints() + (Y * next(inverses)).ints())
-    xy = fq_to_limbs(coords).reshape(len(rows), 2 * width)
+            coords.extend(_over(X, ZZ, next(inverses)) + _over(Y, ZZZ, next(inverses)))
+    xy = fq_to_limbs(coords).reshape(len(rows), 2 * FIELD_WORDS[group])
     points = [point_from_xy(row, group) for row in xy]
     return (G1Point if group == 1 else G2Point).multiexp_unchecked(points, _window_weights(c, len(rows)))
+
+
+def _norm(z: list[int]) -> int:
+    """z for Fq, z·z̄ = z0² + z1² for Fq2 = Fq[u]/(u² + 1) (non-zero for z ≠ 0)."""
+    return sum(v * v for v in z) % FQ_MODULUS if len(z) == 2 else z[0]
+
+
+def _over(v: list[int], z: list[int], norm_inverse: int) -> list[int]:
+    """v / z given 1/norm(z): v·z̄·(1/norm) in Fq2, v·(1/z) in Fq."""
+    q = FQ_MODULUS
+    if len(z) == 1:
+        return [v[0] * norm_inverse % q]
+    (v0, v1), (z0, z1) = v, z
+    return [(v0 * z0 + v1 * z1) * norm_inverse % q, (v1 * z0 - v0 * z1) * norm_inverse % q]
 
 
 @lru_cache(maxsize=None)
@@ -230,63 +325,10 @@ def _window_weights(c: int, windows: int) -> list:
     return scalars_from_ints(pow(2, c * w, FR_MODULUS) for w in range(windows))
 
 
-def _batch_inverse(values: list) -> list:
-    """Inverses of non-zero field elements with one field inversion (Montgomery's trick)."""
-    prefix, acc = [], None
-    for v in values:
-        acc = v if acc is None else acc * v
-        prefix.append(acc)
-    if acc is None:
-        return []
-    inv, out = acc.inverse(), [None] * len(values)
-    for i in range(len(values) - 1, 0, -1):
-        out[i] = inv * prefix[i - 1]
-        inv = inv * values[i]
-    out[0] = inv
-    return out
-
-
-class _Fq:
-    """Just enough Fq on ints for ``combine_windows``."""
-
-    def __init__(self, v: int) -> None:
-        self.v = v % FQ_MODULUS
-
-    def ints(self) -> list[int]:
-        return [self.v]
-
-    def is_zero(self) -> bool:
-        return self.v == 0
-
-    def __mul__(self, o: "_Fq") -> "_Fq":
-        return _Fq(self.v * o.v)
-
-    def inverse(self) -> "_Fq":
-        return _Fq(pow(self.v, -1, FQ_MODULUS))
-
-
-class _Fq2:
-    """Fq2 = Fq[u]/(u^2 + 1) on ints, for ``combine_windows``."""
-
-    def __init__(self, c0: int, c1: int) -> None:
-        self.c0, self.c1 = c0 % FQ_MODULUS, c1 % FQ_MODULUS
-
-    def ints(self) -> list[int]:
-        return [self.c0, self.c1]
-
-    def is_zero(self) -> bool:
-        return self.c0 == 0 and self.c1 == 0
-
-    def __mul__(self, o: "_Fq2") -> "_Fq2":
-        return _Fq2(self.c0 * o.c0 - self.c1 * o.c1, self.c0 * o.c1 + self.c1 * o.c0)
-
-    def inverse(self) -> "_Fq2":
-        norm = pow(self.c0 * self.c0 + self.c1 * self.c1, -1, FQ_MODULUS)
-        return _Fq2(self.c0 * norm, -self.c1 * norm)
-
-
 def phase_times(bases: MsmBases, scalars, stream=None) -> dict[str, float]:
     """Milliseconds of each MSM step (CUDA events between the launches), for benchmarks."""
+    import time
+
     cupy = _cupy()
     n = _check_scalars(bases, scalars, cupy)
     stream = stream or cupy.cuda.get_current_stream()
@@ -299,71 +341,12 @@ def phase_times(bases: MsmBases, scalars, stream=None) -> dict[str, float]:
             event.record(stream)
             events.append((step, event))
 
-        p = plan(n)
-        sums = _run(bases, cupy.ascontiguousarray(scalars), n, p, cupy, mark).get(stream=stream)
+        digits = sort_digits(cupy.ascontiguousarray(scalars), n, bases.device_id, mark)
+        sums = window_sums(bases, digits, mark).get(stream=stream)
         events[-1][1].synchronize()
     times = {step: cupy.cuda.get_elapsed_time(prev, event)
              for (_, prev), (step, event) in zip(events, events[1:])}
     started = time.perf_counter()
-    combine_windows(sums, bases.group, p.c)
+    combine_windows(sums, bases.group, digits.plan.c)
     times["combine_host"] = 1e3 * (time.perf_counter() - started)
     return times
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m gpu.msm [--g1 16,20,22] [--g2 16,20] [--reps 5] [--out FILE]``: MSM times
-    (median of --reps after a warm-up, CUDA events, bases and scalars on the device) with
-    each step's share, as JSON. Bases are distinct k_i·G from ``gpu.fixed_base``."""
-    import argparse
-    import json
-    import statistics
-
-    from gpu.fixed_base import GpuFixedBase
-    from snark.fields import random_fr
-
-    parser = argparse.ArgumentParser(prog="python -m gpu.msm")
-    parser.add_argument("--g1", default="16,20,22")
-    parser.add_argument("--g2", default="16,20")
-    parser.add_argument("--reps", type=int, default=5)
-    parser.add_argument("--out", default=None)
-    args = parser.parse_args(argv)
-    cupy = _cupy()
-    stream = cupy.cuda.Stream(non_blocking=True)
-    fixed = GpuFixedBase()
-    device = cupy.cuda.Device().id
-    report = {"device": cupy.cuda.runtime.getDeviceProperties(device)["name"].decode(), "reps": args.reps}
-    for group, text in ((1, args.g1), (2, args.g2)):
-        logs = [int(v) for v in text.split(",") if v]
-        if not logs:
-            continue
-        pool = (fixed.mul_g1 if group == 1 else fixed.mul_g2)(random_fr(1 << max(logs)))
-        for log_n in logs:
-            n = 1 << log_n
-            bases = MsmBases(pool[:n], stream)
-            with stream:
-                scalars = cupy.asarray(random_fr(n))
-            msm(bases, scalars, stream)  # warm-up: compile, pool growth
-            samples = []
-            for _ in range(args.reps):
-                start, end = cupy.cuda.Event(), cupy.cuda.Event()
-                start.record(stream)
-                msm(bases, scalars, stream)
-                end.record(stream)
-                end.synchronize()
-                samples.append(cupy.cuda.get_elapsed_time(start, end))
-            phases = phase_times(bases, scalars, stream)
-            p = plan(n)
-            report[f"g{group}_2^{log_n}"] = {
-                "median_ms": statistics.median(samples), "samples_ms": samples,
-                "c": p.c, "windows": p.windows, "run_bits": p.run_bits, "phases_ms": phases}
-            print(f"msm g{group} 2^{log_n}: {statistics.median(samples):8.2f} ms  (c={p.c}) "
-                  + " ".join(f"{k}={v:.2f}" for k, v in phases.items()), flush=True)
-            del bases, scalars
-    if args.out:
-        with open(args.out, "w") as fh:
-            json.dump(report, fh, indent=1)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -7,7 +7,7 @@ The Groth16 prover (``snark.groth16``) sequences these calls once for every back
 the worker runtime runs them inside its lock phases:
 
     memory phase   load_witness                  (allocate, upload; may raise DeviceMemoryError)
-    compute phase  evaluate_abc → quotient → msm_g1 × 4, msm_g2
+    compute phase  evaluate_abc → quotient → msm_g1 × 4, msm_g2 (or proof_msms)
     finalize       randomisation and serialisation (snark.groth16, no backend)
 
 A proof type may define an optional capability of its own (a protocol in its package, e.g.
@@ -66,3 +66,14 @@ class ProverBackend(Protocol):
 
     def release(self, *handles: Any) -> None:
         """Free what the handles hold (device memory); a no-op on the CPU."""
+
+
+@runtime_checkable
+class ProofMsmBackend(Protocol):
+    """Optional: a backend that runs a proof's five MSMs as one batch, in whatever order
+    and overlap suits it (the GPU shares the witness's digit sort among a_g1, b_g1, b_g2
+    and l_g1 and runs the G2 MSM beside the G1 ones). Same results as the single calls."""
+
+    def proof_msms(self, key: "ProvingKey", witness: Any, h: Any) -> dict:
+        """``{basis: point}`` for a_g1, b_g1, b_g2 (witness), l_g1 (witness[num_inputs:])
+        and h_g1 (h)."""

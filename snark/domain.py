@@ -38,19 +38,20 @@ def powers(base: int, count: int) -> np.ndarray:
     return out
 
 
-def batch_inverse(values: np.ndarray) -> np.ndarray:
-    """Inverses of non-zero field elements with one exponentiation (Montgomery's trick)."""
+def batch_inverse(values, modulus: int = R) -> np.ndarray:
+    """Inverses of non-zero elements of the prime field of ``modulus`` (Fr unless given;
+    ``gpu.msm`` inverts Fq values) with one exponentiation (Montgomery's trick)."""
     n = len(values)
     prefix = np.empty(n, dtype=object)
     acc = 1
     for i in range(n):
         prefix[i] = acc
-        acc = acc * values[i] % FR_MODULUS
-    inv = pow(acc, -1, FR_MODULUS)
+        acc = acc * values[i] % modulus
+    inv = pow(acc, -1, modulus)
     out = np.empty(n, dtype=object)
     for i in range(n - 1, -1, -1):
-        out[i] = inv * prefix[i] % FR_MODULUS
-        inv = inv * values[i] % FR_MODULUS
+        out[i] = inv * prefix[i] % modulus
+        inv = inv * values[i] % modulus
     return out
 
 

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from snark.backend import ProverBackend
+from snark.backend import ProofMsmBackend, ProverBackend
 from snark.curve import (GT, G1Point, G2Point, PointArray, Scalar, scalars_from_ints,
                          scalars_from_limbs)
 from snark.domain import Domain, batch_inverse, powers
@@ -140,13 +140,16 @@ def compute(key: ProvingKey, witness: Any, backend: ProverBackend) -> MsmParts:
     abc = backend.evaluate_abc(key, witness)
     h = backend.quotient(key, abc)
     backend.release(abc)
-    parts = MsmParts(
-        a_g1=backend.msm_g1(key, "a_g1", witness),
-        b_g1=backend.msm_g1(key, "b_g1", witness),
-        b_g2=backend.msm_g2(key, "b_g2", witness),
-        l_g1=backend.msm_g1(key, "l_g1", witness[key.r1cs.num_inputs:]),
-        h_g1=backend.msm_g1(key, "h_g1", h),
-    )
+    if isinstance(backend, ProofMsmBackend):
+        parts = MsmParts(**backend.proof_msms(key, witness, h))
+    else:
+        parts = MsmParts(
+            a_g1=backend.msm_g1(key, "a_g1", witness),
+            b_g1=backend.msm_g1(key, "b_g1", witness),
+            b_g2=backend.msm_g2(key, "b_g2", witness),
+            l_g1=backend.msm_g1(key, "l_g1", witness[key.r1cs.num_inputs:]),
+            h_g1=backend.msm_g1(key, "h_g1", h),
+        )
     backend.release(witness, h)
     return parts
 

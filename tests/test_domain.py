@@ -58,6 +58,14 @@ def test_batch_inverse(rng):
     assert all(int(v) * int(i) % R == 1 for v, i in zip(values, batch_inverse(values)))
 
 
+def test_batch_inverse_in_another_field(rng):
+    from snark.fields import FQ_MODULUS as Q
+
+    values = [rng.randrange(1, Q) for _ in range(20)]
+    assert all(v * i % Q == 1 for v, i in zip(values, batch_inverse(values, Q)))
+    assert len(batch_inverse([], Q)) == 0
+
+
 def test_sparse_products_match_dense(rng):
     cs = random_circuit(num_inputs=2, num_constraints=30, rng=rng)
     r1cs = cs.compile()

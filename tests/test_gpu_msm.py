@@ -134,6 +134,42 @@ def test_msm_of_no_scalars_is_infinity(pools, group, cls):
 
 
 @on_gpu
+def test_leading_infinities_ignore_the_first_scalars(pools):
+    import cupy
+    from gpu.msm import MsmBases, msm
+
+    points, scalars = pools[1][:100], random_scalars(103)
+    padded = MsmBases(points, leading_infinity=3)
+    full = cupy.asarray(fr_to_limbs(scalars))
+    expected = reference(G1Point, points, scalars[3:])
+    assert msm(padded, full) == expected
+    assert msm(padded.tail(), full[3:]) == expected
+
+
+@on_gpu
+def test_msm_many_shares_sorts_and_matches_single_msms(pools):
+    """One batch: the same scalars for G1 and G2 (one sort, G2 on a side stream), a slice
+    of them, another vector, and an empty one."""
+    import cupy
+    from gpu.msm import MsmBases, msm_many
+
+    n = 5000
+    shared = cupy.asarray(fr_to_limbs(random_scalars(n)))
+    other = cupy.asarray(fr_to_limbs(random_scalars(n)))
+    g1, g2 = MsmBases(pools[1][:n]), MsmBases(pools[2][:n])
+    jobs = [(g1, shared), (g2, shared), (g1, other), (g2, shared[7:]), (g1, shared), (g1, shared[:0])]
+    got = msm_many(jobs, side_stream=cupy.cuda.Stream(non_blocking=True))
+    ints = {id(v): limbs_to_ints(cupy.asnumpy(v)) for v in (shared, other)}
+    expected = [reference(G1Point, pools[1][:n], ints[id(shared)]),
+                reference(G2Point, pools[2][:n], ints[id(shared)]),
+                reference(G1Point, pools[1][:n], ints[id(other)]),
+                reference(G2Point, pools[2][:n - 7], ints[id(shared)][7:]),
+                reference(G1Point, pools[1][:n], ints[id(shared)]),
+                G1Point.identity()]
+    assert got == expected
+
+
+@on_gpu
 def test_msm_rejects_bad_scalar_arrays(pools):
     import cupy
     from gpu.msm import MsmBases, msm

@@ -102,7 +102,7 @@ extern "C" __global__ void msm_reduce_segments_g2(uint64_t* buckets, uint32_t bu
     reduce_segments<fq2_t>(thread_index(), buckets, bucket_bits, run_bits, runs_total, run_sums);
 }
 
-#define MSM_REDUCE_THREADS 64
+#define MSM_REDUCE_THREADS 128  // G2: 128 XYZZ points fill the 48 KiB of static shared memory
 
 // One block per window: each thread sums a strided share of the window's runs, then a
 // shared-memory tree halves the partial sums.

@@ -1,0 +1,70 @@
+"""MSM step times: ``python bench/msm_bench.py [--g1 16,20,22] [--g2 16,20] [--reps 5] [--out FILE]``.
+
+Median of --reps after a warm-up (CUDA events, bases and scalars on the device), with each
+step's share from ``gpu.msm.phase_times``, as JSON. Bases are distinct k_i·G from
+``gpu.fixed_base``; scalars are uniformly random.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from gpu.fixed_base import GpuFixedBase  # noqa: E402
+from gpu.msm import MsmBases, msm, phase_times, plan  # noqa: E402
+from snark.fields import random_fr  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    import cupy
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--g1", default="16,20,22")
+    parser.add_argument("--g2", default="16,20")
+    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args(argv)
+    stream = cupy.cuda.Stream(non_blocking=True)
+    fixed = GpuFixedBase()
+    device = cupy.cuda.Device().id
+    report = {"device": cupy.cuda.runtime.getDeviceProperties(device)["name"].decode(), "reps": args.reps}
+    for group, text in ((1, args.g1), (2, args.g2)):
+        logs = [int(v) for v in text.split(",") if v]
+        if not logs:
+            continue
+        pool = (fixed.mul_g1 if group == 1 else fixed.mul_g2)(random_fr(1 << max(logs)))
+        for log_n in logs:
+            n = 1 << log_n
+            bases = MsmBases(pool[:n], stream)
+            with stream:
+                scalars = cupy.asarray(random_fr(n))
+            msm(bases, scalars, stream)  # warm-up: compile, pool growth
+            samples = []
+            for _ in range(args.reps):
+                start, end = cupy.cuda.Event(), cupy.cuda.Event()
+                start.record(stream)
+                msm(bases, scalars, stream)
+                end.record(stream)
+                end.synchronize()
+                samples.append(cupy.cuda.get_elapsed_time(start, end))
+            phases = phase_times(bases, scalars, stream)
+            p = plan(n)
+            report[f"g{group}_2^{log_n}"] = {
+                "median_ms": statistics.median(samples), "samples_ms": samples,
+                "c": p.c, "windows": p.windows, "run_bits": p.run_bits, "phases_ms": phases}
+            print(f"msm g{group} 2^{log_n}: {statistics.median(samples):8.2f} ms  (c={p.c}) "
+                  + " ".join(f"{k}={v:.2f}" for k, v in phases.items()), flush=True)
+            del bases, scalars
+    if args.out:
+        with open(args.out, "w") as fh:
+            json.dump(report, fh, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

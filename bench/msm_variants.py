@@ -1,0 +1,122 @@
+"""A/B of compile-time variants of the MSM kernels, in one process on one GPU.
+
+    python bench/msm_variants.py [--variant NAME=-DX,-DY,runs=K ...] [--cubins DIR]
+                                 [--g1 20,22] [--g2 20] [--reps 5] [--out FILE]
+
+The baseline is ``gpu/kernels/msm.cu`` as the backend loads it (NVRTC). Each variant is the
+same source with extra defines, loaded from ``DIR/NAME.cubin`` when present (built with
+``nvcc -cubin -arch=sm_90`` on a machine without a GPU, which saves device time) or
+compiled by NVRTC here; ``runs=K`` sets ``gpu.msm.TARGET_RUNS`` to 2^K for it. For every size, all variants run on the same bases and scalars;
+a variant whose result differs from the baseline's stops the run. Times are medians of
+``--reps`` after a warm-up (CUDA events), with the steps of ``gpu.msm.phase_times``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import cupy  # noqa: E402
+
+from gpu import module  # noqa: E402
+from gpu import msm as gpu_msm  # noqa: E402
+from gpu.fixed_base import GpuFixedBase  # noqa: E402
+from snark.fields import random_fr  # noqa: E402
+
+
+def variant_module(name: str, defines: list[str], cubins: Path | None):
+    path = cubins / f"{name}.cubin" if cubins else None
+    if path is not None and path.exists():
+        try:
+            mod = cupy.RawModule(path=str(path))
+            mod.get_function("msm_count")  # loads the image: a driver that refuses it says so here
+            return mod
+        except cupy.cuda.driver.CUDADriverError as exc:
+            print(f"{path}: {exc}; compiling {name} with NVRTC instead", flush=True)
+    mod = cupy.RawModule(code=module.expanded_source(gpu_msm.SOURCE),
+                         options=(*module.NVRTC_OPTIONS, *defines))
+    mod.compile()
+    return mod
+
+
+def time_msm(bases, scalars, stream, reps: int) -> tuple[object, list[float]]:
+    result = gpu_msm.msm(bases, scalars, stream)  # warm-up
+    samples = []
+    for _ in range(reps):
+        start, end = cupy.cuda.Event(), cupy.cuda.Event()
+        start.record(stream)
+        gpu_msm.msm(bases, scalars, stream)
+        end.record(stream)
+        end.synchronize()
+        samples.append(cupy.cuda.get_elapsed_time(start, end))
+    return result, samples
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--variant", action="append", default=[], help="NAME=-DX,-DY")
+    parser.add_argument("--cubins", default=None)
+    parser.add_argument("--g1", default="20,22")
+    parser.add_argument("--g2", default="20")
+    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args(argv)
+    cubins = Path(args.cubins) if args.cubins else None
+    variants, runs = {"baseline": None}, {}
+    for spec in args.variant:
+        name, _, tokens = spec.partition("=")
+        tokens = [t for t in tokens.split(",") if t]
+        runs.update({name: 1 << int(t[5:]) for t in tokens if t.startswith("runs=")})
+        defines = [t for t in tokens if not t.startswith("runs=")]
+        variants[name] = defines or None
+    production, production_runs = gpu_msm._kernel, gpu_msm.TARGET_RUNS
+    modules = {name: None if defines is None else variant_module(name, defines, cubins)
+               for name, defines in variants.items()}
+    stream = cupy.cuda.Stream(non_blocking=True)
+    fixed = GpuFixedBase()
+    report = {"variants": {k: v or [] for k, v in variants.items()}, "target_runs": runs,
+              "reps": args.reps}
+    rows = []
+    for group, text in ((1, args.g1), (2, args.g2)):
+        logs = [int(v) for v in text.split(",") if v]
+        if not logs:
+            continue
+        pool = (fixed.mul_g1 if group == 1 else fixed.mul_g2)(random_fr(1 << max(logs)))
+        for log_n in logs:
+            bases = gpu_msm.MsmBases(pool[:1 << log_n], stream)
+            with stream:
+                scalars = cupy.asarray(random_fr(1 << log_n))
+            expected = None
+            for name, mod in modules.items():
+                gpu_msm._kernel = production if mod is None else (
+                    lambda kernel, device_id, mod=mod: mod.get_function(kernel))
+                gpu_msm.TARGET_RUNS = runs.get(name, production_runs)
+                try:
+                    result, samples = time_msm(bases, scalars, stream, args.reps)
+                    phases = gpu_msm.phase_times(bases, scalars, stream)
+                finally:
+                    gpu_msm._kernel, gpu_msm.TARGET_RUNS = production, production_runs
+                expected = expected or result
+                if result != expected:
+                    print(f"MISMATCH: variant {name} at g{group} 2^{log_n}", flush=True)
+                    return 1
+                median = statistics.median(samples)
+                report[f"{name} g{group} 2^{log_n}"] = {"median_ms": median, "samples_ms": samples,
+                                                        "phases_ms": phases}
+                rows.append(f"g{group} 2^{log_n:<3} {name:<12} {median:9.2f} ms   "
+                            + " ".join(f"{k}={v:.2f}" for k, v in phases.items()))
+                print(rows[-1], flush=True)
+            del bases, scalars
+    if args.out:
+        Path(args.out).write_text(json.dumps(report, indent=1))
+    print("\n".join(["", "variant table (all results equal the baseline's):", *rows]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
