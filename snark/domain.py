@@ -38,7 +38,7 @@ def powers(base: int, count: int) -> np.ndarray:
     return out
 
 
-def batch_inverse(values, modulus: int = R) -> np.ndarray:
+def batch_inverse(values, modulus: int = FR_MODULUS) -> np.ndarray:
     """Inverses of non-zero elements of the prime field of ``modulus`` (Fr unless given;
     ``gpu.msm`` inverts Fq values) with one exponentiation (Montgomery's trick)."""
     n = len(values)
