@@ -207,6 +207,7 @@ def test_cluster_commands_say_they_use_proofq_redis_url(command):
     assert "PROOFQ_REDIS_URL" in run(command, "--help")
 
 
+@pytest.mark.slow
 def test_stderr_is_silent_outside_a_terminal(tmp_path, params_dir):
     proofq = Path(sys.executable).with_name("proofq")
     done = subprocess.run([str(proofq), "seal", "-o", str(tmp_path / "c1.json")],
@@ -277,6 +278,7 @@ def test_info_reports_backends(params_dir):
     assert info["versions"]["proofq"]
 
 
+@pytest.mark.slow
 def test_real_subprocess_reports_one_line(workdir, params_dir, tmp_path):
     """The installed ``proofq`` entry point: exit codes and stderr without a traceback."""
     proofq = Path(sys.executable).with_name("proofq")
@@ -296,6 +298,7 @@ def test_real_subprocess_reports_one_line(workdir, params_dir, tmp_path):
     assert not (tmp_path / "p").exists()
 
 
+@pytest.mark.slow
 def test_invalid_setting_is_one_line_with_exit_2():
     env = {**os.environ, "PROOFQ_BACKEND": "bogus"}
     run = subprocess.run([sys.executable, "-m", "client", "info"], capture_output=True,

@@ -16,7 +16,8 @@ import pytest
 from gpu import module
 
 NVCC = shutil.which("nvcc")
-pytestmark = pytest.mark.skipif(NVCC is None, reason="nvcc not installed")
+pytestmark = [pytest.mark.skipif(NVCC is None, reason="nvcc not installed"),
+              pytest.mark.slow]  # nvcc subprocesses
 
 #: The extern "C" kernels each source must define (the names the Python side launches).
 KERNELS = {

@@ -14,6 +14,8 @@ import redis
 from workers.heartbeat import Heartbeat
 from workers.locks import GpuId, GpuLock, LeaseLost, LockPair, LockWaitAborted
 
+pytestmark = pytest.mark.slow  # lock holders in spawned processes
+
 SPAWN = mp.get_context("spawn")
 LEASE_S = 2.0
 HEARTBEAT_S = 0.2

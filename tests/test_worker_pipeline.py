@@ -31,6 +31,8 @@ from workers.ledger import key_bytes, partition_bytes
 from workers.runtime import PartitionCancelled, PartitionFailed, WorkerRuntime
 from workers.standalone import results_key
 
+pytestmark = pytest.mark.slow  # standalone worker processes
+
 LEASE_S = 2.0
 QUEUE = "test:partitions"
 ROOT = Path(__file__).resolve().parents[1]
