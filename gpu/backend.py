@@ -22,7 +22,8 @@ from gpu import module
 from gpu.ntt import Ntt, log_size
 from gpu.witness import DeviceWitness, StagedWitness
 from snark.backend import DeviceMemoryError, G1Basis, G2Basis
-from snark.fields import FR_MODULUS, FR_MULTIPLICATIVE_GENERATOR, fr_to_limbs, is_canonical, to_montgomery
+from snark.fields import (FR_MODULUS, FR_MULTIPLICATIVE_GENERATOR, fr_to_limbs, is_canonical,
+                          to_montgomery)
 from snark.keys import POINT_BASES, ProvingKey
 from snark.porep.witness import WitnessInputs
 from snark.r1cs import SparseMatrix
@@ -154,7 +155,8 @@ class GpuBackend:
             for m in resident.matrices:
                 v = cupy.empty((n, 4), dtype=cupy.uint64)
                 self._spmv(_blocks(n), (THREADS,),
-                           (m.indptr, m.indices, m.data, witness, v, np.uint32(m.rows), np.uint32(n)))
+                           (m.indptr, m.indices, m.data, witness, v, np.uint32(m.rows),
+                            np.uint32(n)))
                 out.append(v)
             return tuple(out)
 

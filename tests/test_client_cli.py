@@ -46,12 +46,12 @@ def test_bench_batch_runs_on_a_private_cluster_without_configuration(params_dir)
                  "--challenges", str(K), env=env)
     assert run.returncode == 0, run.stdout + run.stderr
     lines = run.stdout.splitlines()
-    assert sum(bool(re.fullmatch(r"\[[12]/2\] OK — [\d.]+s \(prove=\d+ ms, queue=\d+ ms\)", l))
-               for l in lines) == 2, run.stdout
+    assert sum(bool(re.fullmatch(r"\[[12]/2\] OK — [\d.]+s \(prove=\d+ ms, queue=\d+ ms\)", line))
+               for line in lines) == 2, run.stdout
     summary = lines[lines.index("=== Batch Summary ===") + 1:]
     assert "completed: 2" in summary and "failed: 0" in summary
-    assert any(l.startswith("throughput: ") and "proofs/min" in l and "s/proof" in l
-               for l in summary)
+    assert any(line.startswith("throughput: ") and "proofs/min" in line and "s/proof" in line
+               for line in summary)
 
 
 @pytest.fixture(scope="module")

@@ -45,7 +45,8 @@ SPILL_ALLOWANCE = {
 }
 
 SOURCES = sorted(p.name for p in module.KERNEL_DIR.glob("*.cu"))
-_PROPERTIES = re.compile(r"Function properties for (\S+)\n\s*(\d+) bytes stack frame, (\d+) bytes spill stores")
+_PROPERTIES = re.compile(r"Function properties for (\S+)\n"
+                         r"\s*(\d+) bytes stack frame, (\d+) bytes spill stores")
 
 
 def ptxas_report(name: str, tmp_path) -> str:
