@@ -15,8 +15,10 @@ from click.testing import CliRunner
 from client.cli import main
 from config.settings import get_settings
 from snark.fields import FR_MODULUS
-from snark.porep.c1 import fr_hex
+from snark.keys import KeyFileError
+from snark.porep.c1 import fr_hex, parse_c1
 from snark.porep.circuit import circuit_r1cs
+from tasks.proof_types import PROOF_TYPES
 
 
 @pytest.fixture(scope="module")
@@ -161,6 +163,9 @@ def test_a_corrupt_verifying_key_is_a_key_error_not_an_invalid_proof(workdir, pa
         output = run("verify", "--c1", str(workdir / "c1.json"),
                      "--proof", str(workdir / "proof.bin"), code=2)
         assert f"{vk_path}: sha256 does not match the manifest" in output
+        c1 = parse_c1((workdir / "c1.json").read_bytes())  # the job path's final check
+        with pytest.raises(KeyFileError, match="vk.json: sha256 does not match"):
+            PROOF_TYPES["porep"].verify(c1, params_dir, (workdir / "proof.bin").read_bytes())
     finally:
         vk_path.write_text(original)
 
