@@ -64,7 +64,7 @@ def test_random_points_round_trip(rng):
 
 @pytest.fixture(scope="module")
 def proved(module_rng):
-    circuit = random_circuit(num_inputs=2, num_constraints=20, seed=module_rng.getrandbits(32))
+    circuit = random_circuit(num_inputs=2, num_constraints=20, rng=module_rng)
     key = groth16.setup(circuit.compile())
     return key, groth16.prove(key, circuit.witness()).to_bytes()
 
