@@ -122,7 +122,7 @@ def _deliver(proof: bytes, output: str | None, as_json: bool, state: JobState) -
 @PRIORITY_OPTION
 @click.option("--job-id", default=None,
               help="idempotency key: resubmitting it returns the same job")
-@click.option("--wait", "wait_s", type=float, default=None, metavar="SECONDS",
+@click.option("--wait", "wait_s", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
               help="wait for the proof (0 = for ever) and print or write it")
 @click.option("-o", "--output", type=click.Path(), default=None,
               help="with --wait: write the proof here instead of printing hex")
