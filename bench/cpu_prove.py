@@ -219,7 +219,8 @@ def main(sizes: tuple[int, ...], params_dir: Path | None, witness_sizes: tuple[i
         for log2 in () if skip_prove else sizes:
             with console.status(f"2^{log2}: setup and one proof"):
                 rows.append(bench_size(log2, params_dir or Path(scratch)))
-            console.log(f"2^{log2}: {rows[-1]['circuit']} proved in {rows[-1]['prove_seconds']:.2f}s")
+            row = rows[-1]
+            console.log(f"2^{log2}: {row['circuit']} proved in {row['prove_seconds']:.2f}s")
     witness_rows = []
     for log2 in witness_sizes:
         with console.status(f"2^{log2}: one partition's witness"):
@@ -230,7 +231,8 @@ def main(sizes: tuple[int, ...], params_dir: Path | None, witness_sizes: tuple[i
         console.print(witness_table(witness_rows))
     now = dt.datetime.now(dt.timezone.utc)
     result = {"date": now.isoformat(timespec="seconds"), "machine": host, "commit": commit(),
-              "command": " ".join([Path(sys.executable).name, *sys.argv]), "sector_size": SECTOR_SIZE,
+              "command": " ".join([Path(sys.executable).name, *sys.argv]),
+              "sector_size": SECTOR_SIZE,
               "rows": rows, "witness": witness_rows}
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"cpu-{'witness-' if skip_prove else ''}{now:%Y-%m-%d}.json"

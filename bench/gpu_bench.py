@@ -11,7 +11,8 @@ non-zero. MSM bases are distinct points k_i·G for random k_i, made on the devic
 
 Partitions use the real porep circuit (sector 2 KiB, K challenges sized to the target
 constraint count). The key's bases are slices of the random point pools and the witness is
-random: timing depends on sizes and sparsity, not on values, so these proofs do not verify. Correctness is the test suite's job.
+random: timing depends on sizes and sparsity, not on values, so these proofs do not verify.
+Correctness is the test suite's job.
 
 Writes ``gpu-<date>-<HHMM>.json`` (device, commit, command, every sample) and prints a table last.
 """
@@ -226,7 +227,8 @@ def table(result: dict) -> str:
         return f"   sppark {ref:.3f} ms  ratio {ours / ref:.2f}" if ref else ""
 
     for log_n, r in (result.get("ntt") or {}).items():
-        lines.append(f"ntt   2^{log_n:<3} {r['ntt']['median_ms']:9.3f} ms   intt {r['intt']['median_ms']:9.3f} ms"
+        lines.append(f"ntt   2^{log_n:<3} {r['ntt']['median_ms']:9.3f} ms   "
+                     f"intt {r['intt']['median_ms']:9.3f} ms"
                      + versus(r["ntt"]["median_ms"], ref_ms["ntt"].get(int(log_n))))
     for group in ("g1", "g2"):
         for log_n, r in (result.get(f"msm_{group}") or {}).items():
@@ -290,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
         """One entry per size under ``result[name]``, saved after each."""
         result[name] = {}
         for log_n in logs:
-            value = section(f"{name} 2^{log_n}", lambda: fn(log_n))
+            value = section(f"{name} 2^{log_n}", lambda log_n=log_n: fn(log_n))
             if value is not None:
                 result[name][log_n] = value
             save()

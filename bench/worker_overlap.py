@@ -184,7 +184,8 @@ def _pairs(events: list[PhaseEvent], first: str, second: str):
             by_worker.setdefault(e.worker, []).append(e)
     for seq in by_worker.values():
         for a, b in zip(seq, seq[1:]):
-            if a.phase == first and b.phase == second and (a.job, a.partition) == (b.job, b.partition):
+            same_partition = (a.job, a.partition) == (b.job, b.partition)
+            if a.phase == first and b.phase == second and same_partition:
                 yield a, b
 
 
@@ -197,7 +198,8 @@ def _waiting_before(events: list[PhaseEvent], compute: PhaseEvent, t: float) -> 
 
 # -- driver -------------------------------------------------------------------------------
 def table(rows: list[dict]) -> str:
-    head = (f"{'size':>5} {'constr':>9} {'W':>2} {'mode':>8} {'witness':>7} {'parts':>5} {'parts/min':>9} "
+    head = (f"{'size':>5} {'constr':>9} {'W':>2} {'mode':>8} {'witness':>7} {'parts':>5} "
+            f"{'parts/min':>9} "
             f"{'busy':>6} {'busy_rdy':>8} {'handoff':>8} {'staged':>6} {'synth_s':>8} "
             f"{'compute_s':>9}")
     lines = [head, "-" * len(head)]

@@ -150,7 +150,7 @@ def default_client() -> Client:
     settings = get_settings()
     if settings.redis_url is None:
         raise RuntimeError("PROOFQ_REDIS_URL is not set: point it at a proofq cluster, or "
-                           "start a private one with client.local_cluster.LocalCluster")
+                           "start a private one with client.local_cluster.local_cluster()")
     return Client(settings.redis_url, settings)
 
 

@@ -21,7 +21,8 @@ def available() -> tuple[bool, str]:
 
 
 def get_backend(device_id: int | None = None):
-    """A ``GpuProver`` on ``device_id`` (an index into the visible devices; ``None``: the first)."""
+    """A ``GpuProver`` on ``device_id`` (an index into the visible devices; ``None``: the
+    first)."""
     index = device.resolve(device_id)
     from cupy.cuda.compiler import CompileException
 

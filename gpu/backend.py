@@ -154,7 +154,8 @@ class GpuBackend:
             for m in resident.matrices:
                 v = cupy.empty((n, 4), dtype=cupy.uint64)
                 self._spmv(_blocks(n), (THREADS,),
-                           (m.indptr, m.indices, m.data, witness, v, np.uint32(m.rows), np.uint32(n)))
+                           (m.indptr, m.indices, m.data, witness, v, np.uint32(m.rows),
+                            np.uint32(n)))
                 out.append(v)
             return tuple(out)
 

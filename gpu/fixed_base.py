@@ -59,7 +59,8 @@ class GpuFixedBase:
 
         scalars = np.asarray(scalars)
         if scalars.dtype != np.uint64 or scalars.ndim != 2 or scalars.shape[1] != 4:
-            raise ValueError(f"scalars: expected (n, 4) uint64 limbs, got {scalars.shape} {scalars.dtype}")
+            raise ValueError(f"scalars: expected (n, 4) uint64 limbs, "
+                             f"got {scalars.shape} {scalars.dtype}")
         n = scalars.shape[0]
         if n >= 1 << 31:
             raise ValueError(f"scalars: {n} exceeds the 2^31 points one launch writes")
@@ -76,5 +77,6 @@ class GpuFixedBase:
                     (-(-n // THREADS),), (THREADS,), (table.xy, device_scalars, np.uint32(n), out))
                 xy = out.get()
         except cupy.cuda.memory.OutOfMemoryError as exc:
-            raise DeviceMemoryError(f"fixed-base multiplication of {n} G{group} points: {exc}") from exc
+            raise DeviceMemoryError(
+                f"fixed-base multiplication of {n} G{group} points: {exc}") from exc
         return PointArray(group, xy.reshape(shape), ~xy.any(axis=1))

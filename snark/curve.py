@@ -90,7 +90,8 @@ def decode_compressed(data: bytes, group: int) -> G1Point | G2Point:
                                    "(infinity is c0 00…00)")
         raise PointFormatError("the point at infinity is not allowed here")
     x = bytes([data[0] & ~_FLAGS]) + bytes(data[1:])
-    if any(int.from_bytes(x[i:i + FQ_BYTES], "big") >= FQ_MODULUS for i in range(0, size, FQ_BYTES)):
+    coordinates = (int.from_bytes(x[i:i + FQ_BYTES], "big") for i in range(0, size, FQ_BYTES))
+    if any(c >= FQ_MODULUS for c in coordinates):
         raise PointFormatError("not canonical: x is not below the field modulus q")
     cls_ = G1Point if group == 1 else G2Point
     try:

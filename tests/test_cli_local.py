@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -15,8 +16,10 @@ from click.testing import CliRunner
 from client.cli import main
 from config.settings import get_settings
 from snark.fields import FR_MODULUS
-from snark.porep.c1 import fr_hex
+from snark.keys import KeyFileError
+from snark.porep.c1 import fr_hex, parse_c1
 from snark.porep.circuit import circuit_r1cs
+from tasks.proof_types import PROOF_TYPES
 
 
 @pytest.fixture(scope="module")
@@ -133,13 +136,35 @@ def test_truncated_proof_file(workdir, tmp_path, size):
     assert f"{proof}: proof: expected 2 proofs = 384 bytes, got {size}" in output
 
 
-@pytest.mark.parametrize("source", ["385 bytes", "/dev/zero"])
-def test_an_overlong_proof_file_is_read_no_further_than_its_size(workdir, tmp_path, source):
+def test_an_overlong_proof_file_is_refused(workdir, tmp_path):
     proof = tmp_path / "long.bin"
     proof.write_bytes((workdir / "proof.bin").read_bytes() + b"\0")
-    path = str(proof) if source == "385 bytes" else source
-    output = run("verify", "--c1", str(workdir / "c1.json"), "--proof", path, code=2)
-    assert f"{path}: more than 384 bytes (2 proofs of 192 bytes)" in output
+    output = run("verify", "--c1", str(workdir / "c1.json"), "--proof", str(proof), code=2)
+    assert f"{proof}: more than 384 bytes (2 proofs of 192 bytes)" in output
+
+
+def _proofq_in_2gib(*args: str, **env: str) -> subprocess.CompletedProcess:
+    """``proofq`` in a subprocess limited to 2 GiB of address space: a reader that does not
+    stop at its limit fails there (MemoryError) instead of exhausting the machine."""
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    return subprocess.run([str(Path(sys.executable).with_name("proofq")), *args],
+                          capture_output=True, text=True, env={**os.environ, **env},
+                          preexec_fn=limit, timeout=600)
+
+
+@pytest.mark.slow
+def test_endless_inputs_are_read_no_further_than_their_limit(workdir, params_dir, tmp_path):
+    """``/dev/zero`` as the C1 (max_c1_bytes) or as the proof (the C1's proof size)."""
+    for args, message in [
+        (["prove", "--c1", "/dev/zero", "-o", str(tmp_path / "p.bin")],
+         "Error: /dev/zero: more than 100000 bytes (max_c1_bytes, PROOFQ_MAX_C1_BYTES)"),
+        (["verify", "--c1", str(workdir / "c1.json"), "--proof", "/dev/zero"],
+         "Error: /dev/zero: more than 384 bytes (2 proofs of 192 bytes)")]:
+        done = _proofq_in_2gib(*args, PROOFQ_MAX_C1_BYTES="100000",
+                               PROOFQ_PARAMS_DIR=str(params_dir))
+        assert (done.returncode, done.stderr.strip()) == (2, message)
 
 
 def test_a_proof_of_all_ones_is_malformed_not_invalid(workdir, tmp_path):
@@ -161,20 +186,11 @@ def test_a_corrupt_verifying_key_is_a_key_error_not_an_invalid_proof(workdir, pa
         output = run("verify", "--c1", str(workdir / "c1.json"),
                      "--proof", str(workdir / "proof.bin"), code=2)
         assert f"{vk_path}: sha256 does not match the manifest" in output
+        c1 = parse_c1((workdir / "c1.json").read_bytes())  # the job path's final check
+        with pytest.raises(KeyFileError, match="vk.json: sha256 does not match"):
+            PROOF_TYPES["porep"].verify(c1, params_dir, (workdir / "proof.bin").read_bytes())
     finally:
         vk_path.write_text(original)
-
-
-def test_c1_input_is_read_no_further_than_max_c1_bytes(workdir, monkeypatch):
-    monkeypatch.setenv("PROOFQ_MAX_C1_BYTES", "1000")
-    get_settings.cache_clear()
-    try:
-        for command in (["prove", "-o", str(workdir / "unused.bin")], ["setup"]):
-            output = run(command[0], "--c1", "/dev/zero", *command[1:], code=2)
-            assert "/dev/zero: more than 1000 bytes (max_c1_bytes, PROOFQ_MAX_C1_BYTES)" in output
-    finally:
-        monkeypatch.delenv("PROOFQ_MAX_C1_BYTES")
-        get_settings.cache_clear()
 
 
 @pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
@@ -207,6 +223,7 @@ def test_cluster_commands_say_they_use_proofq_redis_url(command):
     assert "PROOFQ_REDIS_URL" in run(command, "--help")
 
 
+@pytest.mark.slow
 def test_stderr_is_silent_outside_a_terminal(tmp_path, params_dir):
     proofq = Path(sys.executable).with_name("proofq")
     done = subprocess.run([str(proofq), "seal", "-o", str(tmp_path / "c1.json")],
@@ -246,7 +263,8 @@ def test_verify_without_params(tmp_path):
     (["seal", "--data", "{missing}"], "{missing}: No such file or directory"),
     (["seal", "--data", "{c1}"], "{c1}: more than 2048 bytes (the sector size)"),
     (["seal", "--data", "{proof}"], "{proof}: expected 2048 bytes (the sector size), got 384"),
-    (["seal", "--sector-size", "2TiB"], "sector_size: 2199023255552 (2TiB) is outside 2KiB to 1TiB"),
+    (["seal", "--sector-size", "2TiB"],
+     "sector_size: 2199023255552 (2TiB) is outside 2KiB to 1TiB"),
     (["prove", "--c1", "{tmp}"], "{tmp}: Is a directory"),
     (["verify", "--c1", "{c1}", "--proof", "{tmp}"], "{tmp}: Is a directory"),
     (["prove", "--c1", "{c1}", "-o", ""], "output path is empty"),
@@ -277,6 +295,7 @@ def test_info_reports_backends(params_dir):
     assert info["versions"]["proofq"]
 
 
+@pytest.mark.slow
 def test_real_subprocess_reports_one_line(workdir, params_dir, tmp_path):
     """The installed ``proofq`` entry point: exit codes and stderr without a traceback."""
     proofq = Path(sys.executable).with_name("proofq")
@@ -296,6 +315,7 @@ def test_real_subprocess_reports_one_line(workdir, params_dir, tmp_path):
     assert not (tmp_path / "p").exists()
 
 
+@pytest.mark.slow
 def test_invalid_setting_is_one_line_with_exit_2():
     env = {**os.environ, "PROOFQ_BACKEND": "bogus"}
     run = subprocess.run([sys.executable, "-m", "client", "info"], capture_output=True,

@@ -46,12 +46,12 @@ def test_bench_batch_runs_on_a_private_cluster_without_configuration(params_dir)
                  "--challenges", str(K), env=env)
     assert run.returncode == 0, run.stdout + run.stderr
     lines = run.stdout.splitlines()
-    assert sum(bool(re.fullmatch(r"\[[12]/2\] OK — [\d.]+s \(prove=\d+ ms, queue=\d+ ms\)", l))
-               for l in lines) == 2, run.stdout
+    assert sum(bool(re.fullmatch(r"\[[12]/2\] OK — [\d.]+s \(prove=\d+ ms, queue=\d+ ms\)", line))
+               for line in lines) == 2, run.stdout
     summary = lines[lines.index("=== Batch Summary ===") + 1:]
     assert "completed: 2" in summary and "failed: 0" in summary
-    assert any(l.startswith("throughput: ") and "proofs/min" in l and "s/proof" in l
-               for l in summary)
+    assert any(line.startswith("throughput: ") and "proofs/min" in line and "s/proof" in line
+               for line in summary)
 
 
 @pytest.fixture(scope="module")
@@ -144,8 +144,22 @@ def _endless_bench(params_dir, tmp_dir: Path) -> subprocess.Popen:
     bench = subprocess.Popen([PROOFQ, "bench", "batch", "-c", "1000", "-j", "2",
                               "--challenges", str(K)], env=env, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
-    assert " OK — " in bench.stdout.readline() + bench.stdout.readline()
+    try:
+        assert " OK — " in bench.stdout.readline() + bench.stdout.readline()
+    except BaseException:
+        _stop(bench)
+        raise
     return bench
+
+
+def _stop(bench: subprocess.Popen) -> None:
+    """After a failed check: SIGTERM (which stops the private cluster too), then SIGKILL."""
+    if bench.poll() is None:
+        bench.terminate()
+        try:
+            bench.communicate(timeout=_DEADLINE_S)
+        except subprocess.TimeoutExpired:
+            bench.kill()
 
 
 #: Generous: on a loaded 2-core machine a stop (SIGQUIT, 2 s, SIGKILL, Redis) can take long.
@@ -168,7 +182,7 @@ def test_a_signal_stops_the_private_cluster(params_dir, tmp_path, signum, code):
         bench.send_signal(signum)
         bench.communicate(timeout=_DEADLINE_S)
     finally:
-        bench.kill()
+        _stop(bench)
     assert bench.returncode == code
     _wait_gone([*children, *pool])
     assert list(tmp_path.glob("proofq-*")) == []  # no /tmp/proofq-* folder left
@@ -183,7 +197,7 @@ def test_private_cluster_gives_up_when_its_worker_dies_and_leaves_nothing_behind
         os.kill(worker, signal.SIGKILL)
         _, stderr = bench.communicate(timeout=_DEADLINE_S)
     finally:
-        bench.kill()
+        _stop(bench)
     assert bench.returncode == 2
     assert "Error: the private worker exited" in stderr
     _wait_gone(children)

@@ -17,6 +17,8 @@ import pytest
 
 from config.settings import Settings, load_settings
 
+pytestmark = pytest.mark.slow  # every compose command run as a subprocess
+
 yaml = pytest.importorskip("yaml")
 
 ROOT = Path(__file__).resolve().parent.parent

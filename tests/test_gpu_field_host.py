@@ -86,7 +86,8 @@ def fq2_values(limbs: np.ndarray) -> list[Fq2]:
 
 @pytest.mark.parametrize("op", hostlib.FIELD_OPS)
 def test_fq2_op_matches_python_ints(op, rng):
-    a = [Fq2(x, y) for x, y in zip(random_values(rng, Q, COUNT), random_values(rng, Q, COUNT)[::-1])]
+    xs, ys = random_values(rng, Q, COUNT), random_values(rng, Q, COUNT)[::-1]
+    a = [Fq2(x, y) for x, y in zip(xs, ys)]
     b = a[1:] + a[:1]
     out = fq2_values(hostlib.apply("fq2", op, fq2_limbs(a), fq2_limbs(b)))
     r_mont = 1 << 384
@@ -184,7 +185,8 @@ def skewed_scalar_sets(rng, n: int) -> dict[str, list[int]]:
 
 @pytest.mark.parametrize("group, cls", [(1, G1Point), (2, G2Point)])
 @pytest.mark.parametrize("n, c, run_bits, chunk", [
-    (1, 5, 2, 4), (2, 4, 1, 4), (37, 6, 2, 4), (100, 8, 3, 6), (64, 7, 0, 32), (64, 7, 6, 4), (50, 3, 1, 5)])
+    (1, 5, 2, 4), (2, 4, 1, 4), (37, 6, 2, 4), (100, 8, 3, 6), (64, 7, 0, 32), (64, 7, 6, 4),
+    (50, 3, 1, 5)])
 def test_bucket_phase_matches_arkworks_multiexp(group, cls, n, c, run_bits, chunk, rng):
     from gpu.msm import combine_windows
 

@@ -16,7 +16,8 @@ import pytest
 from gpu import module
 
 NVCC = shutil.which("nvcc")
-pytestmark = pytest.mark.skipif(NVCC is None, reason="nvcc not installed")
+pytestmark = [pytest.mark.skipif(NVCC is None, reason="nvcc not installed"),
+              pytest.mark.slow]  # nvcc subprocesses
 
 #: The extern "C" kernels each source must define (the names the Python side launches).
 KERNELS = {
@@ -44,7 +45,8 @@ SPILL_ALLOWANCE = {
 }
 
 SOURCES = sorted(p.name for p in module.KERNEL_DIR.glob("*.cu"))
-_PROPERTIES = re.compile(r"Function properties for (\S+)\n\s*(\d+) bytes stack frame, (\d+) bytes spill stores")
+_PROPERTIES = re.compile(r"Function properties for (\S+)\n"
+                         r"\s*(\d+) bytes stack frame, (\d+) bytes spill stores")
 
 
 def ptxas_report(name: str, tmp_path) -> str:

@@ -18,6 +18,8 @@ from workers.heartbeat import Heartbeat
 from workers.ledger import VramLedger, key_bytes, partition_bytes
 from workers.locks import GpuId
 
+pytestmark = pytest.mark.slow  # reservations held and raced by spawned processes
+
 SPAWN = mp.get_context("spawn")
 LEASE_S = 1.0
 

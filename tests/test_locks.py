@@ -15,6 +15,8 @@ from workers.heartbeat import Heartbeat
 from workers.locks import (GpuId, GpuLock, LeaseLost, LockPair, LockWaitAborted, holder_is_dead,
                            process_tag)
 
+pytestmark = pytest.mark.slow  # lock holders in spawned processes
+
 SPAWN = mp.get_context("spawn")
 LEASE_S = 2.0
 HEARTBEAT_S = 0.2

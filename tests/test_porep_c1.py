@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
 import pytest
 
 from config.settings import get_settings
@@ -58,7 +57,8 @@ BAD = {
                       "seed: malformed hex: 'g' at digit 40 is not a hex digit"),
     "non-canonical hex": (lambda d: d.update(replica_id=fr_hex(FR_MODULUS)),
                           "replica_id: non-canonical"),
-    "non-canonical sibling": (lambda d: _first_challenge(d)["d_path"].__setitem__(2, "0x" + "f" * 64),
+    "non-canonical sibling": (lambda d: _first_challenge(d)["d_path"].__setitem__(2,
+                                                                                  "0x" + "f" * 64),
                               "vanilla_proofs[0].challenges[0].d_path[2]: non-canonical"),
     "short path": (lambda d: _first_challenge(d)["d_path"].pop(),
                    "vanilla_proofs[0].challenges[0].d_path: expected 6 siblings, got 5"),
@@ -74,7 +74,8 @@ BAD = {
     "sector size not a power of two": (lambda d: d.update(sector_size=3072),
                                        "sector_size: 3072 is not a power of two"),
     "sector size too small": (lambda d: d.update(sector_size=1024), "sector_size: 1024"),
-    "sector size too large": (lambda d: d.update(sector_size=1 << 41), "sector_size: 2199023255552"),
+    "sector size too large": (lambda d: d.update(sector_size=1 << 41),
+                              "sector_size: 2199023255552"),
     "zero partitions": (lambda d: d.update(partitions=0), "partitions:"),
     "wrong format": (lambda d: d.update(format="other/1"), "format:"),
 }

@@ -136,6 +136,7 @@ def test_setup_records_the_shapes_circuit_id(shape_params):
             key.r1cs.num_inputs, key.r1cs.num_aux, key.r1cs.num_constraints)
 
 
+@pytest.mark.slow
 def test_a_second_process_loads_the_key_without_compiling(shape_params):
     params_dir, keys = shape_params
     script = (

@@ -1,51 +1,96 @@
-"""The Celery configuration that the pipeline's guarantees rest on."""
+"""The Celery configuration that the pipeline's guarantees rest on, shown by what a real
+broker does with it: priority order, JSON only, redelivery of unacknowledged messages."""
 
 from __future__ import annotations
 
+import time
+from contextlib import contextmanager
+
 import pytest
+import redis
+from kombu.exceptions import ContentDisallowed, EncodeError
 
 from config.settings import load_settings
-from tasks.application import (GPU_QUEUE, JOBS_QUEUE, PRIORITIES, PriorityError, celery_config,
-                               create_app, priority_level)
+from tasks.application import GPU_QUEUE, PRIORITIES, PriorityError, create_app, priority_level
+
+
+def _probe(label: str) -> str:
+    return label
 
 
 @pytest.fixture()
-def conf():
-    return celery_config(load_settings(redis_url="redis://example:6379/2",
-                                       visibility_timeout_s=12345))
+def app(redis_url):
+    """An app on the test's Redis, with a probe task and a 1 s visibility timeout."""
+    app = create_app(load_settings(redis_url=redis_url, visibility_timeout_s=1))
+    app.task(name="proofq.probe")(_probe)
+    yield app
+    app.close()
 
 
-def test_json_only_nothing_else_is_accepted(conf):
-    assert conf["accept_content"] == ["json"] == conf["result_accept_content"]
-    assert conf["task_serializer"] == conf["result_serializer"] == "json"
+@contextmanager
+def gpu_queue(app, *, accept=None):
+    """A plain consumer of the gpu queue (messages are read, not run)."""
+    with app.connection_for_read() as connection:
+        queue = connection.SimpleQueue(app.amqp.queues[GPU_QUEUE],
+                                       accept=accept or app.conf.accept_content)
+        try:
+            yield queue
+        finally:
+            queue.close()
 
 
-def test_visibility_timeout_is_set_everywhere_celery_reads_it(conf):
-    assert conf["visibility_timeout"] == 12345
-    assert conf["broker_transport_options"]["visibility_timeout"] == 12345
-    assert conf["result_backend_transport_options"]["visibility_timeout"] == 12345
-
-
-def test_a_lost_worker_gives_its_task_back(conf):
-    assert conf["task_acks_late"] and conf["task_reject_on_worker_lost"]
-    assert conf["worker_prefetch_multiplier"] == 1
-
-
-def test_priorities_map_to_transport_steps_and_unnamed_messages_are_normal(conf):
-    options = conf["broker_transport_options"]
-    assert options["priority_steps"] == sorted(PRIORITIES.values())
-    assert options["queue_order_strategy"] == "priority"
-    # The Redis transport serves the lowest step first.
-    assert PRIORITIES["high"] < PRIORITIES["normal"] < PRIORITIES["low"]
-    assert conf["task_default_priority"] == PRIORITIES["normal"]
+def test_higher_priorities_are_served_first_and_unnamed_messages_are_normal(app):
+    probe = app.tasks["proofq.probe"]
+    probe.apply_async(["low"], priority=PRIORITIES["low"])
+    probe.apply_async(["unnamed"])
+    app.send_task("proofq.probe", args=["unnamed, by name"])
+    probe.apply_async(["high"], priority=PRIORITIES["high"])
+    probe.apply_async(["normal"], priority=PRIORITIES["normal"])
+    with gpu_queue(app) as queue:
+        served = []
+        for _ in range(5):
+            message = queue.get(timeout=30)
+            served.append(message.decode()[0][0])
+            message.ack()
+    assert served == ["high", "unnamed", "unnamed, by name", "normal", "low"]
     with pytest.raises(PriorityError, match="priority: unknown priority 'urgent'"):
         priority_level("urgent")
 
 
-def test_broker_backend_and_events_come_from_settings(conf):
-    assert conf["broker_url"] == conf["result_backend"] == "redis://example:6379/2"
-    assert conf["worker_send_task_events"] and conf["task_send_sent_event"]
-    assert [q.name for q in conf["task_queues"]] == [JOBS_QUEUE, GPU_QUEUE]
+def test_only_json_crosses_the_wire(app):
+    """A pickled message is refused by a consumer with the app's settings; what JSON cannot
+    carry is refused when sent."""
+    app.tasks["proofq.probe"].apply_async(["pickled"], serializer="pickle")
+    with gpu_queue(app) as queue, pytest.raises(ContentDisallowed, match="pickle"):
+        queue.get(timeout=30)
+    with pytest.raises(EncodeError):
+        app.tasks["proofq.probe"].apply_async([object()])
+
+
+def test_a_message_whose_consumer_vanished_is_delivered_again(app):
+    """Late acks: a message taken but never acknowledged (a worker killed mid-task) comes
+    back once the visibility timeout (1 s here) has passed, to another consumer."""
+    app.tasks["proofq.probe"].apply_async(["once"])
+    with app.connection_for_read() as lost:
+        taken = lost.SimpleQueue(app.amqp.queues[GPU_QUEUE], accept=["json"]).get(timeout=30)
+        assert taken.decode()[0] == ["once"]
+        deadline = time.monotonic() + 120
+        with gpu_queue(app) as queue:
+            while True:
+                try:
+                    again = queue.get(timeout=1)
+                    break
+                except queue.Empty:
+                    assert time.monotonic() < deadline, "the message was never delivered again"
+            assert again.decode()[0] == ["once"]
+            again.ack()
+    assert app.conf.task_acks_late and app.conf.task_reject_on_worker_lost
+
+
+def test_results_are_kept_in_the_configured_redis(app, redis_url):
+    app.backend.store_result("probe-result", {"ok": 1}, "SUCCESS")
+    assert app.AsyncResult("probe-result").result == {"ok": 1}
+    assert redis.Redis.from_url(redis_url).exists("celery-task-meta-probe-result")
 
 
 def test_the_app_registers_the_task_graph_and_the_gpu_option():

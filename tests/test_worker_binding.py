@@ -14,6 +14,8 @@ import gpu
 from workers.gpu_binding import (PINNED_ENV, BindingError, bind_cpu, host_name, pin_process,
                                  probe_gpu)
 
+pytestmark = pytest.mark.slow  # pinned child processes and a celery worker
+
 GPU_OK, GPU_WHY = gpu.available()
 
 

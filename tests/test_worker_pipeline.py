@@ -32,6 +32,8 @@ from workers.ledger import key_bytes, partition_bytes
 from workers.runtime import PartitionCancelled, PartitionFailed, WorkerRuntime
 from workers.standalone import results_key
 
+pytestmark = pytest.mark.slow  # standalone worker processes
+
 LEASE_S = 2.0
 POREP = PorepType()
 QUEUE = "test:partitions"

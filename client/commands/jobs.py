@@ -169,7 +169,7 @@ def _deliver_snarkjs(result: bytes, output: str | None, as_json: bool, state: Jo
 @PRIORITY_OPTION
 @click.option("--job-id", default=None,
               help="idempotency key: resubmitting it returns the same job")
-@click.option("--wait", "wait_s", type=float, default=None, metavar="SECONDS",
+@click.option("--wait", "wait_s", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
               help="wait for the proof (0 = for ever) and print or write it")
 @click.option("-o", "--output", type=click.Path(), default=None,
               help="with --wait: write the proof here instead of printing hex (groth16: a "

@@ -197,7 +197,8 @@ def prove(c1_path: str, output: str, backend_name: str | None, as_json: bool) ->
         task = progress.add_task("params", total=None)
         key = load_or_setup_key(c1, settings.params_dir)
         progress.update(task, description=f"proving on {backend.name}", total=c1.partitions)
-        proof = prove_c1(c1, key, backend, progress=lambda done: progress.update(task, completed=done))
+        proof = prove_c1(c1, key, backend,
+                         progress=lambda done: progress.update(task, completed=done))
     write_atomic(target, proof)
     seconds = time.perf_counter() - started
     emit(as_json, {"proof": output, "bytes": len(proof), "partitions": c1.partitions,

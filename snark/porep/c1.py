@@ -53,7 +53,8 @@ def fr_hex(value: int) -> str:
 
 def _parse_fr(value: Any) -> int:
     if not isinstance(value, str):
-        raise ValueError(f"expected a 0x-prefixed hex string of 64 digits, got {type(value).__name__}")
+        raise ValueError(f"expected a 0x-prefixed hex string of 64 digits, "
+                         f"got {type(value).__name__}")
     if not _HEX.fullmatch(value):
         raise ValueError(f"malformed hex: {_hex_problem(value)}")
     number = int(value, 16)

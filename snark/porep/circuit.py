@@ -9,10 +9,11 @@ each challenge the circuit proves, with the index's bits b_0 … b_{depth-1} (pr
 
 The constraint structure depends only on (sector_size, K), never on values, so one
 proving key serves every sector of that shape: ``circuit_r1cs`` compiles one challenge
-from a placeholder assignment and repeats its rows K times. ``synthesize`` is the reference and the structure; provers take the
-witness from ``snark.porep.witness``, which computes the same assignment without building
-constraints. Size: K × ((2·depth + 1)·240 + 3·depth + 5) constraints (240 per
-Poseidon hash, one swap per Merkle level, one input row per index) plus 4 input rows.
+from a placeholder assignment and repeats its rows K times. ``synthesize`` is the reference
+and the structure; provers take the witness from ``snark.porep.witness``, which computes the
+same assignment without building constraints. Size: K × ((2·depth + 1)·240 + 3·depth + 5)
+constraints (240 per Poseidon hash, one swap per Merkle level, one input row per index) plus
+4 input rows.
 """
 
 from __future__ import annotations

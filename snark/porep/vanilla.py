@@ -38,8 +38,8 @@ def verify_vanilla(c1: C1) -> None:
         _first_failure(ok, where, f"{leaf_field} with {path_field} does not hash to "
                        f"{root_field} (tampered leaf or sibling)")
     encoded = (data + replica_keys_at(c1.replica_id, index)) % FR_MODULUS
-    _first_failure(np.asarray(encoded == replica, dtype=bool), where, "replica_leaf is not data_leaf + "
-                   "H(replica_id, index)")
+    _first_failure(np.asarray(encoded == replica, dtype=bool), where,
+                   "replica_leaf is not data_leaf + H(replica_id, index)")
 
 
 def check_public_inputs(c1: C1) -> None:
@@ -65,8 +65,8 @@ def path_roots(leaves: np.ndarray, index: np.ndarray, paths: list[list[int]]) ->
     for level in range(siblings.shape[1]):
         right = ((index >> level) & 1).astype(bool)
         sibling = siblings[:, level]
-        node = np.asarray(hash2_many(np.where(right, sibling, node), np.where(right, node, sibling)),
-                          dtype=object)
+        left, right_node = np.where(right, sibling, node), np.where(right, node, sibling)
+        node = np.asarray(hash2_many(left, right_node), dtype=object)
     return node
 
 
