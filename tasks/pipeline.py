@@ -23,6 +23,7 @@ from tasks.application import GPU_QUEUE, PRIORITIES, app, redis_url
 from tasks.jobs import JobStore
 from tasks.proof_types import ProofType, proof_type
 from tasks.worker import runtime
+from workers.backend_choice import fixed_base_for
 from workers.heartbeat import Heartbeat
 
 @functools.cache
@@ -59,14 +60,24 @@ def _parsed_input(job_id: str, digest: str, kind: str) -> Any:
 
 @app.task(name="proofq.submit", bind=True)
 def submit(self: Task, job_id: str) -> dict:
-    """Make sure the proving key exists, then send one task per partition."""
+    """Check the job as a whole, make sure the proving key exists, then send one task per
+    partition.  A job that fails the check fails for good (no retry): its input is wrong."""
     store = job_store()
     state = store.state(job_id)
     if (state is None or state.status != "queued" or store.fanned_out(job_id)
             or not store.claim_fan_out(job_id, self.request.id or "")):
         return {"job": job_id, "outcome": "skipped"}
+    kind = proof_type(state.proof_type)
     try:
-        _ensure_key(store, proof_type(state.proof_type), job_input(job_id))
+        job = job_input(job_id)
+    except JobEnded:  # cancelled before its fan-out
+        return {"job": job_id, "outcome": "abandoned"}
+    try:
+        kind.check(job)
+    except ValueError as exc:
+        return {"job": job_id, "outcome": store.fail(job_id, f"check: {exc}")}
+    try:
+        _ensure_key(store, kind, job)
     except Exception as exc:
         store.fail(job_id, f"setup: {exc}")
         raise
@@ -87,10 +98,10 @@ class _LeaseRenewal:
         self.lock.reacquire()
 
 
-def setup_lock(client: redis.Redis, circuit_id: str, lease_s: float) -> redis.lock.Lock:
+def setup_lock(client: redis.Redis, circuit: str, lease_s: float) -> redis.lock.Lock:
     """The per-circuit setup lock.  Its token is shared across threads: redis-py keeps it
     thread-local by default, and then the heartbeat thread could not renew the lease."""
-    return client.lock(f"proofq:setup:{circuit_id}", timeout=lease_s, thread_local=False)
+    return client.lock(f"proofq:setup:{circuit}", timeout=lease_s, thread_local=False)
 
 
 def _ensure_key(store: JobStore, kind: ProofType, job_input: Any) -> None:
@@ -103,13 +114,15 @@ def _ensure_key(store: JobStore, kind: ProofType, job_input: Any) -> None:
     settings = get_settings()
     if kind.has_key(job_input, settings.params_dir):
         return
-    lock = setup_lock(store.redis, kind.circuit_id(job_input), settings.lock_lease_s)
+    lock = setup_lock(store.redis, kind.circuit_name(job_input), settings.lock_lease_s)
     with lock:
         heartbeat = Heartbeat(settings.heartbeat_s, name="proofq-setup-lease")
         heartbeat.register(_LeaseRenewal(lock))
         try:
             if not kind.has_key(job_input, settings.params_dir):
-                kind.make_key(job_input, settings.params_dir)
+                # On the device this worker proves on (workers.backend_choice).
+                kind.make_key(job_input, settings.params_dir,
+                              fixed_base=fixed_base_for(runtime().backend))
         finally:
             heartbeat.close()
 

@@ -1,8 +1,14 @@
 """What the pipeline needs to know about a kind of proof, and the kinds it knows.
 
-The task graph is the same for every proof type: validate the input, split it into
-partitions, prove each, assemble, verify.  A ``ProofType`` supplies the type-specific
-steps; ``porep`` (DESIGN.md §5) is the one there is.
+The task graph is the same for every proof type: parse the input (the producer), check it
+and make the key (the submit task), prove each partition, assemble, verify.  A
+``ProofType`` supplies the type-specific steps; ``porep`` (DESIGN.md §5) is the one there is.
+
+Where each check runs: the producer parses (structure, sizes, canonical field elements:
+milliseconds); the submit task, on a worker, runs ``check`` (values of the job as a whole);
+each partition's witness checks that partition's Merkle paths where it is built (the GPU
+kernel or ``partition_witness(check=True)``).  The producer side of this module imports
+the input model only: proving and verification code loads on a worker, when first used.
 """
 
 from __future__ import annotations
@@ -11,11 +17,7 @@ import json
 from pathlib import Path
 from typing import Any, Protocol
 
-from snark.params import key_dir
 from snark.porep.c1 import C1, C1Error, parse_c1
-from snark.porep.prove import (circuit_id_for, load_or_setup_key, load_verifying_key,
-                                verify_c1)
-from snark.porep.vanilla import verify_vanilla
 
 
 class UnknownProofType(ValueError):
@@ -32,20 +34,24 @@ class ProofType(Protocol):
         """
 
     def check(self, job_input: Any) -> None:
-        """Native checks of the input's values, before anything is enqueued."""
+        """Checks of the job's values as a whole (hashes), run by the submit task before
+        the fan-out; the per-partition checks run with each partition's witness."""
 
     def canonical_json(self, job_input: Any) -> str:
         """One JSON text per input value: what is stored and what idempotency compares."""
 
     def partitions(self, job_input: Any) -> int: ...
 
-    def circuit_id(self, job_input: Any) -> str:
-        """Names the proving key; jobs with the same circuit share it."""
+    def circuit_name(self, job_input: Any) -> str:
+        """Names the circuit without compiling it; jobs of one circuit share a key."""
 
-    def has_key(self, job_input: Any, params_dir: Path) -> bool: ...
+    def has_key(self, job_input: Any, params_dir: Path) -> bool:
+        """Whether the key is known to be there (cheap: no compile, no load)."""
 
-    def make_key(self, job_input: Any, params_dir: Path) -> None:
-        """Set up the proving key and cache it in params_dir (slow; once per circuit)."""
+    def make_key(self, job_input: Any, params_dir: Path, *, fixed_base: Any = None,
+                 progress: Any = None) -> None:
+        """Find or set up the proving key in params_dir (slow; once per circuit), with
+        ``snark.groth16.setup``'s ``fixed_base`` and ``progress``."""
 
     def verify(self, job_input: Any, params_dir: Path, proof: bytes) -> bool: ...
 
@@ -66,7 +72,11 @@ class PorepType:
         return parse_c1(raw)
 
     def check(self, job_input: C1) -> None:
-        verify_vanilla(job_input)
+        # replica_id and every challenge index from the seed (P·K hashes); the Merkle paths
+        # and the replica encoding are checked per partition, in its witness.
+        from snark.porep.vanilla import check_public_inputs
+
+        check_public_inputs(job_input)
 
     def canonical_json(self, job_input: C1) -> str:
         return job_input.to_json()
@@ -74,18 +84,25 @@ class PorepType:
     def partitions(self, job_input: C1) -> int:
         return job_input.partitions
 
-    def circuit_id(self, job_input: C1) -> str:
-        return circuit_id_for(job_input)
+    def circuit_name(self, job_input: C1) -> str:
+        return job_input.circuit_name
 
     def has_key(self, job_input: C1, params_dir: Path) -> bool:
-        # Only look for the directory: loading (and hashing) a large key here would be
-        # wasted, the worker runtime loads it once per process anyway.
-        return key_dir(params_dir, circuit_id_for(job_input, params_dir)).exists()
+        # Only look for the recorded directory: loading (and hashing) a large key here would
+        # be wasted, the worker runtime loads it once per process anyway.
+        from snark.porep.prove import has_recorded_key
 
-    def make_key(self, job_input: C1, params_dir: Path) -> None:
-        load_or_setup_key(job_input, params_dir)
+        return has_recorded_key(job_input, params_dir)
+
+    def make_key(self, job_input: C1, params_dir: Path, *, fixed_base: Any = None,
+                 progress: Any = None) -> None:
+        from snark.porep.prove import load_or_setup_key
+
+        load_or_setup_key(job_input, params_dir, fixed_base=fixed_base, progress=progress)
 
     def verify(self, job_input: C1, params_dir: Path, proof: bytes) -> bool:
+        from snark.porep.prove import load_verifying_key, verify_c1
+
         return verify_c1(job_input, load_verifying_key(job_input, params_dir), proof, params_dir)
 
 

@@ -36,6 +36,7 @@ import redis
 from config.settings import Settings, SettingsError, get_settings
 from snark import groth16
 from snark.backend import BackendUnavailable, DeviceMemoryError, ProverBackend
+from snark.cpu_backend import CpuBackend
 from snark.keys import KeyFileError, ProvingKey
 from snark.porep.c1 import C1, C1Error
 from snark.porep.circuit import public_inputs
@@ -43,6 +44,7 @@ from snark.porep.prove import load_or_setup_key
 from snark.porep.staging import Work, computes_witness, partition_work, stage, witness_handle
 from snark.r1cs import UnsatisfiedConstraint
 from workers import gpu_binding
+from workers.backend_choice import fixed_base_for, make_backend
 from workers.events import (PARTITION_FAILURES, STAGING, EventLog, PhaseEvent,
                             serve_metrics)
 from workers.gpu_binding import Binding
@@ -150,10 +152,13 @@ class WorkerRuntime:
     # -- lifecycle ------------------------------------------------------------------------
     @classmethod
     def start(cls, *, redis_url: str, gpu: int | None, settings: Settings | None = None,
-              worker_name: str | None = None) -> "WorkerRuntime":
-        """Bind the GPU (before CUDA starts), read its memory once, connect to Redis."""
+              worker_name: str | None = None, backend: str | None = None) -> "WorkerRuntime":
+        """Bind the GPU (before CUDA starts), read its memory once, connect to Redis.
+
+        ``backend``: the worker's decision ("gpu"/"cpu"); None decides here, by the setting.
+        """
         settings = settings or get_settings()
-        binding, backend = _bind(gpu, settings)
+        binding, backend = _bind(gpu, backend or settings.backend)
         if settings.metrics_port is not None:
             _serve_metrics_once(settings.metrics_port)
         name = worker_name or f"{binding.gpu.host}:{binding.label}:{os.getpid()}"
@@ -212,7 +217,8 @@ class WorkerRuntime:
     def _key(self, c1: C1) -> ProvingKey:
         shape = (c1.sector_size, c1.challenges)
         if shape not in self._keys:
-            self._keys[shape] = load_or_setup_key(c1, self.settings.params_dir)
+            self._keys[shape] = load_or_setup_key(c1, self.settings.params_dir,
+                                                  fixed_base=fixed_base_for(self.backend))
         return self._keys[shape]
 
     def _memory_phase(self, run: _PartitionRun, key: ProvingKey,
@@ -336,23 +342,16 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
-def _bind(gpu: int | None, settings: Settings) -> tuple[Binding, ProverBackend]:
-    """CPU backend for ``gpu=None`` or ``backend="cpu"``; otherwise pin and use GPU N."""
-    from snark.cpu_backend import CpuBackend
-
-    if gpu is None or settings.backend == "cpu":
-        return gpu_binding.bind_cpu(gpu), CpuBackend()
-    gpu_binding.pin_process(gpu)  # before anything in gpu/ can initialise CUDA
-    import gpu as gpu_room
-
-    ok, reason = gpu_room.available()
-    if not ok:
-        if settings.backend == "gpu":
-            raise BackendUnavailable(f"gpu {gpu}: {reason}")
-        log.warning("gpu %d: %s; proving on the CPU instead", gpu, reason)
-        return gpu_binding.bind_cpu(gpu), CpuBackend()
-    binding = gpu_binding.bind_gpu(gpu)
-    return binding, gpu_room.get_backend(device_id=binding.device_id)
+def _bind(gpu: int | None, setting: str) -> tuple[Binding, ProverBackend]:
+    """Pin GPU N (before anything in gpu/ can initialise CUDA) and prove on the backend
+    ``workers.backend_choice`` picks for ``setting``; no ``gpu``: the CPU."""
+    if gpu is None:
+        return gpu_binding.bind_cpu(None), CpuBackend()
+    gpu_binding.pin_process(gpu)
+    backend = make_backend(setting, device_id=0)
+    if backend.name != "gpu":
+        return gpu_binding.bind_cpu(gpu), backend
+    return gpu_binding.bind_gpu(gpu), backend
 
 
 def _budget(settings: Settings, binding: Binding) -> int:
