@@ -30,8 +30,9 @@ from client.embedded import EmbeddedRedis
 from client.local_cluster import WorkerProcess, worker_command
 from config.settings import load_settings
 from snark.porep.c1 import fr_hex
-from snark.porep.prove import (circuit_id_for, load_or_setup_key, load_verifying_key,
-                                prove_partition, verify_c1)
+from snark.params import record_circuit_id, shape_path
+from snark.porep.prove import (circuit_id_for, circuit_shape, load_or_setup_key,
+                                load_verifying_key, prove_partition, verify_c1)
 from snark.porep.seal import seal
 from tasks.jobs import RESULTS_STREAM, content_digest
 from workers.gpu_binding import host_name
@@ -226,12 +227,15 @@ def test_transient_faults_are_retried_with_backoff_then_recorded(settings, clien
     c1 = seal(SECTOR, 1, K + 1)  # a circuit of its own, so the broken key hurts no one else
     broken = settings.params_dir / circuit_id_for(c1)
     (broken / "manifest.json").mkdir(parents=True)
+    # Recorded for its shape: the submit task finds it there, the workers fail to load it.
+    record_circuit_id(settings.params_dir, circuit_shape(c1), circuit_id_for(c1))
     try:
         job = client.submit(c1)
         with pytest.raises(JobError, match=r"partition 0: synthesize: IsADirectoryError"):
             client.result(job, timeout=WAIT_S)
     finally:
         shutil.rmtree(broken)
+        shape_path(settings.params_dir, c1.circuit_name).unlink()
     attempts = [f for _, f in client.store.redis.xrange("proofq:events")
                 if f[b"job"].decode() == job and f[b"phase"] == b"synthesize"]
     assert len(attempts) == MAX_RETRIES + 1
