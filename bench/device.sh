@@ -4,8 +4,10 @@
 #   tests    pytest -m gpu (the GPU test files)
 #   bench    bench/gpu_bench.py (JSON result to $OUT)
 #   overlap  bench/worker_overlap.py
-# Extra arguments for a stage go in BENCH_ARGS / PYTEST_ARGS / OVERLAP_ARGS. The copy of the
-# tree on the device has no .git: pass PROOFQ_COMMIT=<hash> so the JSON records the commit.
+#   scale    bench/scale.py: real celery workers on 1 then 2 GPUs, one Redis (JSON to $OUT)
+# Extra arguments for a stage go in BENCH_ARGS / PYTEST_ARGS / OVERLAP_ARGS / SCALE_ARGS. The
+# copy of the tree on the device has no .git: pass PROOFQ_COMMIT=<hash> so the JSON records
+# the commit.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-bench/results}"
@@ -28,7 +30,8 @@ for stage in "$@"; do
         tests)   python3 -m pytest -m gpu -q -p no:cacheprovider ${PYTEST_ARGS:-tests} ;;
         bench)   python3 bench/gpu_bench.py --out "$OUT" ${BENCH_ARGS:-} ;;
         overlap) python3 bench/worker_overlap.py ${OVERLAP_ARGS:-} ;;
-        *)       echo "unknown stage: $stage (tests, bench, overlap)"; false ;;
+        scale)   python3 bench/scale.py --out "$OUT" ${SCALE_ARGS:-} ;;
+        *)       echo "unknown stage: $stage (tests, bench, overlap, scale)"; false ;;
     esac 2>&1 | tee "$OUT/$stage.log"
     rc=${PIPESTATUS[0]}
     [ "$rc" -eq 0 ] || { echo "=== $stage failed (exit $rc)"; status=$rc; }

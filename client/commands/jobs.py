@@ -19,7 +19,7 @@ import kombu.exceptions
 import redis
 
 from client.api import Client, JobError, JobNotFound
-from client.batch import Outcome, Summary, run_batch
+from client.batch import NoWorkers, Outcome, Summary, run_batch
 from client.commands.common import JSON_OPTION, BadInput, reports
 from client.commands.local import write_atomic
 from client.intake import INTAKE_STREAM, Intake
@@ -32,8 +32,8 @@ from tasks.jobs import JobState
 from tasks.proof_types import PROOF_TYPES
 from tasks.submission import SubmitError
 
-_ERRORS = (SubmitError, JobNotFound, JobError, ClusterError, SettingsError, C1Error, OSError,
-           TimeoutError, redis.RedisError, kombu.exceptions.OperationalError)
+_ERRORS = (SubmitError, JobNotFound, JobError, ClusterError, NoWorkers, SettingsError, C1Error,
+           OSError, TimeoutError, redis.RedisError, kombu.exceptions.OperationalError)
 
 TYPE_OPTION = click.option("--type", "proof_type", type=click.Choice(sorted(PROOF_TYPES)),
                            default="porep", show_default=True, help="proof type")
