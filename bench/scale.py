@@ -21,6 +21,7 @@ Figures per GPU count (times from Redis's clock, as ``proofq bench batch`` repor
 
     jobs_per_min          steady state: jobs after the first one's end / (last end − first end)
     jobs_per_min_total    jobs / (first submit → last end)
+    accept_median_ms      what one ``submit`` cost its producer (parse, store, enqueue)
     compute_median_s      median compute phase of a partition (the ``proofq:events`` stream)
     gpu_busy              Σ compute phases / window, per GPU
 
@@ -87,16 +88,32 @@ def _make_key(sector_size: int, challenges: int, params: str, backend: str, out)
 
 
 # -- producers (processes: each submits like a separate client) ---------------------------
+class _TimedClient(Client):
+    """A client that keeps how long each ``submit`` (the producer's whole cost) took."""
+
+    accept_s: list[float]
+
+    def submit(self, *args, **kwargs) -> str:
+        started = time.perf_counter()
+        try:
+            return super().submit(*args, **kwargs)
+        finally:
+            self.accept_s.append(time.perf_counter() - started)
+
+
 def _produce(url: str, c1_path: str, count: int, in_flight: int, out) -> None:
     from client.batch import run_batch
 
     raw = Path(c1_path).read_bytes()
-    with Client(url, load_settings(redis_url=url)) as client:
+    with _TimedClient(url, load_settings(redis_url=url)) as client:
+        client.accept_s = []
         outcomes, _ = run_batch(client, raw, count=count, in_flight=in_flight)
-    out.put([o.to_json() for o in outcomes])
+    out.put(([o.to_json() for o in outcomes], client.accept_s))
 
 
-def run_producers(url: str, c1_path: Path, jobs: int, producers: int, in_flight: int) -> list:
+def run_producers(url: str, c1_path: Path, jobs: int, producers: int,
+                  in_flight: int) -> tuple[list[dict], list[float]]:
+    """Outcomes of ``jobs`` jobs from ``producers`` processes, and every submit's seconds."""
     ctx = mp.get_context("spawn")
     out = ctx.Queue()
     shares = [jobs // producers + (i < jobs % producers) for i in range(producers)]
@@ -105,12 +122,16 @@ def run_producers(url: str, c1_path: Path, jobs: int, producers: int, in_flight:
              for share in shares if share]
     for proc in procs:
         proc.start()
-    outcomes = [o for _ in procs for o in out.get()]
+    outcomes, accept_s = [], []
+    for _ in procs:
+        done, seconds = out.get()
+        outcomes += done
+        accept_s += seconds
     for proc in procs:
         proc.join()
         if proc.exitcode != 0:
             raise SystemExit(f"a producer failed (exit {proc.exitcode})")
-    return outcomes
+    return outcomes, accept_s
 
 
 # -- one run ------------------------------------------------------------------------------
@@ -122,7 +143,7 @@ def _redis_cpu_s(client: redis.Redis) -> float:
 def measure(url: str, c1_path: Path, jobs: int, producers: int, in_flight: int) -> dict:
     client = redis.Redis.from_url(url)
     cpu_before = _redis_cpu_s(client)
-    outcomes = run_producers(url, c1_path, jobs, producers, in_flight)
+    outcomes, accept_s = run_producers(url, c1_path, jobs, producers, in_flight)
     redis_cpu = _redis_cpu_s(client) - cpu_before
     done = [o for o in outcomes if o["ok"]]
     failures = [o["error"] for o in outcomes if not o["ok"]]
@@ -148,6 +169,8 @@ def measure(url: str, c1_path: Path, jobs: int, producers: int, in_flight: int) 
         if done else None,
         "gpu_busy": busy,
         "redis_cpu_s_per_job": redis_cpu / len(outcomes) if outcomes else None,
+        "accept_median_ms": 1000 * statistics.median(accept_s),
+        "accept_max_ms": 1000 * max(accept_s),
     }
 
 
@@ -185,7 +208,7 @@ def device_name() -> str:
 def table(result: dict) -> str:
     head = (f"{'GPUs':>4} {'jobs':>5} {'jobs/min':>9} {'(total)':>8} {'parts/min':>9} "
             f"{'speedup':>7} {'of capacity':>11} {'compute':>8} {'busy':>11} "
-            f"{'redis cpu/job':>13}")
+            f"{'redis cpu/job':>13} {'accept':>8}")
     lines = [head, "-" * len(head)]
     capacity = result.get("gpu_capacity_jobs_per_min")
     base = result["runs"].get("1", {}).get("jobs_per_min")
@@ -198,13 +221,15 @@ def table(result: dict) -> str:
             f"{n:>4} {run['jobs']:>5} {rate:>9.2f} {run['jobs_per_min_total'] or 0:>8.2f} "
             f"{rate * (run['partitions_per_job'] or 0):>9.1f} {speed:>7} {share:>11} "
             f"{(run['compute_median_s'] or 0) * 1000:>6.0f}ms {busy:>11} "
-            f"{(run['redis_cpu_s_per_job'] or 0) * 1000:>11.1f}ms")
+            f"{(run['redis_cpu_s_per_job'] or 0) * 1000:>11.1f}ms "
+            f"{run['accept_median_ms']:>6.0f}ms")
     null = result.get("null")
     if null:
         per_core = 1 / null["redis_cpu_s_per_job"] if null["redis_cpu_s_per_job"] else None
         lines.append(f"null prover ({null['workers']} processes): {null['jobs']} jobs, "
                      f"{(null['jobs_per_min'] or 0) / 60:.1f} jobs/s steady, Redis "
-                     f"{null['redis_cpu_s_per_job'] * 1000:.1f} ms CPU/job "
+                     f"{null['redis_cpu_s_per_job'] * 1000:.1f} ms CPU/job, accept "
+                     f"{null['accept_median_ms']:.0f} ms "
                      f"(one Redis core: ~{per_core or 0:.0f} jobs/s)")
         if capacity and per_core:
             lines.append(f"one Redis core feeds ~{per_core * 60 / capacity:.0f} GPUs of "
