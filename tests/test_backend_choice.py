@@ -195,3 +195,20 @@ def test_a_gpu_worker_whose_kernels_do_not_compile(nvrtc_fails, redis_url, tmp_p
             assert "not starting (PROOFQ_BACKEND=gpu)" in log
     finally:
         worker.stop(graceful=False)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not GPU_OK, reason="needs a GPU")
+def test_on_a_gpu_keys_are_made_by_the_gpu_fixed_base_and_prove(tmp_path):
+    """proofq setup, the submit task and the runtime take their fixed base from here."""
+    from gpu.fixed_base import GpuFixedBase
+    from snark.porep.prove import load_or_setup_key, prove_partition, verify_partition
+    from snark.porep.seal import seal
+    from workers.backend_choice import fixed_base_for
+
+    backend = make_backend("auto")
+    fixed_base = fixed_base_for(backend)
+    assert backend.name == "gpu" and isinstance(fixed_base, GpuFixedBase)
+    c1 = seal(2048, 1, 2)
+    key = load_or_setup_key(c1, tmp_path, fixed_base=fixed_base)
+    assert verify_partition(c1, 0, key.vk, prove_partition(c1, 0, key, backend))
