@@ -83,18 +83,20 @@ def main(argv: list[str] | None = None) -> int:
             steps: dict[str, list[float]] = {"parse": [], "canonical_json": [], "store": [],
                                              "enqueue": []}
             for _ in range(min(args.jobs, 10)):
-                seconds, parsed = _timed(lambda: parse_c1(raw))
-                steps["parse"].append(seconds)
-                seconds, text = _timed(parsed.to_json)
-                steps["canonical_json"].append(seconds)
                 job_id = f"s-{uuid.uuid4().hex}"
-                seconds, _ = _timed(lambda: client.store.create(
-                    job_id, digest=content_digest("porep", text), proof_type="porep",
-                    partitions=parsed.partitions, priority="normal", input_json=text))
-                steps["store"].append(seconds)
-                seconds, _ = _timed(lambda: enqueue(client.app, client.store, Accepted(
-                    job_id, parsed.partitions, created=True)))
-                steps["enqueue"].append(seconds)
+                marks = [time.perf_counter()]
+                parsed = parse_c1(raw)
+                marks.append(time.perf_counter())
+                text = parsed.to_json()
+                marks.append(time.perf_counter())
+                client.store.create(job_id, digest=content_digest("porep", text),
+                                    proof_type="porep", partitions=parsed.partitions,
+                                    priority="normal", input_json=text)
+                marks.append(time.perf_counter())
+                enqueue(client.app, client.store, Accepted(job_id, parsed.partitions, True))
+                marks.append(time.perf_counter())
+                for name, start, end in zip(steps, marks, marks[1:]):
+                    steps[name].append(end - start)
 
     vanilla_s = None
     if not args.skip_vanilla:

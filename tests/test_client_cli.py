@@ -49,9 +49,10 @@ def test_bench_batch_runs_on_a_private_cluster_without_configuration(params_dir)
                for l in lines) == 2, run.stdout
     summary = lines[lines.index("=== Batch Summary ===") + 1:]
     assert "completed: 2" in summary and "failed: 0" in summary
-    assert any(l.startswith("throughput, whole batch: ") and "jobs/min" in l
-               and "partition proofs/min" in l for l in summary)
-    assert any(l.startswith("throughput, steady state") and "jobs/min" in l for l in summary)
+    assert any(line.startswith("throughput, whole batch: ") and "jobs/min" in line
+               and "partition proofs/min" in line for line in summary)
+    assert any(line.startswith("throughput, steady state") and "jobs/min" in line
+               for line in summary)
 
 
 @pytest.fixture(scope="module")
