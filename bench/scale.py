@@ -257,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--producers", type=int, default=2)
     parser.add_argument("--null-jobs", type=int, default=120, help="0: no null-prover run")
     parser.add_argument("--null-workers", type=int, default=min(8, os.cpu_count() or 1))
-    parser.add_argument("--budget-s", type=float, default=440.0,
+    parser.add_argument("--budget-s", type=float, default=400.0,
                         help="start no further run after this many seconds")
     parser.add_argument("--out", default=os.environ.get("OUT") or str(ROOT / "bench" / "results"))
     args = parser.parse_args(argv)
