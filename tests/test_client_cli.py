@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import redis
 
 from client.embedded import EmbeddedRedis
 from client.local_cluster import WorkerProcess, worker_command
@@ -188,3 +189,16 @@ def _children(pid: int) -> dict[int, str]:
         except (OSError, IndexError):
             continue
     return found
+
+
+def test_bench_batch_without_a_worker_fails_at_once_naming_the_cluster(c1_file):
+    """A configured Redis that no worker reads: one line, exit 2, no job left waiting."""
+    _, path = c1_file
+    with EmbeddedRedis() as server:
+        run = proofq("bench", "batch", "--c1", str(path), "-c", "2",
+                     env={"PROOFQ_REDIS_URL": server.url}, timeout=120)
+        assert run.returncode == 2, run.stdout + run.stderr
+        [line] = run.stderr.strip().splitlines()
+        assert line == (f"Error: no worker answers on {server.url}: start one "
+                        "(celery -A tasks worker --gpu N), or the jobs wait for ever")
+        assert not redis.Redis.from_url(server.url).keys("proofq:job:*")
