@@ -109,20 +109,21 @@ def setup(r1cs: R1CS, *, fixed_base: FixedBaseMul | None = None,
     z_over_delta = (pow(tau, domain.n, R) - 1) * delta_inv % R
     ni = r1cs.num_inputs
 
-    def bases_g1(name: str, values: np.ndarray) -> PointArray:
-        return _basis(fixed_base.mul_g1, fr_to_limbs(values), 1, name, progress)
+    def bases_g1(name: str, limbs: np.ndarray) -> PointArray:
+        return _basis(fixed_base.mul_g1, limbs, 1, name, progress)
 
-    ic = bases_g1("ic", combined[:ni] * gamma_inv % R).to_points()
+    ic = bases_g1("ic", fr_to_limbs(combined[:ni] * gamma_inv % R)).to_points()
     g1, g2 = G1Point(), G2Point()
     alpha_g1, beta_g1, delta_g1 = (g1 * Scalar(k) for k in (alpha, beta, delta))
     beta_g2, gamma_g2, delta_g2 = (g2 * Scalar(k) for k in (beta, gamma, delta))
     vk = VerifyingKey(r1cs.circuit_id(), alpha_g1, beta_g2, gamma_g2, delta_g2, ic)
+    b_limbs = fr_to_limbs(b)
     return ProvingKey(
         r1cs=r1cs, vk=vk, beta_g1=beta_g1, delta_g1=delta_g1,
-        a_g1=bases_g1("a_g1", a), b_g1=bases_g1("b_g1", b),
-        b_g2=_basis(fixed_base.mul_g2, fr_to_limbs(b), 2, "b_g2", progress),
-        l_g1=bases_g1("l_g1", combined[ni:] * delta_inv % R),
-        h_g1=bases_g1("h_g1", powers(tau, domain.n - 1) * z_over_delta % R),
+        a_g1=bases_g1("a_g1", fr_to_limbs(a)), b_g1=bases_g1("b_g1", b_limbs),
+        b_g2=_basis(fixed_base.mul_g2, b_limbs, 2, "b_g2", progress),
+        l_g1=bases_g1("l_g1", fr_to_limbs(combined[ni:] * delta_inv % R)),
+        h_g1=bases_g1("h_g1", fr_to_limbs(powers(tau, domain.n - 1) * z_over_delta % R)),
     )
 
 
