@@ -74,8 +74,11 @@ def submit(self: Task, job_id: str) -> dict:
         return {"job": job_id, "outcome": "abandoned"}
     try:
         kind.check(job)
-    except ValueError as exc:
+    except ValueError as exc:  # the input is wrong
         return {"job": job_id, "outcome": store.fail(job_id, f"check: {exc}")}
+    except Exception as exc:  # never leave the job queued with its fan-out claimed
+        store.fail(job_id, f"check: {type(exc).__name__}: {exc}")
+        raise
     try:
         _ensure_key(store, kind, job)
     except Exception as exc:
