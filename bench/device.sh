@@ -7,8 +7,10 @@
 #   bench    bench/gpu_bench.py (JSON result to $OUT; sppark's JSON line inside when the
 #            sppark stage ran first)
 #   overlap  bench/worker_overlap.py
-# Extra arguments for a stage go in BENCH_ARGS / PYTEST_ARGS / OVERLAP_ARGS. The copy of the
-# tree on the device has no .git: pass PROOFQ_COMMIT=<hash> so the JSON records the commit.
+#   scale    bench/scale.py: real celery workers on 1 then 2 GPUs, one Redis (JSON to $OUT)
+# Extra arguments for a stage go in BENCH_ARGS / PYTEST_ARGS / OVERLAP_ARGS / SCALE_ARGS. The
+# copy of the tree on the device has no .git: pass PROOFQ_COMMIT=<hash> so the JSON records
+# the commit.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-bench/results}"
@@ -33,7 +35,8 @@ for stage in "$@"; do
         bench)   python3 bench/gpu_bench.py --out "$OUT" ${BENCH_ARGS:-} \
                      $( [ -s "$OUT/sppark.log" ] && echo --sppark "$OUT/sppark.log" ) ;;
         overlap) python3 bench/worker_overlap.py ${OVERLAP_ARGS:-} ;;
-        *)       echo "unknown stage: $stage (tests, sppark, bench, overlap)"; false ;;
+        scale)   python3 bench/scale.py --out "$OUT" ${SCALE_ARGS:-} ;;
+        *)       echo "unknown stage: $stage (tests, sppark, bench, overlap, scale)"; false ;;
     esac 2>&1 | tee "$OUT/$stage.log"
     rc=${PIPESTATUS[0]}
     [ "$rc" -eq 0 ] || { echo "=== $stage failed (exit $rc)"; status=$rc; }

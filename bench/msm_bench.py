@@ -1,4 +1,5 @@
-"""MSM step times: ``python bench/msm_bench.py [--g1 16,20,22] [--g2 16,20] [--reps 5] [--out FILE]``.
+"""MSM step times:
+``python bench/msm_bench.py [--g1 16,20,22] [--g2 16,20] [--reps 5] [--out FILE]``.
 
 Median of --reps after a warm-up (CUDA events, bases and scalars on the device), with each
 step's share from ``gpu.msm.phase_times``, as JSON. Bases are distinct k_i·G from
@@ -32,7 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     stream = cupy.cuda.Stream(non_blocking=True)
     fixed = GpuFixedBase()
     device = cupy.cuda.Device().id
-    report = {"device": cupy.cuda.runtime.getDeviceProperties(device)["name"].decode(), "reps": args.reps}
+    name = cupy.cuda.runtime.getDeviceProperties(device)["name"].decode()
+    report = {"device": name, "reps": args.reps}
     for group, text in ((1, args.g1), (2, args.g2)):
         logs = [int(v) for v in text.split(",") if v]
         if not logs:

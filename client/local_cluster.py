@@ -29,7 +29,10 @@ from celery.utils.nodenames import host_format
 
 from client.embedded import EmbeddedRedis
 from config.settings import Settings, get_settings
+from snark.backend import BackendUnavailable
 from tasks.application import create_app
+from workers.backend_choice import choose_backend
+from workers.gpu_binding import probe_gpu
 
 _STOP_GRACE_S = 10.0
 
@@ -39,17 +42,13 @@ class ClusterError(RuntimeError):
 
 
 def choose_gpu(settings: Settings) -> int | None:
-    """GPU 0 when the backend setting allows a GPU and CUDA sees one; None for the CPU."""
-    if settings.backend == "cpu":
-        return None
-    import gpu
-
-    found, reason = gpu.available()
-    if found:
-        return 0
-    if settings.backend == "gpu":
-        raise ClusterError(f"backend is 'gpu' but {reason}")
-    return None
+    """GPU 0 when the backend setting and GPU 0 allow it (``workers.backend_choice``, the
+    GPU probed in a child: CUDA stays out of this process); None for the CPU."""
+    try:
+        choice = choose_backend(settings.backend, lambda: probe_gpu(0))
+    except BackendUnavailable as exc:
+        raise ClusterError(f"backend is 'gpu' but {exc}") from None
+    return 0 if choice.name == "gpu" else None
 
 
 def settings_env(settings: Settings) -> dict[str, str]:

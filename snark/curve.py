@@ -53,6 +53,15 @@ class PointArray:
         inf = ~xy.reshape(len(points), width // 8).any(axis=1)
         return cls(group, xy, inf)
 
+    @classmethod
+    def concat(cls, parts: list["PointArray"], group: int) -> "PointArray":
+        """The parts one after another (``group`` names it when there are none)."""
+        if not parts:
+            shape = (0, 2, 6) if group == 1 else (0, 2, 2, 6)
+            return cls(group, np.zeros(shape, dtype=np.uint64), np.zeros(0, dtype=bool))
+        return cls(group, np.concatenate([p.xy for p in parts]),
+                   np.concatenate([p.inf for p in parts]))
+
     def to_points(self) -> list[G1Point] | list[G2Point]:
         """arkworks points without subgroup checks: the arrays come from trusted keys."""
         cls_ = G1Point if self.group == 1 else G2Point

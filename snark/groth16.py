@@ -14,6 +14,7 @@ and must not be used for production keys.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -57,6 +58,27 @@ class CpuFixedBase:
         return PointArray.from_points(points)
 
 
+#: ``progress(step, done, total)`` during a setup: ``total`` points of a basis, or None for
+#: a step without a count.
+SetupProgress = Callable[[str, int, "int | None"], None]
+
+#: Points per fixed-base call: a large key's bases report progress as they go (a GPU
+#: launch of 2^16 points still keeps the device busy).
+SETUP_CHUNK = 1 << 16
+
+
+def _basis(mul: Callable[[np.ndarray], PointArray], scalars: np.ndarray, group: int,
+           name: str, progress: SetupProgress | None) -> PointArray:
+    """k·G for every row of ``scalars`` in chunks, reporting each chunk."""
+    total = len(scalars)
+    parts = []
+    for start in range(0, total, SETUP_CHUNK):
+        parts.append(mul(scalars[start:start + SETUP_CHUNK]))
+        if progress is not None:
+            progress(name, min(start + SETUP_CHUNK, total), total)
+    return PointArray.concat(parts, group)
+
+
 def _random_nonzero() -> int:
     return secrets.randbelow(FR_MODULUS - 1) + 1
 
@@ -81,9 +103,11 @@ def h_basis_scalars(domain: Domain, tau: int, delta_inv: int, h_form: str) -> np
 
 
 def setup(r1cs: R1CS, *, fixed_base: FixedBaseMul | None = None,
-          h_form: str = H_FORM_COSET) -> ProvingKey:
+          h_form: str = H_FORM_COSET, progress: SetupProgress | None = None) -> ProvingKey:
     """Generate a proving key for ``r1cs`` (development ceremony; see module docstring)."""
     fixed_base = fixed_base or CpuFixedBase()
+    if progress is not None:
+        progress("evaluate the QAP at tau", 0, None)
     domain = Domain(r1cs.domain_size)
     tau, alpha, beta, gamma, delta = (_random_nonzero() for _ in range(5))
     while pow(tau, 2 * domain.n, FR_MODULUS) == 1:  # τ in the 2n-domain: a division by 0
@@ -95,18 +119,21 @@ def setup(r1cs: R1CS, *, fixed_base: FixedBaseMul | None = None,
     gamma_inv, delta_inv = pow(gamma, -1, FR_MODULUS), pow(delta, -1, FR_MODULUS)
     ni = r1cs.num_inputs
 
-    ic = fixed_base.mul_g1(fr_to_limbs(combined[:ni] * gamma_inv % FR_MODULUS)).to_points()
+    def bases_g1(name: str, limbs: np.ndarray) -> PointArray:
+        return _basis(fixed_base.mul_g1, limbs, 1, name, progress)
+
+    ic = bases_g1("ic", fr_to_limbs(combined[:ni] * gamma_inv % FR_MODULUS)).to_points()
     g1, g2 = G1Point(), G2Point()
     alpha_g1, beta_g1, delta_g1 = (g1 * Scalar(k) for k in (alpha, beta, delta))
     beta_g2, gamma_g2, delta_g2 = (g2 * Scalar(k) for k in (beta, gamma, delta))
     vk = VerifyingKey(r1cs.circuit_id(), alpha_g1, beta_g2, gamma_g2, delta_g2, ic)
-    a_limbs, b_limbs = fr_to_limbs(a), fr_to_limbs(b)
+    b_limbs = fr_to_limbs(b)
     return ProvingKey(
         r1cs=r1cs, vk=vk, beta_g1=beta_g1, delta_g1=delta_g1,
-        a_g1=fixed_base.mul_g1(a_limbs), b_g1=fixed_base.mul_g1(b_limbs),
-        b_g2=fixed_base.mul_g2(b_limbs),
-        l_g1=fixed_base.mul_g1(fr_to_limbs(combined[ni:] * delta_inv % FR_MODULUS)),
-        h_g1=fixed_base.mul_g1(fr_to_limbs(h_basis_scalars(domain, tau, delta_inv, h_form))),
+        a_g1=bases_g1("a_g1", fr_to_limbs(a)), b_g1=bases_g1("b_g1", b_limbs),
+        b_g2=_basis(fixed_base.mul_g2, b_limbs, 2, "b_g2", progress),
+        l_g1=bases_g1("l_g1", fr_to_limbs(combined[ni:] * delta_inv % FR_MODULUS)),
+        h_g1=bases_g1("h_g1", fr_to_limbs(h_basis_scalars(domain, tau, delta_inv, h_form))),
         h_form=h_form,
     )
 

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from snark.files import write_atomic
-from snark.groth16 import FixedBaseMul, setup
+from snark.groth16 import FixedBaseMul, SetupProgress, setup
 from snark.keys import KeyFileError, ProvingKey
 from snark.r1cs import R1CS
 
@@ -43,13 +43,16 @@ def load_key(params_dir: Path, circuit_id: str) -> ProvingKey:
     return ProvingKey.load(key_dir(params_dir, circuit_id))
 
 
-def load_or_setup(r1cs: R1CS, params_dir: Path, *,
-                  fixed_base: FixedBaseMul | None = None) -> ProvingKey:
+def load_or_setup(r1cs: R1CS, params_dir: Path, *, fixed_base: FixedBaseMul | None = None,
+                  progress: SetupProgress | None = None) -> ProvingKey:
     """The key for ``r1cs``: from disk if present, else a fresh development setup, saved."""
     circuit_id = r1cs.circuit_id()
     directory = key_dir(params_dir, circuit_id)
     if not directory.exists():
-        setup(r1cs, fixed_base=fixed_base).save(params_dir)
+        key = setup(r1cs, fixed_base=fixed_base, progress=progress)
+        if progress is not None:
+            progress("save", 0, None)
+        key.save(params_dir)
     key = ProvingKey.load(directory)
     if key.r1cs.num_constraints != r1cs.num_constraints:
         raise KeyFileError(f"{directory}: key was made for another circuit")
@@ -112,7 +115,8 @@ def record_circuit_id(params_dir: Path, shape: CircuitShape, circuit_id: str) ->
 
 
 def load_or_setup_shape(shape: CircuitShape, params_dir: Path, compile_r1cs: Callable[[], R1CS],
-                        *, fixed_base: FixedBaseMul | None = None) -> ProvingKey:
+                        *, fixed_base: FixedBaseMul | None = None,
+                        progress: SetupProgress | None = None) -> ProvingKey:
     """The key of ``shape``: through its record without compiling; else (no record, or one
     naming a key that is gone) compiled, made if missing, and recorded. Either way the key's
     sizes must be the shape's."""
@@ -122,7 +126,9 @@ def load_or_setup_shape(shape: CircuitShape, params_dir: Path, compile_r1cs: Cal
         check_shape(key, shape, f"{shape_path(params_dir, shape.name)}: names key "
                                 f"{circuit_id}, which")
         return key
-    key = load_or_setup(compile_r1cs(), params_dir, fixed_base=fixed_base)
+    if progress is not None:
+        progress("compile the circuit", 0, None)
+    key = load_or_setup(compile_r1cs(), params_dir, fixed_base=fixed_base, progress=progress)
     check_shape(key, shape, f"{key_dir(params_dir, key.circuit_id)}")
     record_circuit_id(params_dir, shape, key.circuit_id)
     return key

@@ -13,18 +13,25 @@ A unit's witness moves through the worker's lock phases in three steps::
     stage      memory phase: the key resident, the work uploaded
     witness    compute phase: the handle ``groth16.compute`` reads (a device writes and
                checks the witness here); on failure the staged buffers are the caller's
+
+Where each check runs: the producer parses (structure, sizes, canonical field elements:
+milliseconds); the submit task, on a worker, runs ``check`` (the job as a whole); each unit's
+witness checks that unit where it is built. Producers import this module for parsing only,
+so the types load their proving and verification code lazily, on a worker.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from snark.backend import ProverBackend
-from snark.keys import ProvingKey
 from snark.porep.proof_type import PorepType
 from snark.snarkjs.proof_type import Groth16Type
+
+if TYPE_CHECKING:
+    from snark.backend import ProverBackend
+    from snark.keys import ProvingKey
 
 
 class UnknownProofType(ValueError):
@@ -42,7 +49,8 @@ class ProofType(Protocol):
         """
 
     def check(self, job_input: Any) -> None:
-        """Native checks of the input's values, before anything is enqueued."""
+        """Checks of the job's values as a whole (hashes), run by the submit task on a
+        worker before the fan-out; a unit's own checks run with its witness."""
 
     def canonical_json(self, job_input: Any) -> str:
         """One JSON text per input value: what is stored and what idempotency compares."""
@@ -51,20 +59,25 @@ class ProofType(Protocol):
         """Units of work, each proved by one Groth16 proof."""
 
     # -- the key ----------------------------------------------------------------------------
-    def circuit_id(self, job_input: Any) -> str:
-        """Names the proving key; jobs with the same circuit share it."""
+    def circuit_name(self, job_input: Any) -> str:
+        """Names the circuit without compiling it; jobs of one circuit share a key."""
 
-    def has_key(self, job_input: Any, params_dir: Path) -> bool: ...
+    def has_key(self, job_input: Any, params_dir: Path) -> bool:
+        """Whether the key is known to be there (cheap: no compile, no load)."""
 
-    def make_key(self, job_input: Any, params_dir: Path) -> None:
-        """Set up the proving key and cache it in params_dir (slow; once per circuit)."""
+    def make_key(self, job_input: Any, params_dir: Path, *, fixed_base: Any = None,
+                 progress: Any = None) -> None:
+        """Find or set up the proving key in params_dir (slow; once per circuit), with
+        ``snark.groth16.setup``'s ``fixed_base`` and ``progress``."""
 
     def key_ref(self, job_input: Any) -> Hashable:
         """Names the job's key without touching the disk: a worker loads each key once and
         keeps it under ``(type name, key_ref)``."""
 
-    def load_key(self, job_input: Any, params_dir: Path) -> ProvingKey:
-        """The proving key from params_dir, made there first if this type can make it."""
+    def load_key(self, job_input: Any, params_dir: Path, *,
+                 fixed_base: Any = None) -> ProvingKey:
+        """The proving key from params_dir, made there first (with ``fixed_base``) if this
+        type can make it."""
 
     # -- one unit of work -------------------------------------------------------------------
     def device_witness(self, backend: ProverBackend) -> bool:

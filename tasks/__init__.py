@@ -1,11 +1,14 @@
 """proofq's Celery app (``celery -A tasks worker --gpu N``, ``celery -A tasks flower``).
 
 ``tasks.application`` holds the app and its configuration, ``tasks.jobs`` the job state in
-Redis, ``tasks.submission`` the checks that accept or refuse a job, ``tasks.pipeline`` the
-task graph and ``tasks.worker`` the ``--gpu`` option and the per-process proving runtime.
+Redis, ``tasks.submission`` what a producer does to accept a job, ``tasks.pipeline`` the
+task graph and ``tasks.worker`` the ``--gpu`` bootstep and the per-process proving runtime.
+
+Importing ``tasks`` is what a producer does: it gets the app to send by name, not the
+worker machinery.  A worker imports ``tasks.pipeline`` and ``tasks.worker`` when it starts,
+through the app's ``include`` (``tasks.application.WORKER_MODULES``).
 """
 
 from tasks.application import app
-from tasks import pipeline, worker  # importing registers the tasks and the worker option
 
-__all__ = ["app", "pipeline", "worker"]
+__all__ = ["app"]

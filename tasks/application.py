@@ -9,6 +9,7 @@ in step 0 and overtake everything.
 
 from __future__ import annotations
 
+import click
 from celery import Celery
 from kombu import Queue
 
@@ -91,4 +92,13 @@ def create_app(settings: Settings | None = None) -> Celery:
     return app
 
 
+#: What a worker imports when it starts (Celery's ``include``): the task graph, the worker
+#: bootstep and the proving runtime.  Producers send tasks by name and never import them.
+WORKER_MODULES = ("tasks.pipeline", "tasks.worker")
+
 app = create_app()
+app.conf.include = list(WORKER_MODULES)
+# Celery reads user options before it imports ``include``: the option lives with the app.
+app.user_options["worker"].add(click.Option(
+    ["--gpu"], type=click.IntRange(min=0), default=None,
+    help="prove on GPU N only (pins CUDA_VISIBLE_DEVICES); without it, prove on the CPU"))

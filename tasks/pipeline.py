@@ -34,6 +34,7 @@ from tasks import recovery
 from tasks.application import GPU_QUEUE, PRIORITIES, app, redis_url
 from tasks.jobs import JobStore
 from tasks.worker import runtime
+from workers.backend_choice import fixed_base_for
 from workers.heartbeat import Heartbeat, Lease
 from workers.retry import RetryPolicy, caused_by_redis, wait_for_redis
 
@@ -114,7 +115,8 @@ def _parsed_input(store: JobStore, job_id: str, digest: str, kind: str) -> Any:
 
 @app.task(name="proofq.submit", bind=True, base=PipelineTask)
 def submit(self: PipelineTask, job_id: str) -> dict:
-    """Make sure the proving key exists, then send one task per partition."""
+    """Check the job as a whole, make sure the proving key exists, then send one task per
+    partition.  A job that fails the check fails for good (no retry): its input is wrong."""
     return self.through_outages(lambda resumed: _submit(self, job_id))
 
 
@@ -125,7 +127,20 @@ def _submit(task: PipelineTask, job_id: str) -> dict:
             or not store.claim_fan_out(job_id, task.request.id or "")):
         return {"job": job_id, "outcome": "skipped"}
     try:
-        _ensure_key(store, task.settings, *job(store, job_id))
+        kind, parsed = job(store, job_id)
+    except JobEnded:  # cancelled before its fan-out
+        return {"job": job_id, "outcome": "abandoned"}
+    try:
+        kind.check(parsed)
+    except ValueError as exc:  # the input is wrong
+        return {"job": job_id, "outcome": store.fail(job_id, f"check: {exc}")}
+    except Exception as exc:  # never leave the job queued with its fan-out claimed
+        if caused_by_redis(exc):
+            raise
+        store.fail(job_id, f"check: {type(exc).__name__}: {exc}")
+        raise
+    try:
+        _ensure_key(store, task.settings, kind, parsed)
     except Exception as exc:
         if caused_by_redis(exc):
             raise
@@ -138,10 +153,10 @@ def _submit(task: PipelineTask, job_id: str) -> dict:
     return {"job": job_id, "outcome": "fanned_out", "partitions": state.partitions}
 
 
-def setup_lock(client: redis.Redis, circuit_id: str, lease_s: float) -> redis.lock.Lock:
+def setup_lock(client: redis.Redis, circuit: str, lease_s: float) -> redis.lock.Lock:
     """The per-circuit setup lock.  Its token is shared across threads: redis-py keeps it
     thread-local by default, and then the heartbeat thread could not renew the lease."""
-    return client.lock(f"proofq:setup:{circuit_id}", timeout=lease_s, thread_local=False)
+    return client.lock(f"proofq:setup:{circuit}", timeout=lease_s, thread_local=False)
 
 
 def setup_lease(lock: redis.lock.Lock) -> Lease:
@@ -163,13 +178,15 @@ def _ensure_key(store: JobStore, settings: Settings, kind: ProofType, job_input:
     """
     if kind.has_key(job_input, settings.params_dir):
         return
-    lock = setup_lock(store.redis, kind.circuit_id(job_input), settings.lock_lease_s)
+    lock = setup_lock(store.redis, kind.circuit_name(job_input), settings.lock_lease_s)
     with lock:
         heartbeat = Heartbeat(settings.heartbeat_s, name="proofq-setup-lease")
         heartbeat.register(setup_lease(lock))
         try:
             if not kind.has_key(job_input, settings.params_dir):
-                kind.make_key(job_input, settings.params_dir)
+                # On the device this worker proves on (workers.backend_choice).
+                kind.make_key(job_input, settings.params_dir,
+                              fixed_base=fixed_base_for(runtime().backend))
         finally:
             heartbeat.close()
 

@@ -1,9 +1,13 @@
-"""Accepting a job: every check that can refuse it runs here, before anything is enqueued.
+"""Accepting a job: parse, structural checks, store, enqueue; nothing that hashes.
 
 Producers (the Python API, the CLI, the stream intake) call ``accept`` in their own process,
-so bad input is answered at once with one line naming the problem, instead of surfacing
-later as a failed task.  An accepted job is stored (idempotently, by job id) and then handed
-to the ``proofq.submit`` task, which makes the proving key and fans out the partitions.
+one job at a time, so it must stay light (milliseconds per job, bench/accept.py): it parses
+the input (structure, sizes, canonical field elements) and refuses a malformed job at once
+with one line naming the field, nothing stored.  An accepted job is stored (idempotently,
+by job id) and handed to the ``proofq.submit`` task.  The checks that hash (challenge
+derivation, Merkle paths) run on the workers, in parallel: the submit task checks the job
+as a whole, each partition its own paths (``tasks.proof_types``); a job that fails them
+ends ``failed`` with the reason, and is never proved.
 """
 
 from __future__ import annotations
@@ -32,13 +36,13 @@ class Accepted:
 
 def accept(store: JobStore, raw_input: Any, *, proof_type: str = "porep",
            priority: str = "normal", job_id: str | None = None) -> Accepted:
-    """Validate and store a job; raise ``SubmitError`` without storing anything if it is bad."""
+    """Parse and store a job; raise ``SubmitError`` without storing anything if it is
+    malformed."""
     try:
         kind = proof_type_named(proof_type)
         priority_level(priority)
         job_id = uuid.uuid4().hex if job_id is None else check_job_id(job_id)
         job_input = kind.parse(raw_input)
-        kind.check(job_input)
     except ValueError as exc:
         raise SubmitError(str(exc)) from None
     canonical = kind.canonical_json(job_input)

@@ -2,9 +2,13 @@
 
 ``celery -A tasks worker --gpu N`` pins the whole worker to GPU N.  The pinning runs in a
 bootstep's constructor, in the parent process before the pool forks, so every pool process
-inherits ``CUDA_VISIBLE_DEVICES`` and nothing can have touched CUDA yet.  The worker is named
-``gpuN@host`` unless ``-n`` names it otherwise.  Without ``--gpu`` the worker proves on the
-CPU backend.
+inherits ``CUDA_VISIBLE_DEVICES`` and nothing can have touched CUDA yet.  The same bootstep
+decides the backend once for the worker (``workers.backend_choice``, the GPU probed in a
+child) and the pool processes prove on what it decided.  The worker is named ``gpuN@host``
+unless ``-n`` names it otherwise.  Without ``--gpu`` the worker proves on the CPU backend.
+
+The ``--gpu`` option is registered by ``tasks`` itself (Celery reads it before it imports
+the app's ``include``); this module is imported by workers only.
 
 Each pool process starts its own ``WorkerRuntime`` once (``worker_process_init``): the
 runtime holds the device context and the GPU locks' heartbeat, which cannot cross a fork.
@@ -15,12 +19,13 @@ from __future__ import annotations
 import logging
 import os
 
-import click
 from celery import bootsteps, signals
 from celery.utils.nodenames import default_nodename, host_format
 
 from config.settings import get_settings
+from snark.backend import BackendUnavailable
 from tasks.application import app, redis_url
+from workers.backend_choice import choose_backend
 from workers.gpu_binding import pin_process, probe_gpu
 
 log = logging.getLogger(__name__)
@@ -31,10 +36,11 @@ class _Binding:
 
     gpu: int | None = None
     node_name: str | None = None
+    backend: str | None = None  # "gpu" or "cpu", as the bootstep decided
 
 
 class GpuBinding(bootsteps.Step):
-    """Pin the worker to ``--gpu N`` and name it after the host and the GPU.
+    """Pin the worker to ``--gpu N``, decide its backend and name it after the host and GPU.
 
     With ``backend=gpu`` a GPU that cannot run the backend stops the worker here, before
     it takes a single task (it would only fail them); with ``auto`` the worker warns and
@@ -44,28 +50,24 @@ class GpuBinding(bootsteps.Step):
         super().__init__(worker, **options)
         if gpu is not None:
             pin_process(gpu)
-            _check_gpu(gpu)
             if worker.hostname == default_nodename(None):
                 worker.hostname = host_format(f"gpu{gpu}@%h")
+        _Binding.backend = _decide_backend(gpu)
         _Binding.gpu = gpu
         _Binding.node_name = worker.hostname
 
 
-def _check_gpu(gpu: int) -> None:
-    backend = get_settings().backend
-    if backend == "cpu":
-        return
-    ok, reason = probe_gpu(gpu)
-    if ok:
-        return
-    if backend == "gpu":
-        raise SystemExit(f"proofq worker: {reason}; not starting (PROOFQ_BACKEND=gpu)")
-    log.warning("%s; this worker proves on the CPU (PROOFQ_BACKEND=auto)", reason)
+def _decide_backend(gpu: int | None) -> str:
+    try:
+        choice = choose_backend(get_settings().backend,
+                                None if gpu is None else lambda: probe_gpu(gpu))
+    except BackendUnavailable as exc:
+        raise SystemExit(f"proofq worker: {exc}; not starting (PROOFQ_BACKEND=gpu)") from None
+    if choice.fell_back:
+        log.warning("%s; this worker proves on the CPU (PROOFQ_BACKEND=auto)", choice.reason)
+    return choice.name
 
 
-app.user_options["worker"].add(click.Option(
-    ["--gpu"], type=click.IntRange(min=0), default=None,
-    help="prove on GPU N only (pins CUDA_VISIBLE_DEVICES); without it, prove on the CPU"))
 app.steps["worker"].add(GpuBinding)
 
 
@@ -83,7 +85,8 @@ def runtime():
         # recognises it and leaves CUDA_VISIBLE_DEVICES as it is.
         name = f"{_Binding.node_name or default_nodename(None)}/{os.getpid()}"
         _Runtime.current = WorkerRuntime.start(redis_url=redis_url(settings), gpu=_Binding.gpu,
-                                               settings=settings, worker_name=name)
+                                               settings=settings, worker_name=name,
+                                               backend=_Binding.backend)
     return _Runtime.current
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
+
 from client.batch import Outcome, Summary
 from tasks.jobs import JobState
 
@@ -45,7 +47,15 @@ def test_summary_spreads_over_completed_proofs_only(rng):
     lines = summary.lines()
     assert lines[:4] == ["=== Batch Summary ===", "total time: 30.0s", "completed: 4",
                          "failed: 1"]
-    assert lines[-1] == "throughput: 8.00 proofs/min (7.50 s/proof)"
+    # 4 jobs of 2 partitions in 30 s; steady state: the 3 after the first end, between
+    # the first and the last end.
+    assert lines[-2] == ("throughput, whole batch: 8.00 jobs/min, 16.0 partition proofs/min "
+                         "(7.50 s/job, 4 jobs in 30.0s)")
+    steady_s = max(walls) - min(walls)
+    assert lines[-1] == ("throughput, steady state (after the first job's end): "
+                         f"{180 / steady_s:.2f} jobs/min, {360 / steady_s:.1f} partition "
+                         f"proofs/min ({steady_s / 3:.2f} s/job, 3 jobs in {steady_s:.1f}s)")
+    assert summary.to_json()["steady"]["partitions"] == 6
 
 
 def test_a_batch_with_no_completed_proof_still_summarises():
@@ -54,3 +64,15 @@ def test_a_batch_with_no_completed_proof_still_summarises():
     assert summary.wall is None and summary.s_per_proof is None
     assert "wall avg/min/max: - s" in summary.lines()
     assert summary.to_json()["completed"] == 0
+    assert summary.lines()[-1].endswith("- (needs two completed jobs)")
+
+
+def test_a_batch_without_workers_fails_at_once_naming_the_queue(redis_url):
+    from client.api import Client
+    from client.batch import NoWorkers, run_batch
+    from config.settings import load_settings
+
+    with Client(redis_url, load_settings(redis_url=redis_url)) as client:
+        with pytest.raises(NoWorkers, match="no worker answers on redis://"):
+            run_batch(client, "{}", count=1, in_flight=1)
+        assert not client.store.redis.keys("proofq:job:*")  # nothing was submitted

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+import redis
 
 from client.embedded import EmbeddedRedis
 from client.local_cluster import WorkerProcess, worker_command
@@ -50,7 +51,9 @@ def test_bench_batch_runs_on_a_private_cluster_without_configuration(params_dir)
                for line in lines) == 2, run.stdout
     summary = lines[lines.index("=== Batch Summary ===") + 1:]
     assert "completed: 2" in summary and "failed: 0" in summary
-    assert any(line.startswith("throughput: ") and "proofs/min" in line and "s/proof" in line
+    assert any(line.startswith("throughput, whole batch: ") and "jobs/min" in line
+               and "partition proofs/min" in line for line in summary)
+    assert any(line.startswith("throughput, steady state") and "jobs/min" in line
                for line in summary)
 
 
@@ -280,3 +283,16 @@ def test_bad_input_is_refused_before_a_private_cluster_starts(c1_file, tmp_path,
         run = proofq(*command, str(path), "-o", str(tmp_path), env={"PROOFQ_BACKEND": "gpu"})
         assert run.returncode == 2
         assert run.stderr.strip().splitlines() == [f"Error: {tmp_path}: is a directory"]
+
+
+def test_bench_batch_without_a_worker_fails_at_once_naming_the_cluster(c1_file):
+    """A configured Redis that no worker reads: one line, exit 2, no job left waiting."""
+    _, path = c1_file
+    with EmbeddedRedis() as server:
+        run = proofq("bench", "batch", "--c1", str(path), "-c", "2",
+                     env={"PROOFQ_REDIS_URL": server.url}, timeout=120)
+        assert run.returncode == 2, run.stdout + run.stderr
+        [line] = run.stderr.strip().splitlines()
+        assert line == (f"Error: no worker answers on {server.url}: start one "
+                        "(celery -A tasks worker --gpu N), or the jobs wait for ever")
+        assert not redis.Redis.from_url(server.url).keys("proofq:job:*")

@@ -23,7 +23,7 @@ from client.embedded import EmbeddedRedis
 from client.intake import INTAKE_STREAM, Intake
 from client.local_cluster import WorkerProcess, worker_command
 from config.settings import load_settings
-from snark.snarkjs import import_zkey
+from snark.snarkjs.keystore import import_zkey
 from tasks.jobs import RESULTS_STREAM
 from tests.snarkjs_tools import snarkjs_fixtures
 

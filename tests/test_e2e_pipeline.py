@@ -30,14 +30,15 @@ from client.embedded import EmbeddedRedis
 from client.local_cluster import WorkerProcess, worker_command
 from config.settings import load_settings
 from snark.porep.c1 import fr_hex
-from snark.porep.prove import (circuit_id_for, load_or_setup_key, load_verifying_key,
-                                prove_partition, verify_c1)
+from snark.params import record_circuit_id, shape_path
+from snark.porep.prove import (circuit_id_for, circuit_shape, load_or_setup_key,
+                                load_verifying_key, prove_partition, verify_c1)
 from snark.porep.seal import seal
 from tasks.jobs import RESULTS_STREAM, content_digest
 from workers.gpu_binding import host_name
 from workers.heartbeat import Heartbeat
 from workers.locks import GpuId, GpuLock
-from tasks.submission import Accepted, SubmitError, enqueue
+from tasks.submission import SubmitError
 
 pytestmark = pytest.mark.slow
 
@@ -144,18 +145,19 @@ def test_resubmission_is_idempotent_and_conflicts_are_refused(settings, client):
     assert len(_results_for(client, job_id)) == 1
 
 
-def _tampered(c1) -> dict:
+def _tampered(c1, partition: int = 1) -> dict:
+    """``c1`` with sibling 2 of one d_path changed: well-formed, but the path is wrong."""
     data = json.loads(c1.to_json())
-    leaf = data["vanilla_proofs"][1]["challenges"][0]
-    leaf["data_leaf"] = fr_hex((int(leaf["data_leaf"], 16) + 1) % (1 << 250))
+    path = data["vanilla_proofs"][partition]["challenges"][0]["d_path"]
+    path[2] = fr_hex((int(path[2], 16) + 1) % (1 << 250))
     return data
 
 
-def test_bad_input_is_refused_at_submit_while_other_jobs_complete(settings, client):
+def test_malformed_input_is_refused_at_submit_while_other_jobs_complete(settings, client):
     good = [_c1(2) for _ in range(2)]
     jobs = [client.submit(c1) for c1 in good]
     bad_inputs = {
-        "vanilla_proofs[1].challenges[0]": _tampered(_c1(2)),
+        "vanilla_proofs[1].challenges[0].d_path: expected 6 siblings, got 5": _short_path(),
         "not valid JSON": "{not json",
         "max_c1_bytes": "x" * (settings.max_c1_bytes + 1),
         "sector_size": {**json.loads(_c1(1).to_json()), "sector_size": 3000},
@@ -174,19 +176,40 @@ def test_bad_input_is_refused_at_submit_while_other_jobs_complete(settings, clie
         assert _verifies(settings, c1, client.result(job, timeout=WAIT_S))
 
 
-def test_a_permanently_failing_partition_fails_only_its_job(settings, client):
-    """A C1 that slips past submission (stored directly) fails in the worker, with the reason."""
+def _short_path() -> dict:
+    data = json.loads(_c1(2).to_json())
+    data["vanilla_proofs"][1]["challenges"][0]["d_path"].pop()
+    return data
+
+
+def test_a_forged_path_fails_its_job_naming_partition_challenge_and_field(settings, client):
+    """Accepted (the producer does not hash), then refused where the partition's witness is
+    built: the job fails for good with the reason and never yields a proof."""
     good = _c1(2)
     good_job = client.submit(good)
-    bad = json.dumps(_tampered(_c1(2)))
-    bad_job = f"slipped-{uuid.uuid4().hex}"
-    client.store.create(bad_job, digest=content_digest("porep", bad), proof_type="porep",
-                        partitions=2, priority="normal", input_json=bad)
-    enqueue(client.app, client.store, Accepted(job_id=bad_job, partitions=2, created=True))
-    with pytest.raises(JobError, match=r"failed: partition 1: \w+: "):
+    bad_job = client.submit(_tampered(_c1(10), partition=3))
+    with pytest.raises(JobError, match=re.escape(
+            "partition 3: synthesize: C1Error: vanilla_proofs[3].challenges[0]: data_leaf "
+            "with d_path does not hash to comm_d")):
         client.result(bad_job, timeout=WAIT_S)
-    assert client.status(bad_job).status == "failed"
+    assert client.store.result(bad_job) is None
     assert _verifies(settings, good, client.result(good_job, timeout=WAIT_S))
+    attempts = client.store.redis.hget(f"proofq:job:{bad_job}:attempts", 3)
+    assert attempts == b"1"  # permanent: not retried
+
+
+def test_a_challenge_not_derived_from_the_seed_fails_before_any_partition_runs(settings,
+                                                                               client):
+    c1 = _c1(2)
+    data = json.loads(c1.to_json())
+    challenge = data["vanilla_proofs"][1]["challenges"][0]
+    challenge["index"] = (challenge["index"] + 1) % c1.nodes
+    job = client.submit(data)
+    with pytest.raises(JobError, match=re.escape(
+            "failed: check: vanilla_proofs[1].challenges[0].index: ")):
+        client.result(job, timeout=WAIT_S)
+    assert client.status(job).parts_done == 0
+    assert not client.store.redis.exists(f"proofq:job:{job}:attempts")  # nothing was proved
 
 
 def test_partition_delivered_twice_assembles_once(settings, client):
@@ -207,12 +230,15 @@ def test_transient_faults_are_retried_with_backoff_then_recorded(settings, clien
     c1 = seal(SECTOR, 1, K + 1)  # a circuit of its own, so the broken key hurts no one else
     broken = settings.params_dir / circuit_id_for(c1)
     (broken / "manifest.json").mkdir(parents=True)
+    # Recorded for its shape: the submit task finds it there, the workers fail to load it.
+    record_circuit_id(settings.params_dir, circuit_shape(c1), circuit_id_for(c1))
     try:
         job = client.submit(c1)
         with pytest.raises(JobError, match=r"partition 0: synthesize: IsADirectoryError"):
             client.result(job, timeout=WAIT_S)
     finally:
         shutil.rmtree(broken)
+        shape_path(settings.params_dir, c1.circuit_name).unlink()
     attempts = [f for _, f in client.store.redis.xrange("proofq:events")
                 if f[b"job"].decode() == job and f[b"phase"] == b"synthesize"]
     assert len(attempts) == MAX_RETRIES + 1

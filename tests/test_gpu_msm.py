@@ -157,7 +157,8 @@ def test_msm_many_shares_sorts_and_matches_single_msms(pools):
     shared = cupy.asarray(fr_to_limbs(random_scalars(n)))
     other = cupy.asarray(fr_to_limbs(random_scalars(n)))
     g1, g2 = MsmBases(pools[1][:n]), MsmBases(pools[2][:n])
-    jobs = [(g1, shared), (g2, shared), (g1, other), (g2, shared[7:]), (g1, shared), (g1, shared[:0])]
+    jobs = [(g1, shared), (g2, shared), (g1, other), (g2, shared[7:]), (g1, shared),
+            (g1, shared[:0])]
     got = msm_many(jobs, side_stream=cupy.cuda.Stream(non_blocking=True))
     ints = {id(v): limbs_to_ints(cupy.asnumpy(v)) for v in (shared, other)}
     expected = [reference(G1Point, pools[1][:n], ints[id(shared)]),

@@ -195,3 +195,36 @@ def test_odd_form_wrong_witness_fails(circuit, odd_key, rng):
     witness[rng.randrange(odd_key.r1cs.num_inputs, len(witness)), 0] ^= 1
     proof = groth16.prove(odd_key, witness)
     assert not groth16.verify(odd_key.vk, circuit.public_inputs(), proof)
+
+
+def test_setup_reports_every_basis_in_chunks_and_the_chunked_key_proves(circuit, monkeypatch):
+    """A long setup reports progress per basis as its chunks land; the bases put together
+    from chunks make a key whose proofs verify."""
+    monkeypatch.setattr(groth16, "SETUP_CHUNK", 37)  # several uneven chunks per basis
+    reports: list[tuple[str, int, int | None]] = []
+    r1cs = circuit.compile()
+    key = groth16.setup(r1cs, progress=lambda *report: reports.append(report))
+    counted = {}
+    for step, done, total in reports:
+        if total is not None:
+            assert done <= total and done >= counted.get(step, 0)
+            counted[step] = done
+    assert counted == {"ic": r1cs.num_inputs, "a_g1": len(key.a_g1), "b_g1": len(key.b_g1),
+                       "b_g2": len(key.b_g2), "l_g1": len(key.l_g1), "h_g1": len(key.h_g1)}
+    assert sum(1 for step, _, _ in reports if step == "h_g1") == -(-len(key.h_g1) // 37)
+    assert groth16.verify(key.vk, circuit.public_inputs(), groth16.prove(key, circuit.witness()))
+
+
+def test_the_cli_bars_count_points_per_basis_and_close_steps_without_a_count():
+    from rich.progress import Progress
+
+    from client.commands.local import setup_bars
+
+    with Progress(disable=True) as progress:
+        report = setup_bars(progress)
+        report("compile the circuit", 0, None)
+        report("a_g1", 40, 100)
+        report("a_g1", 100, 100)
+        tasks = {task.description: task for task in progress.tasks}
+    assert tasks["compile the circuit"].finished
+    assert (tasks["a_g1"].completed, tasks["a_g1"].total) == (100, 100)

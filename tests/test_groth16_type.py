@@ -15,7 +15,8 @@ from config.settings import get_settings, load_settings
 from snark.fields import FR_MODULUS
 from snark.keys import KeyFileError
 from snark.proof_types import proof_type
-from snark.snarkjs import SnarkjsFormatError, import_zkey
+from snark.snarkjs.binfile import SnarkjsFormatError
+from snark.snarkjs.keystore import import_zkey
 from snark.snarkjs.job import Groth16JobError, job_from_files, parse_job, read_witness
 from tests.snarkjs_tools import snarkjs_fixtures
 from workers.gpu_binding import bind_cpu

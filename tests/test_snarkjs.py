@@ -7,9 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-import shutil
 
-import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -20,8 +18,12 @@ from snark.curve import G1Point, Scalar
 from snark.fields import FQ_MODULUS, FR_MODULUS, limbs_to_ints
 from snark.keys import H_FORM_ODD, KeyFileError
 from snark.params import load_key
-from snark.snarkjs import (SnarkjsFormatError, import_zkey, proof_from_json, proof_to_json,
-                           public_inputs, read_wtns, read_zkey, zkey_id)
+from snark.snarkjs.binfile import SnarkjsFormatError
+from snark.snarkjs.json_formats import proof_from_json, proof_to_json
+from snark.snarkjs.keystore import import_zkey, zkey_id
+from snark.snarkjs.witness import public_inputs
+from snark.snarkjs.wtns import read_wtns
+from snark.snarkjs.zkey import read_zkey
 from tests.snarkjs_tools import snarkjs_fixtures
 
 SEED = random.randrange(2**32)
@@ -204,7 +206,8 @@ def _section_offset(path, kind: int) -> int:
     raw = path.read_bytes()
     pos, count = 12, int.from_bytes(raw[8:12], "little")
     for _ in range(count):
-        k, size = int.from_bytes(raw[pos:pos + 4], "little"), int.from_bytes(raw[pos + 4:pos + 12], "little")
+        k = int.from_bytes(raw[pos:pos + 4], "little")
+        size = int.from_bytes(raw[pos + 4:pos + 12], "little")
         if k == kind:
             return pos + 12
         pos += 12 + size

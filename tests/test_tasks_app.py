@@ -3,8 +3,12 @@ broker does with it: priority order, JSON only, redelivery of unacknowledged mes
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import time
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 import redis
@@ -93,11 +97,39 @@ def test_results_are_kept_in_the_configured_redis(app, redis_url):
     assert redis.Redis.from_url(redis_url).exists("celery-task-meta-probe-result")
 
 
-def test_the_app_registers_the_task_graph_and_the_gpu_option():
-    import tasks
+def _modules_after(statement: str) -> set[str]:
+    """The modules a fresh interpreter holds after ``statement`` (what a producer pays)."""
+    code = f"import json, sys; {statement}; print(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=Path(__file__).resolve().parents[1]).stdout
+    return set(json.loads(out.splitlines()[-1]))
 
-    assert {"proofq.submit", "proofq.prove_partition"} <= set(tasks.app.tasks)
-    assert any(o.name == "gpu" for o in tasks.app.user_options["worker"])
+
+#: What only a worker needs: the task graph, the bootstep and runtime, GPU code, metrics,
+#: the prover.
+WORKER_ONLY = ("tasks.pipeline", "tasks.worker", "workers", "gpu", "prometheus_client",
+               "snark.groth16", "snark.porep.prove", "py_arkworks_bls12381")
+
+
+@pytest.mark.parametrize("statement", [
+    "import client.api", "import tasks", "from tasks.submission import accept, enqueue",
+    "import client.intake"])
+def test_producers_do_not_import_the_worker_machinery(statement):
+    loaded = _modules_after(statement)
+    pulled = sorted(m for m in loaded if m.split(".")[0] in WORKER_ONLY or m in WORKER_ONLY)
+    assert not pulled, f"{statement} imports worker machinery: {pulled}"
+    assert "tasks.submission" in _modules_after("import client.api")
+
+
+def test_a_worker_imports_the_task_graph_and_the_gpu_option_is_there_before():
+    # `celery -A tasks worker` reads user options right after loading the app, and imports
+    # the app's include (the task graph, the bootstep) when the worker starts.
+    loaded = _modules_after(
+        "import tasks; assert any(o.name == 'gpu' for o in tasks.app.user_options['worker']); "
+        "tasks.app.loader.import_default_modules(); "
+        "assert {'proofq.submit', 'proofq.prove_partition'} <= set(tasks.app.tasks); "
+        "from tasks.worker import GpuBinding; assert GpuBinding in tasks.app.steps['worker']")
+    assert {"tasks.pipeline", "tasks.worker"} <= loaded
     assert create_app(load_settings(redis_url="redis://x:1/0")).conf.broker_url == "redis://x:1/0"
 
 

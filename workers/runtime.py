@@ -42,9 +42,11 @@ import redis
 from config.settings import Settings, SettingsError, get_settings
 from snark import groth16
 from snark.backend import BackendUnavailable, DeviceMemoryError, ProverBackend
+from snark.cpu_backend import CpuBackend
 from snark.keys import ProvingKey
 from snark.proof_types import ProofType
 from workers import gpu_binding
+from workers.backend_choice import fixed_base_for, make_backend
 from workers.events import (PARTITION_FAILURES, STAGING, EventLog, PhaseEvent,
                             serve_metrics)
 from workers.gpu_binding import Binding
@@ -150,10 +152,13 @@ class WorkerRuntime:
     # -- lifecycle ------------------------------------------------------------------------
     @classmethod
     def start(cls, *, redis_url: str, gpu: int | None, settings: Settings | None = None,
-              worker_name: str | None = None) -> "WorkerRuntime":
-        """Bind the GPU (before CUDA starts), read its memory once, connect to Redis."""
+              worker_name: str | None = None, backend: str | None = None) -> "WorkerRuntime":
+        """Bind the GPU (before CUDA starts), read its memory once, connect to Redis.
+
+        ``backend``: the worker's decision ("gpu"/"cpu"); None decides here, by the setting.
+        """
         settings = settings or get_settings()
-        binding, backend = _bind(gpu, settings)
+        binding, backend = _bind(gpu, backend or settings.backend, settings.cpu_devices)
         if settings.metrics_port is not None:
             _serve_metrics_once(settings.metrics_port)
         name = worker_name or f"{binding.gpu.host}:{binding.label}:{os.getpid()}"
@@ -221,7 +226,8 @@ class WorkerRuntime:
     def _key(self, proof_type: ProofType, job_input: Any) -> ProvingKey:
         ref = (proof_type.name, proof_type.key_ref(job_input))
         if ref not in self._keys:
-            self._keys[ref] = proof_type.load_key(job_input, self.settings.params_dir)
+            self._keys[ref] = proof_type.load_key(job_input, self.settings.params_dir,
+                                                  fixed_base=fixed_base_for(self.backend))
             log.info("%s key %s loaded (witness on the %s)", proof_type.name,
                      self._keys[ref].circuit_id,
                      "device" if self.witness_on_device(proof_type) else "CPU")
@@ -351,23 +357,18 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
-def _bind(gpu: int | None, settings: Settings) -> tuple[Binding, ProverBackend]:
-    """CPU backend for ``gpu=None`` or ``backend="cpu"``; otherwise pin and use GPU N."""
-    from snark.cpu_backend import CpuBackend
-
-    if gpu is None or settings.backend == "cpu":
-        return gpu_binding.bind_cpu(gpu, devices=settings.cpu_devices), CpuBackend()
-    gpu_binding.pin_process(gpu)  # before anything in gpu/ can initialise CUDA
-    import gpu as gpu_room
-
-    ok, reason = gpu_room.available()
-    if not ok:
-        if settings.backend == "gpu":
-            raise BackendUnavailable(f"gpu {gpu}: {reason}")
-        log.warning("gpu %d: %s; proving on the CPU instead", gpu, reason)
-        return gpu_binding.bind_cpu(gpu, devices=settings.cpu_devices), CpuBackend()
-    binding = gpu_binding.bind_gpu(gpu)
-    return binding, gpu_room.get_backend(device_id=binding.device_id)
+def _bind(gpu: int | None, setting: str,
+          cpu_devices: int | None) -> tuple[Binding, ProverBackend]:
+    """Pin GPU N (before anything in gpu/ can initialise CUDA) and prove on the backend
+    ``workers.backend_choice`` picks for ``setting``; no ``gpu``: the CPU (as one of
+    ``cpu_devices`` per host, ``workers.gpu_binding.bind_cpu``)."""
+    if gpu is None:
+        return gpu_binding.bind_cpu(None, devices=cpu_devices), CpuBackend()
+    gpu_binding.pin_process(gpu)
+    backend = make_backend(setting, device_id=0)
+    if backend.name != "gpu":
+        return gpu_binding.bind_cpu(gpu, devices=cpu_devices), backend
+    return gpu_binding.bind_gpu(gpu), backend
 
 
 def _budget(settings: Settings, binding: Binding) -> int:

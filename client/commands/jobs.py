@@ -23,7 +23,7 @@ import kombu.exceptions
 import redis
 
 from client.api import Client, JobError, JobNotFound
-from client.batch import Outcome, Summary, run_batch
+from client.batch import NoWorkers, Outcome, Summary, run_batch
 from client.commands.common import JSON_OPTION, BadInput, output_path, reports
 from client.commands.local import read_c1_bytes
 from client.intake import INTAKE_STREAM, Intake
@@ -38,7 +38,7 @@ from tasks.application import PRIORITIES
 from tasks.jobs import JobState
 from tasks.submission import SubmitError
 
-_ERRORS = (SubmitError, JobNotFound, JobError, ClusterError, SettingsError, C1Error,
+_ERRORS = (SubmitError, JobNotFound, JobError, ClusterError, NoWorkers, SettingsError, C1Error,
            Groth16JobError, OSError, TimeoutError, redis.RedisError,
            kombu.exceptions.OperationalError)
 

@@ -21,13 +21,13 @@ from typing import Any, Iterator
 
 import click
 from rich.console import Console
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn,
-                           TimeElapsedColumn)
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TaskID,
+                           TextColumn, TimeElapsedColumn, TimeRemainingColumn)
 
 from client.commands.common import JSON_OPTION, BadInput, output_path, read_input, reports
 from config.settings import SettingsError, get_settings
-from snark.backend import BackendUnavailable, ProverBackend
-from snark.cpu_backend import CpuBackend
+from snark.backend import BackendUnavailable
+from snark.groth16 import SetupProgress
 from snark.keys import KeyFileError, ProvingKey
 from snark.files import write_atomic
 from snark.porep.c1 import C1, C1Error, parse_c1, parse_size
@@ -35,6 +35,7 @@ from snark.porep.prove import load_or_setup_key, load_verifying_key, prove_c1, v
 from snark.porep.seal import seal as seal_sector
 from snark.porep.vanilla import verify_vanilla
 from snark.proof import PROOF_BYTES, ProofFormatError
+from workers.backend_choice import fixed_base_for, make_backend
 
 #: Errors that mean "the input is wrong", reported as one line with exit code 2.
 BAD_INPUT_ERRORS = (C1Error, ProofFormatError, KeyFileError, SettingsError, BackendUnavailable,
@@ -73,9 +74,25 @@ def progress_bar(enabled: bool = True) -> Iterator[Progress]:
     (elsewhere rich would leave a blank line behind)."""
     console = Console(stderr=True)
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                  MofNCompleteColumn(), TimeElapsedColumn(), console=console,
-                  transient=True, disable=not (enabled and console.is_terminal)) as progress:
+                  MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
+                  console=console, transient=True,
+                  disable=not (enabled and console.is_terminal)) as progress:
         yield progress
+
+
+def setup_bars(progress: Progress) -> SetupProgress:
+    """A key setup's progress as bars: one per step, counted points and ETA per basis."""
+    tasks: dict[str, TaskID] = {}
+
+    def report(step: str, done: int, total: int | None) -> None:
+        if step not in tasks:
+            for task in progress.tasks:  # the step before has ended
+                if task.total is None:
+                    progress.update(task.id, total=1, completed=1)
+            tasks[step] = progress.add_task(step, total=total)
+        progress.update(tasks[step], completed=done)
+
+    return report
 
 
 def emit(as_json: bool, result: dict[str, Any], lines: list[str]) -> None:
@@ -85,26 +102,6 @@ def emit(as_json: bool, result: dict[str, Any], lines: list[str]) -> None:
         console = Console()
         for line in lines:
             console.print(line, highlight=False, soft_wrap=True)
-
-
-def pick_backend(name: str) -> ProverBackend:
-    """``cpu``, ``gpu`` (``BackendUnavailable`` with the reason if it cannot run), or ``auto``."""
-    if name == "cpu":
-        return CpuBackend()
-    try:
-        return gpu_backend()
-    except BackendUnavailable:
-        if name == "gpu":
-            raise
-        return CpuBackend()
-
-
-def gpu_backend() -> ProverBackend:
-    try:
-        from gpu import get_backend
-    except ImportError as exc:
-        raise BackendUnavailable(f"gpu backend is not installed ({exc})") from None
-    return get_backend()
 
 
 def gpu_status() -> tuple[bool, str]:
@@ -161,11 +158,14 @@ def seal(sector_size: str, partitions: int, challenges: int, output: str,
 def setup(c1_path: str, as_json: bool) -> None:
     """Create (or find cached) Groth16 params for the C1's circuit (development setup)."""
     c1 = read_c1(c1_path)
-    params_dir = get_settings().params_dir
+    settings = get_settings()
+    params_dir = settings.params_dir
     started = time.perf_counter()
     with progress_bar(not as_json) as progress:
-        progress.add_task(f"setup {c1.circuit_name}", total=None)
-        key = load_or_setup_key(c1, params_dir)
+        progress.add_task(f"setup {c1.circuit_name}: starting the prover backend", total=None)
+        fixed_base = fixed_base_for(make_backend(settings.backend))
+        key = load_or_setup_key(c1, params_dir, fixed_base=fixed_base,
+                                progress=setup_bars(progress))
     seconds = time.perf_counter() - started
     emit(as_json, _key_summary(key, params_dir) | {"seconds": round(seconds, 3)},
          [f"params for {c1.circuit_name}: {key.r1cs.num_constraints} constraints, "
@@ -191,12 +191,14 @@ def prove(c1_path: str, output: str, backend_name: str | None, as_json: bool) ->
     target = output_path(output)
     c1 = read_c1(c1_path)
     settings = get_settings()
-    backend = pick_backend(backend_name or settings.backend)
+    backend = make_backend(backend_name or settings.backend)
     started = time.perf_counter()
     with progress_bar(not as_json) as progress:
         task = progress.add_task("params", total=None)
-        key = load_or_setup_key(c1, settings.params_dir)
-        progress.update(task, description=f"proving on {backend.name}", total=c1.partitions)
+        key = load_or_setup_key(c1, settings.params_dir, fixed_base=fixed_base_for(backend),
+                                progress=setup_bars(progress))
+        progress.update(task, description=f"proving on {backend.name}", total=c1.partitions,
+                        completed=0)
         proof = prove_c1(c1, key, backend,
                          progress=lambda done: progress.update(task, completed=done))
     write_atomic(target, proof)

@@ -26,9 +26,12 @@ from config.settings import SettingsError, get_settings
 from snark import groth16
 from snark.backend import BackendUnavailable
 from snark.keys import KeyFileError, ProvingKey
-from snark.snarkjs import (SnarkjsFormatError, check_witness, import_zkey, proof_from_json,
-                           proof_to_json, public_from_json, public_inputs, public_to_json,
-                           read_wtns, vk_from_json)
+from snark.snarkjs.binfile import SnarkjsFormatError
+from snark.snarkjs.json_formats import (proof_from_json, proof_to_json, public_from_json,
+                                        public_to_json, vk_from_json)
+from snark.snarkjs.keystore import import_zkey
+from snark.snarkjs.witness import check_witness, public_inputs
+from snark.snarkjs.wtns import read_wtns
 
 reports_bad_input = reports(SnarkjsFormatError, KeyFileError, SettingsError,
                             BackendUnavailable, OSError)

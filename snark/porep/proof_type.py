@@ -1,20 +1,21 @@
-"""``porep`` as a proof type (``snark.proof_types``): a C1 in, one proof per partition out."""
+"""``porep`` as a proof type (``snark.proof_types``): a C1 in, one proof per partition out.
+
+Producers import this module to parse a C1, so everything that proves, verifies or hashes
+(arkworks, the circuit, the key) is imported inside the methods that run on a worker.
+"""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from snark.backend import ProverBackend
-from snark.keys import ProvingKey
-from snark.params import key_dir
 from snark.porep.c1 import C1, C1Error, parse_c1
-from snark.porep.circuit import public_inputs
-from snark.porep.prove import (circuit_id_for, load_or_setup_key, load_verifying_key,
-                                verify_c1)
-from snark.porep.staging import Work, computes_witness, partition_work, stage, witness_handle
-from snark.porep.vanilla import verify_vanilla
+
+if TYPE_CHECKING:
+    from snark.backend import ProverBackend
+    from snark.keys import ProvingKey
+    from snark.porep.staging import Work
 
 
 class PorepType:
@@ -33,7 +34,11 @@ class PorepType:
         return parse_c1(raw)
 
     def check(self, job_input: C1) -> None:
-        verify_vanilla(job_input)
+        # replica_id and every challenge index from the seed (P·K hashes); the Merkle paths
+        # and the replica encoding are checked per partition, in its witness.
+        from snark.porep.vanilla import check_public_inputs
+
+        check_public_inputs(job_input)
 
     def canonical_json(self, job_input: C1) -> str:
         return job_input.to_json()
@@ -41,37 +46,55 @@ class PorepType:
     def partitions(self, job_input: C1) -> int:
         return job_input.partitions
 
-    def circuit_id(self, job_input: C1) -> str:
-        return circuit_id_for(job_input)
+    def circuit_name(self, job_input: C1) -> str:
+        return job_input.circuit_name
 
     def has_key(self, job_input: C1, params_dir: Path) -> bool:
-        # Only look for the directory: loading (and hashing) a large key here would be
-        # wasted, the worker runtime loads it once per process anyway.
-        return key_dir(params_dir, circuit_id_for(job_input, params_dir)).exists()
+        # Only look for the recorded directory: loading (and hashing) a large key here would
+        # be wasted, the worker runtime loads it once per process anyway.
+        from snark.porep.prove import has_recorded_key
 
-    def make_key(self, job_input: C1, params_dir: Path) -> None:
-        load_or_setup_key(job_input, params_dir)
+        return has_recorded_key(job_input, params_dir)
+
+    def make_key(self, job_input: C1, params_dir: Path, *, fixed_base: Any = None,
+                 progress: Any = None) -> None:
+        from snark.porep.prove import load_or_setup_key
+
+        load_or_setup_key(job_input, params_dir, fixed_base=fixed_base, progress=progress)
 
     def key_ref(self, job_input: C1) -> tuple[int, int]:
         return job_input.sector_size, job_input.challenges
 
-    def load_key(self, job_input: C1, params_dir: Path) -> ProvingKey:
-        return load_or_setup_key(job_input, params_dir)
+    def load_key(self, job_input: C1, params_dir: Path, *,
+                 fixed_base: Any = None) -> ProvingKey:
+        from snark.porep.prove import load_or_setup_key
+
+        return load_or_setup_key(job_input, params_dir, fixed_base=fixed_base)
 
     def device_witness(self, backend: ProverBackend) -> bool:
+        from snark.porep.staging import computes_witness
+
         return computes_witness(backend)
 
     def work(self, job_input: C1, partition: int, key: ProvingKey, *, on_device: bool) -> Work:
+        from snark.porep.staging import partition_work
+
         return partition_work(job_input, partition, on_device=on_device)
 
     def public_inputs(self, job_input: C1, partition: int, key: ProvingKey,
                       work: Work) -> list[int]:
+        from snark.porep.circuit import public_inputs
+
         return public_inputs(job_input, partition)
 
     def stage(self, key: ProvingKey, work: Work, backend: ProverBackend) -> Any:
+        from snark.porep.staging import stage
+
         return stage(key, work, backend)
 
     def witness(self, key: ProvingKey, work: Work, staged: Any, backend: ProverBackend) -> Any:
+        from snark.porep.staging import witness_handle
+
         return witness_handle(key, work, staged, backend)
 
     def part(self, proof: bytes, public: list[int]) -> bytes:
@@ -81,4 +104,6 @@ class PorepType:
         return b"".join(parts)
 
     def verify(self, job_input: C1, params_dir: Path, result: bytes) -> bool:
+        from snark.porep.prove import load_verifying_key, verify_c1
+
         return verify_c1(job_input, load_verifying_key(job_input, params_dir), result, params_dir)

@@ -17,8 +17,10 @@ from pathlib import Path
 
 from snark import groth16
 from snark.backend import ProverBackend
+from snark.groth16 import FixedBaseMul, SetupProgress
 from snark.keys import KeyFileError, ProvingKey, VerifyingKey
-from snark.params import CircuitShape, check_shape, load_or_setup_shape, recorded_circuit_id
+from snark.params import (CircuitShape, check_shape, key_dir, load_or_setup_shape,
+                          recorded_circuit_id)
 from snark.porep.c1 import C1
 from snark.porep.circuit import CIRCUIT_VERSION, circuit_r1cs, circuit_sizes, public_inputs
 from snark.porep.vanilla import check_public_inputs
@@ -46,11 +48,20 @@ def _circuit_id(sector_size: int, challenges: int) -> str:
     return circuit_r1cs(sector_size, challenges).circuit_id()
 
 
-def load_or_setup_key(c1: C1, params_dir: Path) -> ProvingKey:
+def load_or_setup_key(c1: C1, params_dir: Path, *, fixed_base: FixedBaseMul | None = None,
+                      progress: SetupProgress | None = None) -> ProvingKey:
     """The proving key of the C1's circuit from ``params_dir`` (found by shape, no compile),
-    or made there (compiles, slow)."""
+    or made there (compiles, slow; ``fixed_base`` as ``snark.groth16.setup`` takes it)."""
     return load_or_setup_shape(circuit_shape(c1), Path(params_dir),
-                               lambda: circuit_r1cs(c1.sector_size, c1.challenges))
+                               lambda: circuit_r1cs(c1.sector_size, c1.challenges),
+                               fixed_base=fixed_base, progress=progress)
+
+
+def has_recorded_key(c1: C1, params_dir: Path) -> bool:
+    """Whether ``params_dir`` holds the key of the C1's shape, known without compiling
+    (no record: ``load_or_setup_key`` compiles once to find or make it)."""
+    circuit_id = recorded_circuit_id(Path(params_dir), circuit_shape(c1))
+    return circuit_id is not None and key_dir(Path(params_dir), circuit_id).exists()
 
 
 def load_verifying_key(c1: C1, params_dir: Path) -> VerifyingKey:

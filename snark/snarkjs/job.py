@@ -25,8 +25,10 @@ from typing import Any
 
 import numpy as np
 
-from snark.snarkjs.keystore import ID_HEX_DIGITS
 from snark.snarkjs.wtns import read_wtns
+
+#: A key id: the first hex digits of the zkey's sha256 (``snark.snarkjs.keystore``).
+ID_HEX_DIGITS = 32
 
 _HEX = frozenset("0123456789abcdef")
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 from snark.keys import ProvingKey
 from snark.params import key_dir, load_key
+from snark.snarkjs.job import ID_HEX_DIGITS
 from snark.snarkjs.zkey import read_zkey
 
-ID_HEX_DIGITS = 32
 
 
 def zkey_id(path: str | Path) -> str:

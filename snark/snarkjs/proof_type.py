@@ -1,6 +1,9 @@
 """``groth16`` as a proof type (``snark.proof_types``): an imported snarkjs key and a batch
 of circom witnesses in, one snarkjs proof per witness out.
 
+Producers import this module to parse a job, so the curve, the prover and the key store
+are imported inside the methods that run on a worker.
+
 A unit of work is one witness. Its part (what the job stores) is the 192-byte proof followed
 by its public signals (32 bytes each, big-endian), so assembly needs no witness again. The
 job's result is JSON text, one entry per witness in order, each what snarkjs writes::
@@ -12,21 +15,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from config.settings import get_settings
-from snark import groth16
-from snark.backend import ProverBackend
 from snark.fields import FR_BYTES
-from snark.keys import KeyFileError, ProvingKey, VerifyingKey
-from snark.params import key_dir, load_key
-from snark.proof import PROOF_BYTES, Proof
-from snark.snarkjs import (check_witness, proof_from_json, proof_to_json, public_from_json,
-                           public_inputs, public_to_json)
 from snark.snarkjs.job import Groth16Job, Groth16JobError, parse_job, read_witness
 
+if TYPE_CHECKING:
+    import numpy as np
+
+    from snark.backend import ProverBackend
+    from snark.keys import ProvingKey
 
 class Groth16Type:
     name = "groth16"
@@ -57,21 +56,27 @@ class Groth16Type:
     def partitions(self, job_input: Groth16Job) -> int:
         return len(job_input.witnesses)
 
-    def circuit_id(self, job_input: Groth16Job) -> str:
+    def circuit_name(self, job_input: Groth16Job) -> str:
         return job_input.key
 
     def has_key(self, job_input: Groth16Job, params_dir: Path) -> bool:
-        return (key_dir(params_dir, job_input.key) / "manifest.json").exists()
+        return (Path(params_dir) / job_input.key / "manifest.json").exists()
 
-    def make_key(self, job_input: Groth16Job, params_dir: Path) -> None:
+    def make_key(self, job_input: Groth16Job, params_dir: Path, *, fixed_base: Any = None,
+                 progress: Any = None) -> None:
         """A snarkjs key is imported, never made here."""
+        from snark.keys import KeyFileError
+
         raise KeyFileError(f"key {job_input.key}: not in {params_dir}; import its zkey there "
                            f"first (proofq keys add circuit.zkey)")
 
     def key_ref(self, job_input: Groth16Job) -> str:
         return job_input.key
 
-    def load_key(self, job_input: Groth16Job, params_dir: Path) -> ProvingKey:
+    def load_key(self, job_input: Groth16Job, params_dir: Path, *,
+                 fixed_base: Any = None) -> ProvingKey:
+        from snark.params import load_key
+
         if not self.has_key(job_input, params_dir):
             self.make_key(job_input, params_dir)
         return load_key(Path(params_dir), job_input.key)
@@ -84,15 +89,21 @@ class Groth16Type:
         if not 0 <= partition < len(job_input.witnesses):
             raise Groth16JobError(f"witnesses[{partition}]: the job has "
                                   f"{len(job_input.witnesses)} witnesses")
+        from snark.snarkjs.witness import check_witness
+
         witness = read_witness(job_input, partition, get_settings().witness_dir)
         check_witness(key, witness, f"witnesses[{partition}]")
         return witness
 
     def public_inputs(self, job_input: Groth16Job, partition: int, key: ProvingKey,
                       work: np.ndarray) -> list[int]:
+        from snark.snarkjs.witness import public_inputs
+
         return public_inputs(key, work)
 
     def stage(self, key: ProvingKey, work: np.ndarray, backend: ProverBackend) -> Any:
+        from snark import groth16
+
         return groth16.stage(key, work, backend)
 
     def witness(self, key: ProvingKey, work: np.ndarray, staged: Any,
@@ -103,6 +114,9 @@ class Groth16Type:
         return proof + b"".join(v.to_bytes(FR_BYTES, "big") for v in public)
 
     def assemble(self, job_input: Groth16Job, parts: list[bytes]) -> bytes:
+        from snark.proof import PROOF_BYTES, Proof
+        from snark.snarkjs.json_formats import proof_to_json, public_to_json
+
         proofs = []
         for i, part in enumerate(parts):
             proof = Proof.from_bytes(part[:PROOF_BYTES], name=f"part {i}")
@@ -112,9 +126,13 @@ class Groth16Type:
         return json.dumps({"key": job_input.key, "proofs": proofs}).encode()
 
     def verify(self, job_input: Groth16Job, params_dir: Path, result: bytes) -> bool:
-        """Every proof of the result against its public signals, with the key's vk."""
-        vk_path = key_dir(params_dir, job_input.key) / "vk.json"
-        vk = VerifyingKey.from_json(json.loads(vk_path.read_text()), str(vk_path))
+        """Every proof of the result against its public signals, with the key's vk (checked
+        against its manifest)."""
+        from snark import groth16
+        from snark.keys import VerifyingKey
+        from snark.snarkjs.json_formats import proof_from_json, public_from_json
+
+        vk = VerifyingKey.load(Path(params_dir) / job_input.key)
         entries = json.loads(result)["proofs"]
         if len(entries) != len(job_input.witnesses):
             return False

