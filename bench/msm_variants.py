@@ -8,7 +8,8 @@ same source with extra defines, loaded from ``DIR/NAME.cubin`` when present (bui
 ``nvcc -cubin -arch=sm_90`` on a machine without a GPU, which saves device time) or
 compiled by NVRTC here; ``runs=K`` sets ``gpu.msm.TARGET_RUNS`` to 2^K for it. For every
 size, all variants run on the same bases and scalars; a variant whose result differs from
-the baseline's stops the run. Times are medians of ``--reps`` after a warm-up (CUDA events), with the steps of ``gpu.msm.phase_times``.
+the baseline's stops the run. Times are medians of ``--reps`` after a warm-up (CUDA
+events), with the steps of ``gpu.msm.phase_times``.
 """
 
 from __future__ import annotations

@@ -71,9 +71,9 @@ class Client:
         ``c1`` is the job's input: for porep JSON text, bytes, a dict or a ``C1``; for
         groth16 the same forms of its JSON, or a ``Groth16Job`` (``groth16_job``).
         Submitting again under the same ``job_id`` with the same content returns the same
-        job; different content is refused (``SubmitError``), as is malformed input, before anything is enqueued.  The checks
-        that hash (challenge derivation, Merkle paths) run on the workers: a job that fails
-        them ends ``failed`` with the reason (``result`` raises ``JobError``).
+        job; different content is refused (``SubmitError``), as is malformed input, before
+        anything is enqueued.  The checks that hash (challenge derivation, Merkle paths)
+        run on the workers: a job that fails them ends ``failed`` with the reason (``result`` raises ``JobError``).
         """
         accepted = accept(self.store, c1, proof_type=proof_type, priority=priority,
                           job_id=job_id)
