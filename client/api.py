@@ -73,7 +73,8 @@ class Client:
         Submitting again under the same ``job_id`` with the same content returns the same
         job; different content is refused (``SubmitError``), as is malformed input, before
         anything is enqueued.  The checks that hash (challenge derivation, Merkle paths)
-        run on the workers: a job that fails them ends ``failed`` with the reason (``result`` raises ``JobError``).
+        run on the workers: a job that fails them ends ``failed`` with the reason
+        (``result`` raises ``JobError``).
         """
         accepted = accept(self.store, c1, proof_type=proof_type, priority=priority,
                           job_id=job_id)
