@@ -6,7 +6,7 @@ the input (structure, sizes, canonical field elements) and refuses a malformed j
 with one line naming the field, nothing stored.  An accepted job is stored (idempotently,
 by job id) and handed to the ``proofq.submit`` task.  The checks that hash (challenge
 derivation, Merkle paths) run on the workers, in parallel: the submit task checks the job
-as a whole, each partition its own paths (``tasks.proof_types``); a job that fails them
+as a whole, each partition its own paths (``snark.proof_types``); a job that fails them
 ends ``failed`` with the reason, and is never proved.
 """
 

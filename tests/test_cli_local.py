@@ -19,7 +19,7 @@ from snark.fields import FR_MODULUS
 from snark.keys import KeyFileError
 from snark.porep.c1 import fr_hex, parse_c1
 from snark.porep.circuit import circuit_r1cs
-from tasks.proof_types import PROOF_TYPES
+from snark.proof_types import PROOF_TYPES
 
 
 @pytest.fixture(scope="module")
