@@ -35,7 +35,7 @@ from celery.worker import state
 from celery.worker.request import Request
 
 from config.settings import get_settings
-from tasks.application import app, redis_url
+from tasks.application import app
 
 log = logging.getLogger(__name__)
 
@@ -60,12 +60,11 @@ def held_delivery_tags() -> set[str]:
 class Reaper:
     """Renew this worker's claims, then restore the messages nobody claims (one round)."""
 
-    def __init__(self, app, node: str, *, reap_after_s: float) -> None:
+    def __init__(self, app, node: str, client: redis.Redis, *, reap_after_s: float) -> None:
         self.app = app
         self.node = node
+        self.client = client
         self.reap_after_s = reap_after_s
-        self.client = redis.Redis.from_url(redis_url(get_settings()), socket_timeout=10,
-                                           socket_connect_timeout=5)
         self._connected_since: float | None = None
 
     def round(self, held: set[str]) -> int:
@@ -132,7 +131,10 @@ class Reaping(bootsteps.StartStopStep):
 
     def start(self, worker) -> None:
         settings = get_settings()
-        self.reaper = Reaper(worker.app, worker.hostname, reap_after_s=settings.reap_after_s)
+        client = redis.Redis.from_url(worker.app.conf.broker_url, socket_timeout=10,
+                                      socket_connect_timeout=5)
+        self.reaper = Reaper(worker.app, worker.hostname, client,
+                             reap_after_s=settings.reap_after_s)
         self.entry = worker.timer.call_repeatedly(
             settings.heartbeat_s, lambda: self.reaper.round(held_delivery_tags()))
 
