@@ -12,9 +12,9 @@ minute without ever taking work away from a live worker:
 - **Reaper.** The same timer then looks at the messages delivered more than ``reap_after_s``
   ago and puts each one that nobody claims back at the *front* of its priority (kombu's own
   transactional restore), marked redelivered. Every worker runs it; a restore is atomic, so
-  two reapers restore a message once. A reaper acts only after its own Redis connection has
-  worked for a whole ``reap_after_s``, so that after a Redis outage every live worker has
-  renewed its claims before anyone reaps.
+  two reapers restore a message once. A reaper starts reaping two heartbeats after it
+  starts, but after an outage it has seen only once its connection has worked for a whole
+  ``reap_after_s``, so that every live worker has renewed its claims before anyone reaps.
 
 A message restored while its first delivery still runs somewhere (a worker stalled longer
 than the lease) is proved twice at worst; the job's Redis scripts keep the result single.
@@ -60,11 +60,13 @@ def held_delivery_tags() -> set[str]:
 class Reaper:
     """Renew this worker's claims, then restore the messages nobody claims (one round)."""
 
-    def __init__(self, app, node: str, client: redis.Redis, *, reap_after_s: float) -> None:
+    def __init__(self, app, node: str, client: redis.Redis, *, reap_after_s: float,
+                 settle_s: float) -> None:
         self.app = app
         self.node = node
         self.client = client
         self.reap_after_s = reap_after_s
+        self._patience = settle_s  # after a start: live workers' claims are being renewed
         self._connected_since: float | None = None
 
     def round(self, held: set[str]) -> int:
@@ -75,11 +77,12 @@ class Reaper:
             if self._connected_since is not None:
                 log.warning("reaper: Redis unreachable, claims not renewed: %s", exc)
             self._connected_since = None
+            self._patience = self.reap_after_s  # after an outage: everyone's may have lapsed
             return 0
         now = time.monotonic()
         if self._connected_since is None:
             self._connected_since = now
-        if now - self._connected_since < self.reap_after_s:
+        if now - self._connected_since < self._patience:
             return 0
         try:
             return self._reap()
@@ -134,7 +137,8 @@ class Reaping(bootsteps.StartStopStep):
         client = redis.Redis.from_url(worker.app.conf.broker_url, socket_timeout=10,
                                       socket_connect_timeout=5)
         self.reaper = Reaper(worker.app, worker.hostname, client,
-                             reap_after_s=settings.reap_after_s)
+                             reap_after_s=settings.reap_after_s,
+                             settle_s=2 * settings.heartbeat_s)
         self.entry = worker.timer.call_repeatedly(
             settings.heartbeat_s, lambda: self.reaper.round(held_delivery_tags()))
 

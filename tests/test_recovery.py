@@ -43,7 +43,7 @@ def test_an_unclaimed_message_goes_back_in_front_and_a_claimed_one_stays(redis_u
     dead, alive = _deliver(app, 2)
     assert [json.loads(m.body)[0][0] for m in (dead, alive)] == ["dead", "alive"]
 
-    reaper = Reaper(app, "live-node", client, reap_after_s=LEASE_S)
+    reaper = Reaper(app, "live-node", client, reap_after_s=LEASE_S, settle_s=LEASE_S)
     held = {alive.delivery_tag}  # what the live worker holds; nobody holds "dead"
     assert reaper.round(held) == 0  # just connected: others have not renewed claims yet
     assert client.get(claim_key(alive.delivery_tag)) == b"live-node"
@@ -58,12 +58,20 @@ def test_an_unclaimed_message_goes_back_in_front_and_a_claimed_one_stays(redis_u
     app.close()
 
 
-def test_nothing_is_reaped_while_redis_is_unreachable(redis_url):
+def test_after_an_outage_the_reaper_waits_a_whole_lease_before_reaping(redis_url):
+    """Others' claims may have lapsed during the outage: they get a lease to renew them."""
     app = create_app(load_settings(redis_url=redis_url))
-    reaper = Reaper(app, "node", redis.Redis(port=1, socket_connect_timeout=0.2),
-                    reap_after_s=LEASE_S)
+    client = redis.Redis.from_url(redis_url)
+    app.send_task("proofq.prove_partition", args=["held-elsewhere", 0], queue=GPU_QUEUE)
+    [message] = _deliver(app, 1)
+    time.sleep(LEASE_S * 2)  # old enough to reap, and nobody claims it
+    reaper = Reaper(app, "node", client, reap_after_s=LEASE_S, settle_s=0)
+    reaper.client = redis.Redis(port=1, socket_connect_timeout=0.2)  # an outage
     assert reaper.round(set()) == 0
+    reaper.client = client  # back
+    assert reaper.round(set()) == 0  # would reap at once without the outage (settle_s=0)
+    assert client.hkeys("unacked") == [message.delivery_tag.encode()]
     time.sleep(LEASE_S * 2)
-    assert reaper.round(set()) == 0
+    assert reaper.round(set()) == 1
     reaper.close()
     app.close()
