@@ -13,7 +13,9 @@ Scenarios (``--only`` picks some):
 
 - ``kill``: jobs of two partitions, two workers; while they prove, the main process of a
   worker that holds its compute lock is killed (``kill -9``; its pool dies with it), and a
-  new worker is started as a supervisor would. Recovery: kill → that partition proved again.
+  new worker is started as a supervisor would. Recovery: kill → that partition taken by a
+  worker again (``taken_again_s``) and proved (``recovered_s``; a partition taken again
+  may be killed again by a later kill, which then counts in both).
 - ``redis``: the same, but Redis is stopped (SIGTERM) for ``--down`` seconds mid-proving and
   started again. Recovery: restart → every job done.
 - ``load``: many two-partition jobs on two workers: throughput, none lost, none twice.
@@ -182,6 +184,14 @@ class Cluster:
                 last = (fields[b"job"].decode(), int(fields[b"partition"]))
         return last
 
+    def started_after(self, job: str, partition: int, since: float) -> float | None:
+        """Start of the first synthesize phase of a partition after ``since``: when a worker
+        took its message again."""
+        starts = [float(f[b"start"]) for _, f in self.client.store.redis.xrange("proofq:events")
+                  if f[b"job"].decode() == job and int(f[b"partition"]) == partition
+                  and f[b"phase"] == b"synthesize" and float(f[b"start"]) > since]
+        return min(starts) if starts else None
+
     def proved_after(self, job: str, partition: int, since: float) -> float | None:
         """End of the first successful verify phase of a partition after ``since``."""
         ends = [float(f[b"end"]) for _, f in self.client.store.redis.xrange("proofq:events")
@@ -238,7 +248,9 @@ def scenario_kill(cluster: Cluster, jobs_n: int, kills: int, timeout_s: float) -
     status, ended = cluster.wait_all(jobs, timeout_s)
     for victim in victims:
         if victim["in_flight"]:
+            back = cluster.started_after(*victim["in_flight"], victim["at"])
             end = cluster.proved_after(*victim["in_flight"], victim["at"])
+            victim["taken_again_s"] = None if back is None else round(back - victim["at"], 2)
             victim["recovered_s"] = None if end is None else round(end - victim["at"], 2)
     return {"kills": victims, "wall_s": round(ended - started, 1), **cluster.audit(jobs, status)}
 
@@ -377,6 +389,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--down", type=float, default=10.0, help="seconds Redis stays down")
     parser.add_argument("--reap-after", type=float, default=60.0,
                         help="PROOFQ_REAP_AFTER_S of the workers (the setting's default)")
+    parser.add_argument("--cpu-devices", type=int, default=None,
+                        help="PROOFQ_CPU_DEVICES of the workers (default: one per process)")
     parser.add_argument("--timeout", type=float, default=900.0, help="per scenario wait")
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--out", type=Path, default=None)
@@ -394,6 +408,7 @@ def main(argv: list[str] | None = None) -> dict:
                           "python": platform.python_version(), "platform": platform.platform()},
               "seed": seed, "sector": "2KiB", "challenges": K, "backend": "cpu",
               "workers": "2 x celery -A tasks worker -c 1", "reap_after_s": args.reap_after,
+              "cpu_devices": args.cpu_devices or "one per process",
               "scenarios": {}}
     with tempfile.TemporaryDirectory(prefix="proofq-chaos-") as tmp, \
             EmbeddedRedis(appendonly=True) as server:
@@ -402,6 +417,8 @@ def main(argv: list[str] | None = None) -> dict:
         load_or_setup_key(seal(SECTOR, 2, K), params)
         env = {"PROOFQ_PARAMS_DIR": str(params), "PROOFQ_BACKEND": "cpu",
                "PROOFQ_REAP_AFTER_S": str(args.reap_after)}
+        if args.cpu_devices is not None:
+            env["PROOFQ_CPU_DEVICES"] = str(args.cpu_devices)
         cluster = Cluster(server, params, logs, env)
         cluster.vk = load_verifying_key(seal(SECTOR, 1, K), params)
         try:
