@@ -269,7 +269,8 @@ def scenario_redis(cluster: Cluster, jobs_n: int, restarts: int, down_s: float,
         time.sleep(down_s)
         cluster.server.restart()
         back_at = time.time()
-        first = _wait_for(lambda: _first_verify_after(cluster, jobs, back_at), timeout_s, 0.5)
+        first = _wait_for(lambda since=back_at: _first_verify_after(cluster, jobs, since),
+                          timeout_s, 0.5)
         outages.append({"down_s": round(back_at - stopped_at, 2),
                         "jobs_proving_at_stop": in_flight,
                         "first_partition_proved_after_restart_s":
