@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
+from wsgiref.simple_server import WSGIServer
 
 import redis
 
@@ -143,6 +144,7 @@ class WorkerRuntime:
         self._keys: dict[tuple[int, int], ProvingKey] = {}
         self._resident: dict[str, Reservation] = {}
         self.witness_on_device = settings.witness_on_device and computes_witness(backend)
+        self.metrics: WSGIServer | None = None  # this process's /metrics, when configured
         log.info("worker %s on %s (%s backend, witness on the %s), VRAM budget %d bytes",
                  worker_name, binding.gpu.key_prefix, backend.name,
                  "device" if self.witness_on_device else "CPU", budget)
@@ -154,21 +156,25 @@ class WorkerRuntime:
         """Bind the GPU (before CUDA starts), read its memory once, connect to Redis."""
         settings = settings or get_settings()
         binding, backend = _bind(gpu, settings)
-        if settings.metrics_port is not None:
-            _serve_metrics_once(settings.metrics_port)
         name = worker_name or f"{binding.gpu.host}:{binding.label}:{os.getpid()}"
         client = redis.Redis.from_url(redis_url)
         try:
             client.ping()
-            return cls(client=client, settings=settings, worker_name=name, binding=binding,
-                       backend=backend)
+            runtime = cls(client=client, settings=settings, worker_name=name, binding=binding,
+                          backend=backend)
         except BaseException:
             client.close()
             raise
+        if settings.metrics_port is not None:
+            runtime.metrics = serve_metrics(settings.metrics_port)
+        return runtime
 
     def close(self) -> None:
-        """Stop renewing and give back the resident keys' reservations."""
+        """Stop renewing and serving metrics, give back the resident keys' reservations."""
         self.heartbeat.close()
+        if self.metrics is not None:
+            self.metrics.shutdown()
+            self.metrics.server_close()
         try:
             for reservation in self._resident.values():
                 reservation.release()
@@ -368,12 +374,3 @@ def _budget(settings: Settings, binding: Binding) -> int:
         raise SettingsError(f"PROOFQ_VRAM_HEADROOM_BYTES: {settings.vram_headroom_bytes} leaves "
                             f"no budget on a device of {binding.total_bytes} bytes")
     return budget
-
-
-_metrics_port: int | None = None
-
-
-def _serve_metrics_once(port: int) -> None:
-    global _metrics_port
-    if _metrics_port is None:
-        _metrics_port = serve_metrics(port)
