@@ -33,6 +33,7 @@ import redis
 from celery import bootsteps
 from celery.worker import state
 from celery.worker.request import Request
+from kombu.transport.redis import Channel as RedisChannel
 
 from config.settings import get_settings
 from tasks.application import app
@@ -66,6 +67,9 @@ class Reaper:
         self.node = node
         self.client = client
         self.reap_after_s = reap_after_s
+        options = app.conf.broker_transport_options or {}
+        self.unacked_index_key = options.get("unacked_index_key",
+                                             RedisChannel.unacked_index_key)
         self._patience = settle_s  # after a start: live workers' claims are being renewed
         self._connected_since: float | None = None
 
@@ -99,24 +103,23 @@ class Reaper:
             pipe.execute()
 
     def _reap(self) -> int:
+        before = time.time() - self.reap_after_s
+        tags = [t.decode() for t in self.client.zrangebyscore(self.unacked_index_key,
+                                                              "-inf", before)]
+        if not tags:
+            return 0
+        with self.client.pipeline(transaction=False) as pipe:
+            for tag in tags:
+                pipe.exists(claim_key(tag))
+            orphans = [tag for tag, claimed in zip(tags, pipe.execute()) if not claimed]
+        if not orphans:
+            return 0
         with self.app.connection_for_write() as connection:
             qos = connection.default_channel.qos
-            before = time.time() - self.reap_after_s
-            tags = [t.decode() for t in self.client.zrangebyscore(
-                qos.unacked_index_key, "-inf", before)]
-            if not tags:
-                return 0
-            with self.client.pipeline(transaction=False) as pipe:
-                for tag in tags:
-                    pipe.exists(claim_key(tag))
-                claimed = pipe.execute()
-            restored = 0
-            for tag, is_claimed in zip(tags, claimed):
-                if not is_claimed:
-                    qos.restore_by_tag(tag)  # the pop end of its priority list: next out
-                    restored += 1
-                    log.warning("reaper: message %s had no live worker: back in its queue", tag)
-            return restored
+            for tag in orphans:
+                qos.restore_by_tag(tag)  # the pop end of its priority list: next out
+                log.warning("reaper: message %s had no live worker: back in its queue", tag)
+        return len(orphans)
 
     def close(self) -> None:
         self.client.close()
