@@ -196,18 +196,37 @@ def prove_partition(self: PipelineTask, job_id: str, partition: int,
                     queued_at: float | None = None) -> dict:
     """Prove one partition; ``queued_at`` (sender's Unix time) times its ``queued`` phase."""
     policy = RetryPolicy.from_settings(self.settings)
-    first = [True]
+    run = _PartitionRun(self, policy, job_id, partition, queued_at)
+    return self.through_outages(run.once)
 
-    def run(resumed: bool) -> dict:
-        started = queued_at if first[0] else None  # a run again is not queued again
-        first[0] = False
-        return _prove_partition(self, policy, job_id, partition, started, resumed)
-    return self.through_outages(run)
+
+class _PartitionRun:
+    """The runs of one delivery of a partition: a proof made before Redis went away is
+    kept, so the run after the outage stores it instead of proving it again."""
+
+    def __init__(self, task: PipelineTask, policy: RetryPolicy, job_id: str, partition: int,
+                 queued_at: float | None) -> None:
+        self.task, self.policy = task, policy
+        self.job_id, self.partition = job_id, partition
+        self.queued_at = queued_at
+        self.proof: bytes | None = None
+
+    def once(self, resumed: bool) -> dict:
+        queued_at, self.queued_at = self.queued_at, None  # a run again is not queued again
+        if self.proof is None:
+            result = _prove_partition(self.task, self.policy, self.job_id, self.partition,
+                                      queued_at, resumed)
+            if isinstance(result, dict):
+                return result
+            self.proof = result
+        return _store_partition(self.task.store, self.job_id, self.partition, self.proof,
+                                resumed)
 
 
 def _prove_partition(task: PipelineTask, policy: RetryPolicy, job_id: str, partition: int,
-                     queued_at: float | None, resumed: bool) -> dict:
-    """One attempt: the job's scripts decide whether it runs, and record how it ended."""
+                     queued_at: float | None, resumed: bool) -> dict | bytes:
+    """One attempt: the job's scripts decide whether it runs and record a failure; the
+    proof, or the outcome when there is none."""
     from workers.runtime import PartitionCancelled, PartitionFailed
 
     store = task.store
@@ -251,9 +270,15 @@ def _prove_partition(task: PipelineTask, policy: RetryPolicy, job_id: str, parti
             raise
         store.fail(job_id, f"partition {partition}: worker: {type(exc).__name__}: {exc}")
         raise
+    return proof
 
+
+def _store_partition(store: JobStore, job_id: str, partition: int, proof: bytes,
+                     resumed: bool) -> dict:
+    """Store a verified partition proof; the call that completes the set assembles (and a
+    run again after an outage that may have been it, when the job is still assembling)."""
     outcome = store.store_part(job_id, partition, proof)
-    if outcome == "complete":
+    if outcome == "complete" or (resumed and outcome == "assembling"):
         outcome = assemble(store, job_id)
     return {"job": job_id, "partition": partition, "outcome": outcome}
 

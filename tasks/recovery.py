@@ -12,9 +12,9 @@ minute without ever taking work away from a live worker:
 - **Reaper.** The same timer then looks at the messages delivered more than ``reap_after_s``
   ago and puts each one that nobody claims back at the *front* of its priority (kombu's own
   transactional restore), marked redelivered. Every worker runs it; a restore is atomic, so
-  two reapers restore a message once. A reaper acts only after its own Redis connection has
-  worked for a whole ``reap_after_s``, so that after a Redis outage every live worker has
-  renewed its claims before anyone reaps.
+  two reapers restore a message once. A reaper starts reaping two heartbeats after it
+  starts, but after an outage it has seen only once its connection has worked for a whole
+  ``reap_after_s``, so that every live worker has renewed its claims before anyone reaps.
 
 A message restored while its first delivery still runs somewhere (a worker stalled longer
 than the lease) is proved twice at worst; the job's Redis scripts keep the result single.
@@ -33,9 +33,10 @@ import redis
 from celery import bootsteps
 from celery.worker import state
 from celery.worker.request import Request
+from kombu.transport.redis import Channel as RedisChannel
 
 from config.settings import get_settings
-from tasks.application import app, redis_url
+from tasks.application import app
 
 log = logging.getLogger(__name__)
 
@@ -60,12 +61,16 @@ def held_delivery_tags() -> set[str]:
 class Reaper:
     """Renew this worker's claims, then restore the messages nobody claims (one round)."""
 
-    def __init__(self, app, node: str, *, reap_after_s: float) -> None:
+    def __init__(self, app, node: str, client: redis.Redis, *, reap_after_s: float,
+                 settle_s: float) -> None:
         self.app = app
         self.node = node
+        self.client = client
         self.reap_after_s = reap_after_s
-        self.client = redis.Redis.from_url(redis_url(get_settings()), socket_timeout=10,
-                                           socket_connect_timeout=5)
+        options = app.conf.broker_transport_options or {}
+        self.unacked_index_key = options.get("unacked_index_key",
+                                             RedisChannel.unacked_index_key)
+        self._patience = settle_s  # after a start: live workers' claims are being renewed
         self._connected_since: float | None = None
 
     def round(self, held: set[str]) -> int:
@@ -76,11 +81,12 @@ class Reaper:
             if self._connected_since is not None:
                 log.warning("reaper: Redis unreachable, claims not renewed: %s", exc)
             self._connected_since = None
+            self._patience = self.reap_after_s  # after an outage: everyone's may have lapsed
             return 0
         now = time.monotonic()
         if self._connected_since is None:
             self._connected_since = now
-        if now - self._connected_since < self.reap_after_s:
+        if now - self._connected_since < self._patience:
             return 0
         try:
             return self._reap()
@@ -97,24 +103,23 @@ class Reaper:
             pipe.execute()
 
     def _reap(self) -> int:
+        before = time.time() - self.reap_after_s
+        tags = [t.decode() for t in self.client.zrangebyscore(self.unacked_index_key,
+                                                              "-inf", before)]
+        if not tags:
+            return 0
+        with self.client.pipeline(transaction=False) as pipe:
+            for tag in tags:
+                pipe.exists(claim_key(tag))
+            orphans = [tag for tag, claimed in zip(tags, pipe.execute()) if not claimed]
+        if not orphans:
+            return 0
         with self.app.connection_for_write() as connection:
             qos = connection.default_channel.qos
-            before = time.time() - self.reap_after_s
-            tags = [t.decode() for t in self.client.zrangebyscore(
-                qos.unacked_index_key, "-inf", before)]
-            if not tags:
-                return 0
-            with self.client.pipeline(transaction=False) as pipe:
-                for tag in tags:
-                    pipe.exists(claim_key(tag))
-                claimed = pipe.execute()
-            restored = 0
-            for tag, is_claimed in zip(tags, claimed):
-                if not is_claimed:
-                    qos.restore_by_tag(tag)  # the pop end of its priority list: next out
-                    restored += 1
-                    log.warning("reaper: message %s had no live worker: back in its queue", tag)
-            return restored
+            for tag in orphans:
+                qos.restore_by_tag(tag)  # the pop end of its priority list: next out
+                log.warning("reaper: message %s had no live worker: back in its queue", tag)
+        return len(orphans)
 
     def close(self) -> None:
         self.client.close()
@@ -132,7 +137,11 @@ class Reaping(bootsteps.StartStopStep):
 
     def start(self, worker) -> None:
         settings = get_settings()
-        self.reaper = Reaper(worker.app, worker.hostname, reap_after_s=settings.reap_after_s)
+        client = redis.Redis.from_url(worker.app.conf.broker_url, socket_timeout=10,
+                                      socket_connect_timeout=5)
+        self.reaper = Reaper(worker.app, worker.hostname, client,
+                             reap_after_s=settings.reap_after_s,
+                             settle_s=2 * settings.heartbeat_s)
         self.entry = worker.timer.call_repeatedly(
             settings.heartbeat_s, lambda: self.reaper.round(held_delivery_tags()))
 

@@ -260,3 +260,23 @@ def test_a_failing_block_keeps_its_error_when_redis_is_gone_at_release(heartbeat
     with pytest.raises(ValueError, match="the block's own error"):
         with held:
             raise ValueError("the block's own error")
+
+
+def test_a_release_lost_to_an_outage_does_not_block_the_next_acquire(heartbeat):
+    """The release failed (Redis down); once Redis is back our own stale token still holds
+    the lock with most of its lease left. Before, the same process waited out that lease."""
+    from client.embedded import EmbeddedRedis
+
+    with EmbeddedRedis(appendonly=True) as server:
+        lock = GpuLock(redis.Redis.from_url(server.url), _gpu(), "compute",
+                       lease_s=LONG_LEASE_S, heartbeat=heartbeat)
+        held = lock.acquire("owner")
+        server.shut_down()
+        with pytest.raises(redis.ConnectionError):
+            held.release()
+        server.restart()
+        assert lock.holder() == held.token
+        deadline = time.monotonic() + LONG_LEASE_S / 2
+        again = lock.acquire("owner", should_stop=lambda: time.monotonic() > deadline)
+        assert lock.holder() == again.token != held.token
+        again.release()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from wsgiref.simple_server import WSGIServer
 
 import redis
 from prometheus_client import Counter, Histogram, start_http_server
@@ -98,17 +99,18 @@ def read_events(client: redis.Redis, *, job: str | None = None) -> list[PhaseEve
     return [e for e in events if job is None or e.job == job]
 
 
-def serve_metrics(port: int, attempts: int = 64) -> int:
-    """Serve /metrics on the first free port at or above ``port``; return it.
+def serve_metrics(port: int, attempts: int = 64) -> WSGIServer:
+    """Serve /metrics on the first free port at or above ``port``; return the server (its
+    owner shuts it down).
 
     Several worker processes on one host share one configured port this way, each taking
     the next free one.
     """
     for candidate in range(port, port + attempts):
         try:
-            start_http_server(candidate)
+            server, _ = start_http_server(candidate)
         except OSError:
             continue
         log.info("metrics on http://0.0.0.0:%d/metrics", candidate)
-        return candidate
+        return server
     raise OSError(f"metrics_port: no free port in {port}..{port + attempts - 1}")

@@ -21,7 +21,8 @@ that long when they can tell: the token names the holder's process (PID namespac
 start time), all contenders of a GPU's locks run on its host, and a waiter that finds the
 holder's process gone (same namespace, no such pid, or the pid reused by a later process)
 deletes the dead token at its next retry (every ``poll_s``) and proceeds. Across PID
-namespaces nothing is concluded and the lease decides.
+namespaces nothing is concluded and the lease decides. A process whose release failed
+(Redis unreachable) takes its own stale token over the same way when it asks again.
 
 All time comparisons use the Redis server clock (``TIME`` inside the scripts), so worker
 clocks never need to agree. The release script pushes to a wake list whose name it builds,
@@ -211,9 +212,13 @@ class HeldLock:
         self.released = True
         self.lock.heartbeat.unregister(self.lease)
         LOCK_HOLD_SECONDS.labels(lock=self.name).observe(time.monotonic() - self.acquired_at)
-        return bool(self.lock._release(
-            keys=[self.lock.key, self.lock.queue_key, self.lock.wake_prefix],
-            args=[self.token, self.lock.waiter_lease_ms]))
+        try:
+            return bool(self.lock._release(
+                keys=[self.lock.key, self.lock.queue_key, self.lock.wake_prefix],
+                args=[self.token, self.lock.waiter_lease_ms]))
+        except redis.RedisError:
+            self.lock.abandoned.add(self.token)  # our next acquire takes it over
+            raise
 
     def __enter__(self) -> "HeldLock":
         return self
@@ -255,6 +260,9 @@ class GpuLock:
         self._release = client.register_script(_RELEASE)
         self._leave = client.register_script(_LEAVE)
         self._take_over = client.register_script(_TAKE_OVER)
+        #: Tokens of this process whose release failed (Redis gone): still held in Redis
+        #: once it is back, by nobody alive to release them.
+        self.abandoned: set[str] = set()
 
     def acquire(self, owner: str, *,
                 should_stop: Callable[[], bool] | None = None) -> HeldLock:
@@ -280,7 +288,7 @@ class GpuLock:
                     break
                 if should_stop is not None and should_stop():
                     raise LockWaitAborted(f"{self.name} lock: wait cancelled")
-                if holder and holder_is_dead(holder.decode()) and self._take_over(
+                if holder and self._is_dead(holder.decode()) and self._take_over(
                         keys=[self.key], args=[holder]):
                     log.warning("%s lock: holder %s is dead, taken over", self.name,
                                 holder.decode())
@@ -298,6 +306,12 @@ class GpuLock:
             keys=[self.key], args=[token, self.lease_ms])), "Redis no longer holds our token")
         self.heartbeat.register(lease)
         return HeldLock(self, token, int(fence), int(ticket), first_fence_seen, lease)
+
+    def _is_dead(self, token: str) -> bool:
+        if token in self.abandoned:
+            self.abandoned.discard(token)
+            return True
+        return holder_is_dead(token)
 
     def holder(self) -> str | None:
         """The token of the current holder (for tools and tests)."""

@@ -36,6 +36,7 @@ from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
+from wsgiref.simple_server import WSGIServer
 
 import redis
 
@@ -146,6 +147,7 @@ class WorkerRuntime:
         self.events = EventLog(client, settings.events_maxlen)
         self._keys: dict[tuple[str, Hashable], ProvingKey] = {}
         self._resident: dict[str, Reservation] = {}
+        self.metrics: WSGIServer | None = None  # this process's /metrics, when configured
         log.info("worker %s on %s (%s backend), VRAM budget %d bytes",
                  worker_name, binding.gpu.key_prefix, backend.name, budget)
 
@@ -159,21 +161,25 @@ class WorkerRuntime:
         """
         settings = settings or get_settings()
         binding, backend = _bind(gpu, backend or settings.backend, settings.cpu_devices)
-        if settings.metrics_port is not None:
-            _serve_metrics_once(settings.metrics_port)
         name = worker_name or f"{binding.gpu.host}:{binding.label}:{os.getpid()}"
         client = redis.Redis.from_url(redis_url)
         try:
             client.ping()
-            return cls(client=client, settings=settings, worker_name=name, binding=binding,
-                       backend=backend)
+            runtime = cls(client=client, settings=settings, worker_name=name, binding=binding,
+                          backend=backend)
         except BaseException:
             client.close()
             raise
+        if settings.metrics_port is not None:
+            runtime.metrics = serve_metrics(settings.metrics_port)
+        return runtime
 
     def close(self) -> None:
-        """Stop renewing and give back the resident keys' reservations."""
+        """Stop renewing and serving metrics, give back the resident keys' reservations."""
         self.heartbeat.close()
+        if self.metrics is not None:
+            self.metrics.shutdown()
+            self.metrics.server_close()
         try:
             for reservation in self._resident.values():
                 reservation.release()
@@ -380,12 +386,3 @@ def _budget(settings: Settings, binding: Binding) -> int:
         raise SettingsError(f"PROOFQ_VRAM_HEADROOM_BYTES: {settings.vram_headroom_bytes} leaves "
                             f"no budget on a device of {binding.total_bytes} bytes")
     return budget
-
-
-_metrics_port: int | None = None
-
-
-def _serve_metrics_once(port: int) -> None:
-    global _metrics_port
-    if _metrics_port is None:
-        _metrics_port = serve_metrics(port)

