@@ -27,6 +27,7 @@ import datetime as dt
 import json
 import os
 import random
+import resource
 import shutil
 import subprocess
 import sys
@@ -80,18 +81,29 @@ class Tools:
             self.bin = Path(out.stdout.strip())
 
     def __call__(self, tool: str, *args, cwd: Path | None = None) -> float:
-        started = time.perf_counter()
-        done = subprocess.run([str(self.bin / tool), *map(str, args)], cwd=cwd,
-                              capture_output=True, text=True)
-        if done.returncode != 0:
-            raise SystemExit(f"{tool} {' '.join(map(str, args))}: {done.stdout[-2000:]}"
-                             f"{done.stderr[-2000:]}")
-        return time.perf_counter() - started
+        return timed_run([str(self.bin / tool), *args], cwd=cwd)[0]
 
     def verify(self, vk: Path, public: Path, proof: Path) -> bool:
         done = subprocess.run([str(self.bin / "snarkjs"), "groth16", "verify", str(vk),
                                str(public), str(proof)], capture_output=True, text=True)
         return done.returncode == 0 and "OK!" in done.stdout
+
+
+def timed_run(command: list, cwd: Path | None = None, env: dict | None = None
+              ) -> tuple[float, float]:
+    """Run a command to completion: (wall seconds, CPU seconds of it and its threads). On a
+    shared machine the CPU seconds say what the work cost when the wall clock cannot."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run([str(c) for c in command], cwd=cwd, env=env, capture_output=True,
+                          text=True)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(map(str, command))}: {done.stdout[-2000:]}"
+                         f"{done.stderr[-2000:]}")
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return round(wall, 3), round(cpu, 3)
 
 
 def ptau(tools: Tools, work: Path, power: int, log) -> Path:
@@ -162,9 +174,9 @@ def bench_size(tools: Tools, folder: Path, reps: int, scratch: Path, log) -> dic
     out.mkdir()
     if tools.bin:
         log(f"{folder.name}: snarkjs groth16 prove ×{reps}")
-        row["snarkjs_prove"] = [round(tools("snarkjs", "groth16", "prove", zkey, wtns,
-                                            out / "sj-proof.json", out / "sj-public.json"), 3)
-                                for _ in range(reps)]
+        runs = [timed_run([tools.bin / "snarkjs", "groth16", "prove", zkey, wtns,
+                           out / "sj-proof.json", out / "sj-public.json"]) for _ in range(reps)]
+        row["snarkjs_prove"], row["snarkjs_prove_cpu"] = map(list, zip(*runs))
     params = scratch / "params"
     started = time.perf_counter()
     key = import_zkey(zkey, params)
@@ -173,14 +185,10 @@ def bench_size(tools: Tools, folder: Path, reps: int, scratch: Path, log) -> dic
 
     log(f"{folder.name}: proofq prove (CLI, cpu) ×{reps}")
     env = {**os.environ, "PROOFQ_PARAMS_DIR": str(params)}
-    cli = []
-    for _ in range(reps):
-        started = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "client", "prove", "--zkey", str(zkey), "--wtns",
-                        str(wtns), "-o", str(out / "proof.json"), "--public",
-                        str(out / "public.json"), "--backend", "cpu", "--json"],
-                       env=env, check=True, capture_output=True, cwd=ROOT)
-        cli.append(round(time.perf_counter() - started, 3))
+    runs = [timed_run([sys.executable, "-m", "client", "prove", "--zkey", zkey, "--wtns", wtns,
+                       "-o", out / "proof.json", "--public", out / "public.json",
+                       "--backend", "cpu", "--json"], cwd=ROOT, env=env) for _ in range(reps)]
+    cli, row["proofq_cli_cpu_cpu"] = map(list, zip(*runs))
     row["proofq_cli_cpu"] = cli
     if tools.bin and not tools.verify(vk, out / "public.json", out / "proof.json"):
         raise SystemExit(f"{folder.name}: snarkjs rejects proofq's proof (CLI)")
@@ -202,11 +210,13 @@ def bench_size(tools: Tools, folder: Path, reps: int, scratch: Path, log) -> dic
         started = time.perf_counter()
         timed.prepare(key)
         row[f"proofq_{name}_prepare"] = round(time.perf_counter() - started, 3)
-        runs = []
+        runs, cpu = [], []
         for _ in range(reps):
-            started = time.perf_counter()
+            started, started_cpu = time.perf_counter(), time.process_time()
             proof = groth16.prove(key, witness, timed, r=r, s=s)
             runs.append(round(time.perf_counter() - started, 4))
+            cpu.append(round(time.process_time() - started_cpu, 4))
+        row[f"proofq_{name}_warm_cpu"] = cpu
         if not groth16.verify(key.vk, public, proof):
             raise SystemExit(f"{folder.name}: {name} proof does not verify")
         proofs[name] = proof.to_bytes()
@@ -223,6 +233,8 @@ def bench_size(tools: Tools, folder: Path, reps: int, scratch: Path, log) -> dic
         best = min(row["snarkjs_prove"])
         row["ratio_snarkjs_over_cpu_cli"] = round(best / min(cli), 2)
         row["ratio_snarkjs_over_cpu_warm"] = round(best / min(row["proofq_cpu_warm"]), 2)
+        row["cpu_seconds_ratio_snarkjs_over_cpu_cli"] = round(
+            min(row["snarkjs_prove_cpu"]) / min(row["proofq_cli_cpu_cpu"]), 2)
         if "gpu" in proofs:
             row["ratio_snarkjs_over_gpu_warm"] = round(best / min(row["proofq_gpu_warm"]), 2)
     return row
@@ -231,16 +243,19 @@ def bench_size(tools: Tools, folder: Path, reps: int, scratch: Path, log) -> dic
 def table(rows: dict[str, dict[str, Any]]) -> Table:
     out = Table(title="Groth16 prove, same circuit and witness (seconds, best of reps)")
     for column in ("circuit", "domain", "snarkjs CLI", "proofq CLI cpu", "proofq cpu warm",
-                   "proofq gpu warm", "snarkjs / proofq cpu (CLI, warm)"):
+                   "proofq gpu warm", "snarkjs / proofq cpu (CLI, warm)",
+                   "CPU s: snarkjs / proofq CLI"):
         out.add_column(column, justify="right")
     for name, row in rows.items():
         def best(key: str, row: dict[str, Any] = row) -> str:
             return f"{min(row[key]):.3f}" if key in row else "-"
         ratios = (f"{row['ratio_snarkjs_over_cpu_cli']}x, {row['ratio_snarkjs_over_cpu_warm']}x"
                   if "ratio_snarkjs_over_cpu_cli" in row else "-")
+        cpu_seconds = (f"{best('snarkjs_prove_cpu')} / {best('proofq_cli_cpu_cpu')}"
+                       if "snarkjs_prove_cpu" in row else "-")
         out.add_row(name, str(row["constraints_domain"]), best("snarkjs_prove"),
                     best("proofq_cli_cpu"), best("proofq_cpu_warm"), best("proofq_gpu_warm"),
-                    ratios)
+                    ratios, cpu_seconds)
     return out
 
 

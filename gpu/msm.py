@@ -112,7 +112,8 @@ class MsmBases:
         self.device_id = cupy.cuda.Device().id
         self.leading_infinity = leading_infinity
         host = np.zeros((leading_infinity + len(points), 2 * self.words), dtype=np.uint64)
-        host[leading_infinity:] = np.asarray(points.xy, dtype=np.uint64).reshape(len(points), 2 * self.words)
+        host[leading_infinity:] = np.asarray(points.xy, dtype=np.uint64).reshape(
+            len(points), 2 * self.words)
         host[leading_infinity:][points.inf] = 0  # the kernels' infinity marker
         stream = stream or cupy.cuda.get_current_stream()
         try:
@@ -122,7 +123,8 @@ class MsmBases:
                     _kernel(f"msm_bases_to_mont_g{self.group}", self.device_id)(
                         _blocks(len(host)), (THREADS,), (self.xy, np.uint32(len(host))))
         except cupy.cuda.memory.OutOfMemoryError as exc:
-            raise DeviceMemoryError(f"msm bases ({len(points)} G{self.group} points): {exc}") from exc
+            raise DeviceMemoryError(
+                f"msm bases ({len(points)} G{self.group} points): {exc}") from exc
 
     def __len__(self) -> int:
         return self.xy.shape[0]
@@ -197,12 +199,14 @@ def _check_scalars(bases: MsmBases, scalars, cupy) -> int:
     if not isinstance(scalars, cupy.ndarray):
         raise TypeError(f"scalars: expected a cupy.ndarray, got {type(scalars).__name__}")
     if scalars.dtype != np.uint64 or scalars.ndim != 2 or scalars.shape[1] != 4:
-        raise ValueError(f"scalars: expected (n, 4) uint64 limbs, got {scalars.shape} {scalars.dtype}")
+        raise ValueError(f"scalars: expected (n, 4) uint64 limbs, "
+                         f"got {scalars.shape} {scalars.dtype}")
     n = scalars.shape[0]
     if n > len(bases):
         raise ValueError(f"scalars: {n} scalars for {len(bases)} bases")
     if n >= 1 << 31 or n * plan(n).windows >= 1 << 32:
-        raise ValueError(f"scalars: {n} exceeds what one MSM indexes (31-bit points, 32-bit digits)")
+        raise ValueError(f"scalars: {n} exceeds what one MSM indexes "
+                         f"(31-bit points, 32-bit digits)")
     return n
 
 
@@ -235,7 +239,8 @@ def sort_digits(scalars, n: int, device_id: int, mark=lambda step: None) -> Sort
     entries = cupy.empty(slots, dtype=cupy.uint32)
     slot_keys = cupy.full(slots, PAD_KEY, dtype=cupy.uint32)
     _kernel("msm_scatter", device_id)(
-        _blocks(n), (THREADS,), (scalars, u32(n), u32(p.c), u32(p.windows), offsets, entries, slot_keys))
+        _blocks(n), (THREADS,),
+        (scalars, u32(n), u32(p.c), u32(p.windows), offsets, entries, slot_keys))
     del offsets
     mark("scatter")
     ready = cupy.cuda.Event(block=False, disable_timing=True)
@@ -259,7 +264,8 @@ def window_sums(bases: MsmBases, digits: SortedDigits, mark=lambda step: None):
         next_points = cupy.empty((2 * chunks, point_words), dtype=cupy.uint64)
         next_keys = cupy.empty(2 * chunks, dtype=cupy.uint32)
         _kernel(level, dev)(_blocks(chunks), (THREADS,),
-                            (*source, slot_keys, u32(length), u32(CHUNK), buckets, next_points, next_keys))
+                            (*source, slot_keys, u32(length), u32(CHUNK), buckets,
+                             next_points, next_keys))
         if chunks == 1:
             break
         length, source, slot_keys = 2 * chunks, (next_points,), next_keys
@@ -270,7 +276,8 @@ def window_sums(bases: MsmBases, digits: SortedDigits, mark=lambda step: None):
     runs = p.windows * p.runs_per_window
     run_sums = cupy.empty((runs, point_words), dtype=cupy.uint64)
     _kernel(f"msm_reduce_segments_g{group}", dev)(
-        _blocks(runs), (THREADS,), (buckets, u32(p.bucket_bits), u32(p.run_bits), u32(runs), run_sums))
+        _blocks(runs), (THREADS,),
+        (buckets, u32(p.bucket_bits), u32(p.run_bits), u32(runs), run_sums))
     del buckets
     mark("reduce_segments")
 
@@ -303,7 +310,8 @@ def combine_windows(window_sums: np.ndarray, group: int, c: int) -> G1Point | G2
             coords.extend(_over(X, ZZ, next(inverses)) + _over(Y, ZZZ, next(inverses)))
     xy = fq_to_limbs(coords).reshape(len(rows), 2 * FIELD_WORDS[group])
     points = [point_from_xy(row, group) for row in xy]
-    return (G1Point if group == 1 else G2Point).multiexp_unchecked(points, _window_weights(c, len(rows)))
+    group_type = G1Point if group == 1 else G2Point
+    return group_type.multiexp_unchecked(points, _window_weights(c, len(rows)))
 
 
 def _norm(z: list[int]) -> int:

@@ -1,7 +1,8 @@
 """The CPU prover backend: exact object-array arithmetic plus arkworks multi-exponentiation.
 
 Handles are 1-D object arrays of Python ints. ``prepare`` converts a key's bases into
-arkworks points and its matrices into object arrays once, kept in ``key.cache``.
+arkworks points (object arrays, with a mask of the finite ones) and its matrices into object
+arrays once, kept in ``key.cache``.
 """
 
 from __future__ import annotations
@@ -23,7 +24,14 @@ from snark.keys import H_FORM_ODD, POINT_BASES, ProvingKey
 class _Resident:
     domain: Domain
     matrices: tuple[np.ndarray, np.ndarray, np.ndarray]
-    bases: dict[str, list]
+    bases: dict[str, np.ndarray]   # object arrays of arkworks points
+    finite: dict[str, np.ndarray]  # which bases are not the point at infinity
+
+
+def _object_array(items: list) -> np.ndarray:
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return out
 
 
 class CpuBackend:
@@ -36,7 +44,8 @@ class CpuBackend:
             resident = _Resident(
                 Domain(key.domain_size),
                 tuple(limbs_to_object(m.data) for m in (r1cs.a, r1cs.b, r1cs.c)),
-                {name: getattr(key, name).to_points() for name in POINT_BASES})
+                {name: _object_array(getattr(key, name).to_points()) for name in POINT_BASES},
+                {name: ~np.asarray(getattr(key, name).inf) for name in POINT_BASES})
             key.cache[self.name] = resident
         return resident
 
@@ -70,13 +79,17 @@ class CpuBackend:
         return domain.coset_intt(h)[: domain.n - 1]
 
     def _msm(self, key: ProvingKey, basis: str, scalars: np.ndarray):
-        points = self._resident(key).bases[basis]
+        """Only the terms that count: bases at infinity (signals a matrix never uses) and
+        zero scalars (circom's bits and flags) are left out before arkworks sees them."""
+        resident = self._resident(key)
+        points = resident.bases[basis]
         if len(scalars) != len(points):
             raise ValueError(f"{basis}: {len(scalars)} scalars for {len(points)} bases")
         group = G2Point if basis == "b_g2" else G1Point
-        if not len(points):
+        terms = np.flatnonzero(resident.finite[basis] & (scalars != 0))
+        if not terms.size:
             return group.identity()
-        return group.multiexp_unchecked(points, scalars_from_ints(scalars))
+        return group.multiexp_unchecked(points[terms].tolist(), scalars_from_ints(scalars[terms]))
 
     def msm_g1(self, key: ProvingKey, basis: G1Basis, scalars: np.ndarray) -> G1Point:
         return self._msm(key, basis, scalars)
