@@ -19,8 +19,10 @@ import gpu
 from snark import groth16
 from snark.cpu_backend import CpuBackend
 from snark.fields import FR_MODULUS as R
-from snark.snarkjs import (check_witness, import_zkey, public_inputs, read_wtns,
-                           vk_from_json)
+from snark.snarkjs.json_formats import vk_from_json
+from snark.snarkjs.keystore import import_zkey
+from snark.snarkjs.witness import check_witness, public_inputs
+from snark.snarkjs.wtns import read_wtns
 
 DATA = Path(__file__).parent / "data" / "snarkjs"
 GPU_OK, GPU_WHY = gpu.available()
