@@ -43,7 +43,7 @@ from gpu import device  # noqa: E402
 from gpu.ntt import engine, plan  # noqa: E402
 from snark.curve import G1Point, G2Point, PointArray  # noqa: E402
 from snark.fields import random_fr  # noqa: E402
-from snark.keys import ProvingKey, VerifyingKey  # noqa: E402
+from snark.keys import H_FORM_COSET, H_FORM_ODD, ProvingKey, VerifyingKey  # noqa: E402
 from snark.porep.circuit import challenges_for, circuit_r1cs, circuit_sizes  # noqa: E402
 from snark.r1cs import R1CS  # noqa: E402
 
@@ -92,13 +92,16 @@ def point_pool(group: int, count: int) -> PointArray:
     return mul.mul_g1(ks) if group == 1 else mul.mul_g2(ks)
 
 
-def bench_key(r1cs: R1CS, g1: PointArray, g2: PointArray, name: str) -> ProvingKey:
-    """A key of the right shapes whose bases are pool slices (not a ceremony's)."""
+def bench_key(r1cs: R1CS, g1: PointArray, g2: PointArray, name: str,
+              h_form: str = H_FORM_COSET) -> ProvingKey:
+    """A key of the right shapes whose bases are pool slices (not a ceremony's); the odd H
+    form (snarkjs keys) has one H point per domain point, the coset form one fewer."""
     g, h = G1Point(), G2Point()
     nv, ni = r1cs.num_variables, r1cs.num_inputs
+    h_points = r1cs.domain_size - (h_form == H_FORM_COSET)
     vk = VerifyingKey(name, g, h, h, h, [g] * ni)
     return ProvingKey(r1cs=r1cs, vk=vk, beta_g1=g, delta_g1=g, a_g1=g1[:nv], b_g1=g1[:nv],
-                      b_g2=g2[:nv], l_g1=g1[ni:nv], h_g1=g1[:r1cs.domain_size - 1])
+                      b_g2=g2[:nv], l_g1=g1[ni:nv], h_g1=g1[:h_points], h_form=h_form)
 
 
 # -- benchmarks ---------------------------------------------------------------------------
@@ -135,12 +138,13 @@ def bench_msm(group: int, log_n: int, pool: PointArray, stream, reps: int) -> di
     return summary(samples)
 
 
-def bench_partition(log_c: int, g1: PointArray, g2: PointArray, backend, reps: int) -> dict:
+def bench_partition(log_c: int, g1: PointArray, g2: PointArray, backend, reps: int,
+                    h_form: str = H_FORM_COSET) -> dict:
     k = challenges_for(SECTOR, 1 << log_c)
     t0 = time.perf_counter()
     r1cs = circuit_r1cs(SECTOR, k)
     build_s = time.perf_counter() - t0
-    key = bench_key(r1cs, g1, g2, f"bench-porep-2KiB-{k}")
+    key = bench_key(r1cs, g1, g2, f"bench-porep-2KiB-{k}-{h_form}", h_form)
     t0 = time.perf_counter()
     backend.prepare(key)
     prepare_s = time.perf_counter() - t0
@@ -185,7 +189,8 @@ def bench_partition(log_c: int, g1: PointArray, g2: PointArray, backend, reps: i
     # the proving path (groth16.compute): abc, h, then the five MSMs as one batch
     total = medians["abc"] + medians["h"] + medians["msm_batch"]
     sequential = sum(v for name, v in medians.items() if name not in ("upload", "msm_batch"))
-    print(f"partition 2^{log_c}: {r1cs.num_constraints} constraints, compute {total:.1f} ms "
+    print(f"partition 2^{log_c} ({h_form} H): {r1cs.num_constraints} constraints, "
+          f"compute {total:.1f} ms "
           f"(MSMs one by one: {sequential:.1f} ms; "
           f"{', '.join(f'{n} {v:.1f}' for n, v in medians.items())})", flush=True)
     return {"challenges": k, "constraints": r1cs.num_constraints, "domain": r1cs.domain_size,
@@ -234,9 +239,12 @@ def table(result: dict) -> str:
         for log_n, r in (result.get(f"msm_{group}") or {}).items():
             lines.append(f"msm {group} 2^{log_n:<3} {r['median_ms']:9.2f} ms"
                          + versus(r["median_ms"], ref_ms.get(group, {}).get(int(log_n))))
-    for log_c, r in result.get("partitions", {}).items():
+    rows = [("coset", log_c, r) for log_c, r in result.get("partitions", {}).items()]
+    rows += [("odd", log_c, r) for log_c, r in result.get("partitions_odd", {}).items()]
+    for form, log_c, r in rows:
         ph = r["phases_median_ms"]
-        lines.append(f"porep 2^{log_c} ({r['constraints']} c): compute {r['compute_ms']:.1f} ms = "
+        lines.append(f"porep 2^{log_c} ({r['constraints']} c, {form} H): "
+                     f"compute {r['compute_ms']:.1f} ms = "
                      f"abc {ph['abc']:.1f} + h {ph['h']:.1f} + msm_batch {ph['msm_batch']:.1f}"
                      f" (one by one {r['compute_sequential_ms']:.1f}: "
                      + " + ".join(f"{k} {v:.1f}" for k, v in ph.items() if k.startswith("msm_")
@@ -254,11 +262,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--g2", default="16:22")
     parser.add_argument("--partitions", default="16,20,22", help="log constraint counts")
     parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--odd-partitions", default="",
+                        help="log constraint counts to time again with the odd H form "
+                             "(snarkjs keys: the groth16 proof type's prover path)")
     parser.add_argument("--sppark", default=None,
                         help="output of sppark's bench from the same run (its last line is JSON)")
     args = parser.parse_args(argv)
-    ntt_logs, g1_logs, g2_logs, part_logs = (log_range(v) for v in
-                                             (args.ntt, args.g1, args.g2, args.partitions))
+    ntt_logs, g1_logs, g2_logs, part_logs, odd_logs = (
+        log_range(v) for v in (args.ntt, args.g1, args.g2, args.partitions,
+                               args.odd_partitions))
 
     ok, why = gpu.available()
     if not ok:
@@ -306,13 +318,14 @@ def main(argv: list[str] | None = None) -> int:
         except ImportError as exc:
             print(f"skipping MSM and partitions: {exc}")
             result["skipped"] = f"MSM and partitions: {exc}"
-            g1_logs, g2_logs, part_logs = [], [], []
-        shapes = [partition_shape(log_c) for log_c in part_logs]
+            g1_logs, g2_logs, part_logs, odd_logs = [], [], [], []
+        shapes = [partition_shape(log_c) for log_c in part_logs + odd_logs]
         n_g1 = max([1 << max(g1_logs, default=0)] + [s for s, _ in shapes])
         n_g2 = max([1 << max(g2_logs, default=0)] + [v for _, v in shapes])
         t0 = time.perf_counter()
-        g1 = section("pool_g1", lambda: point_pool(1, n_g1)) if g1_logs or part_logs else None
-        g2 = section("pool_g2", lambda: point_pool(2, n_g2)) if g2_logs or part_logs else None
+        partitions = part_logs or odd_logs
+        g1 = section("pool_g1", lambda: point_pool(1, n_g1)) if g1_logs or partitions else None
+        g2 = section("pool_g2", lambda: point_pool(2, n_g2)) if g2_logs or partitions else None
         result["point_pools"] = {"g1": n_g1, "g2": n_g2, "seconds": time.perf_counter() - t0}
         if g1 is not None:
             sweep("msm_g1", g1_logs, lambda log_n: bench_msm(1, log_n, g1, stream, args.reps))
@@ -321,6 +334,8 @@ def main(argv: list[str] | None = None) -> int:
         if g1 is not None and g2 is not None:
             sweep("partitions", part_logs,
                   lambda log_c: bench_partition(log_c, g1, g2, backend, args.reps))
+            sweep("partitions_odd", odd_logs,
+                  lambda log_c: bench_partition(log_c, g1, g2, backend, args.reps, H_FORM_ODD))
     print(f"wrote {path}")
     print(table(result))
     return 0
@@ -330,7 +345,7 @@ def partition_shape(log_c: int) -> tuple[int, int]:
     """(G1 points, G2 points) a partition of ~2^log_c constraints needs from the pools."""
     inputs, aux, constraints = circuit_sizes(SECTOR, challenges_for(SECTOR, 1 << log_c))
     domain = 1 << max(1, (constraints - 1).bit_length())
-    return max(inputs + aux, domain - 1), inputs + aux
+    return max(inputs + aux, domain), inputs + aux
 
 
 if __name__ == "__main__":
