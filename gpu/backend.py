@@ -75,7 +75,9 @@ class GpuBackend:
             self._mul_raw = module.function("fr_ops.cu", "fr_mul_raw", device_id)
             self._pointwise = module.function("fr_ops.cu", "fr_quotient_on_coset", device_id)
             self._mul_pointwise = module.function("fr_ops.cu", "fr_mul_pointwise", device_id)
-        self._resident: dict[str, _Resident] = {}
+        # A key's resident state lives on the key object (as the CPU backend's does), so two
+        # keys of one circuit (another setup, the other H form) never share bases.
+        self._cache_name = f"gpu:{device_id}"
 
     @contextlib.contextmanager
     def _on_device(self):
@@ -93,7 +95,7 @@ class GpuBackend:
 
     # -- residency ------------------------------------------------------------------------
     def prepare(self, key: ProvingKey) -> None:
-        if key.circuit_id in self._resident:
+        if self._cache_name in key.cache:
             return
         from gpu.msm import MsmBases
 
@@ -117,7 +119,7 @@ class GpuBackend:
                 z_inv = pow(g_n - 1, -1, FR_MODULUS)
                 h_factor = cupy.asarray(to_montgomery([z_inv], FR_MODULUS, 4))
             self.stream.synchronize()
-        self._resident[key.circuit_id] = _Resident(log_n, matrices, bases, h_factor)
+        key.cache[self._cache_name] = _Resident(log_n, matrices, bases, h_factor)
 
     def _upload_matrix(self, m: SparseMatrix) -> _Matrix:
         cupy = self._cupy
@@ -130,7 +132,7 @@ class GpuBackend:
 
     def _of(self, key: ProvingKey) -> _Resident:
         self.prepare(key)
-        return self._resident[key.circuit_id]
+        return key.cache[self._cache_name]
 
     # -- the proof's steps ----------------------------------------------------------------
     def load_witness(self, key: ProvingKey, witness: np.ndarray):

@@ -134,11 +134,11 @@ def test_msm_of_no_scalars_is_infinity(pools, group, cls):
 
 
 @on_gpu
-def test_leading_infinities_ignore_the_first_scalars(pools):
+def test_leading_infinities_ignore_the_first_scalars(pools, np_rng):
     import cupy
     from gpu.msm import MsmBases, msm
 
-    points, scalars = pools[1][:100], random_scalars(103)
+    points, scalars = pools[1][:100], random_scalars(np_rng, 103)
     padded = MsmBases(points, leading_infinity=3)
     full = cupy.asarray(fr_to_limbs(scalars))
     expected = reference(G1Point, points, scalars[3:])
@@ -147,15 +147,15 @@ def test_leading_infinities_ignore_the_first_scalars(pools):
 
 
 @on_gpu
-def test_msm_many_shares_sorts_and_matches_single_msms(pools):
+def test_msm_many_shares_sorts_and_matches_single_msms(pools, np_rng):
     """One batch: the same scalars for G1 and G2 (one sort, G2 on a side stream), a slice
     of them, another vector, and an empty one."""
     import cupy
     from gpu.msm import MsmBases, msm_many
 
     n = 5000
-    shared = cupy.asarray(fr_to_limbs(random_scalars(n)))
-    other = cupy.asarray(fr_to_limbs(random_scalars(n)))
+    shared = cupy.asarray(fr_to_limbs(random_scalars(np_rng, n)))
+    other = cupy.asarray(fr_to_limbs(random_scalars(np_rng, n)))
     g1, g2 = MsmBases(pools[1][:n]), MsmBases(pools[2][:n])
     jobs = [(g1, shared), (g2, shared), (g1, other), (g2, shared[7:]), (g1, shared),
             (g1, shared[:0])]
