@@ -32,6 +32,7 @@ from snark.snarkjs.json_formats import (proof_from_json, proof_to_json, public_f
 from snark.snarkjs.keystore import import_zkey
 from snark.snarkjs.witness import check_witness, public_inputs
 from snark.snarkjs.wtns import read_wtns
+from workers.backend_choice import make_backend
 
 reports_bad_input = reports(SnarkjsFormatError, KeyFileError, SettingsError,
                             BackendUnavailable, OSError)
@@ -114,7 +115,7 @@ def prove_snarkjs(zkey_path: str, wtns_path: str, output: str, public_path: str,
                   backend_name: str | None, as_json: bool) -> None:
     """Prove a circom witness with a snarkjs zkey; write snarkjs's proof.json and public.json."""
     targets = local.output_path(output), local.output_path(public_path)
-    backend = local.pick_backend(backend_name or get_settings().backend)
+    backend = make_backend(backend_name or get_settings().backend)
     started = time.perf_counter()
     key = _import(zkey_path, as_json)
     witness = read_wtns(wtns_path)
