@@ -7,9 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-import shutil
 
-import numpy as np
 import pytest
 from click.testing import CliRunner
 

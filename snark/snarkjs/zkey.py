@@ -25,7 +25,7 @@ from snark.curve import G1Point, G2Point, PointArray
 from snark.fields import FQ_BYTES, FQ_MODULUS, FR_BYTES, FR_MODULUS, is_canonical, montgomery_reduce
 from snark.keys import H_FORM_ODD, ProvingKey, VerifyingKey
 from snark.r1cs import R1CS, SparseMatrix
-from snark.snarkjs.binfile import SnarkjsFormatError, le_int, read_sections, u32s
+from snark.snarkjs.binfile import le_int, read_sections, u32s
 from snark.snarkjs.fieldinfo import KNOWN_BASE_PRIMES, KNOWN_SCALAR_PRIMES, require_prime
 from snark.snarkjs.points import check_points, decode_points, point_size, single_point
 from snark.snarkjs.roots import constraint_positions, odd_point_positions
