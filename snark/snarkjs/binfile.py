@@ -35,11 +35,17 @@ class Sections:
         return SnarkjsFormatError(f"{self.name}: {field}: {problem}")
 
 
-def read_sections(path: str | Path, magic: bytes, versions: tuple[int, ...]) -> Sections:
-    """Map ``path`` and index its sections; refuse another magic or version."""
-    name = str(path)
-    data = np.memmap(path, dtype=np.uint8, mode="r") if Path(path).stat().st_size else \
-        np.zeros(0, dtype=np.uint8)
+def read_sections(source: str | Path | bytes, magic: bytes, versions: tuple[int, ...],
+                  name: str | None = None) -> Sections:
+    """Index the sections of a file (memory-mapped) or of its bytes (a witness that came
+    over the wire); refuse another magic or version. ``name`` goes into error messages."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        name = name or "<bytes>"
+        data = np.frombuffer(source, dtype=np.uint8)
+    else:
+        name = name or str(source)
+        data = np.memmap(source, dtype=np.uint8, mode="r") if Path(source).stat().st_size \
+            else np.zeros(0, dtype=np.uint8)
     if data.size < 12 or bytes(data[:4]) != magic:
         raise SnarkjsFormatError(f"{name}: not a {magic.decode()} file (magic "
                                  f"{bytes(data[:4])!r}, expected {magic!r})")
