@@ -268,7 +268,7 @@ def table(rows: dict[str, dict[str, Any]]) -> Table:
               help="fixture cache (ptau, circuits, zkeys, witnesses)")
 def main(sizes: tuple[int, ...], reps: int, work: Path) -> None:
     console = Console()
-    host = machine()
+    host, head = machine(), commit()  # the code this process loaded, not a later HEAD
     tools = Tools()
     work.mkdir(parents=True, exist_ok=True)
     rows: dict[str, dict[str, Any]] = {}
@@ -284,7 +284,7 @@ def main(sizes: tuple[int, ...], reps: int, work: Path) -> None:
         for name in ("snarkjs", "circom2"):
             package = tools.bin.parent / name / "package.json"
             versions[name] = json.loads(package.read_text())["version"]
-    result = {"date": now.isoformat(timespec="seconds"), "machine": host, "commit": commit(),
+    result = {"date": now.isoformat(timespec="seconds"), "machine": host, "commit": head,
               "command": " ".join([Path(sys.executable).name, *sys.argv]), "tools": versions,
               "rows": rows}
     RESULTS.mkdir(parents=True, exist_ok=True)

@@ -58,6 +58,7 @@ def test_scales_match_domain_constants():
     s = scales(d.n)
     assert s["coset"].base == d.shift and s["unshift_n_inv"].base == d.shift_inv
     assert s["n_inv"].factor == s["unshift_n_inv"].factor == d.n_inv
+    assert s["odd_n_inv"].base == d.odd_shift and s["odd_n_inv"].factor == d.n_inv
 
 
 def test_odd_scale_moves_an_intt_onto_the_odd_points(rng):

@@ -9,6 +9,7 @@ import pytest
 from config.settings import get_settings
 from snark.fields import FR_MODULUS, limbs_to_ints, random_fr
 from snark.porep.c1 import C1Error, circuit_name, fr_hex, parse_c1, parse_size, size_name
+from snark.porep.proof_type import PorepType
 
 
 def random_c1_dict(rng, sector_size=2048, partitions=2, challenges=3) -> dict:
@@ -103,11 +104,14 @@ def test_invalid_json_and_size_limit(monkeypatch, np_rng):
     with pytest.raises(C1Error, match=r"^c1: not valid JSON"):
         parse_c1(b'{"format": "\xff"}')
     raw = json.dumps(random_c1_dict(np_rng))
+    with pytest.raises(C1Error, match=r"exceeds max_c1_bytes"):
+        parse_c1(raw, max_bytes=len(raw) - 1)
+    assert parse_c1(raw, max_bytes=len(raw)).to_json()
     monkeypatch.setenv("PROOFQ_MAX_C1_BYTES", str(len(raw) - 1))
     get_settings.cache_clear()
-    try:
+    try:  # the porep type applies the setting
         with pytest.raises(C1Error, match=r"exceeds max_c1_bytes"):
-            parse_c1(raw)
+            PorepType().parse(raw)
     finally:
         monkeypatch.delenv("PROOFQ_MAX_C1_BYTES")
         get_settings.cache_clear()

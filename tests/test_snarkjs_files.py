@@ -19,6 +19,7 @@ import gpu
 from snark import groth16
 from snark.cpu_backend import CpuBackend
 from snark.fields import FR_MODULUS as R
+from snark.snarkjs.binfile import SnarkjsFormatError
 from snark.snarkjs.json_formats import vk_from_json
 from snark.snarkjs.keystore import import_zkey
 from snark.snarkjs.witness import check_witness, public_inputs
@@ -38,6 +39,13 @@ def witness(key):
     witness = read_wtns(DATA / "mul20.wtns")
     check_witness(key, witness)
     return witness
+
+
+def test_witness_from_bytes_is_the_file(witness):
+    raw = (DATA / "mul20.wtns").read_bytes()
+    assert (read_wtns(raw, "job 7 witness") == witness).all()
+    with pytest.raises(SnarkjsFormatError, match="job 7 witness: section 2 claims .*truncated"):
+        read_wtns(raw[:-32], "job 7 witness")
 
 
 def test_proof_checks_against_snarkjs_vk(key, witness):

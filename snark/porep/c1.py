@@ -30,7 +30,6 @@ from typing import Annotated, Any, Literal
 from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer,
                       ValidationError, model_validator)
 
-from config.settings import get_settings
 from snark.fields import FR_MODULUS
 
 C1_FORMAT = "proofq-porep-c1/1"
@@ -144,8 +143,11 @@ def check_sector_size(sector_size: int) -> None:
         raise C1Error(f"sector_size: {sector_size} ({size_name(sector_size)}) is outside {bounds}")
 
 
-def parse_c1(raw: bytes | str | dict) -> C1:
-    """Validate a C1 from JSON text or a decoded dict; raise ``C1Error`` naming the field."""
+def parse_c1(raw: bytes | str | dict, *, max_bytes: int | None = None) -> C1:
+    """Validate a C1 from JSON text or a decoded dict; raise ``C1Error`` naming the field.
+
+    ``max_bytes`` bounds JSON text (the caller's ``max_c1_bytes`` setting); the model is
+    settings-free, so a library user parses with no configuration at all."""
     try:
         if isinstance(raw, dict):
             return C1.model_validate(raw)
@@ -155,10 +157,9 @@ def parse_c1(raw: bytes | str | dict) -> C1:
             except UnicodeEncodeError as exc:  # lone surrogates: no JSON text has them
                 raise C1Error(f"c1: not valid JSON text (character {exc.start} is "
                               f"{raw[exc.start]!r}, not encodable as UTF-8)") from None
-        size = len(raw)
-        limit = get_settings().max_c1_bytes
-        if size > limit:
-            raise C1Error(f"c1: {size} bytes exceeds max_c1_bytes ({limit}, PROOFQ_MAX_C1_BYTES)")
+        if max_bytes is not None and len(raw) > max_bytes:
+            raise C1Error(f"c1: {len(raw)} bytes exceeds max_c1_bytes ({max_bytes}, "
+                          f"PROOFQ_MAX_C1_BYTES)")
         return C1.model_validate_json(raw)
     except ValidationError as exc:
         raise C1Error(_describe(exc)) from None

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from config.settings import get_settings
 from snark.porep.c1 import C1, C1Error, parse_c1
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ class PorepType:
         elif not isinstance(raw, (str, bytes)):
             raise C1Error(f"c1: expected JSON text, bytes, a dict or a C1, "
                           f"got {type(raw).__name__}")
-        return parse_c1(raw)
+        return parse_c1(raw, max_bytes=get_settings().max_c1_bytes)
 
     def check(self, job_input: C1) -> None:
         # replica_id and every challenge index from the seed (P·K hashes); the Merkle paths

@@ -35,16 +35,17 @@ class Sections:
         return SnarkjsFormatError(f"{self.name}: {field}: {problem}")
 
 
-def read_sections(path: str | Path | bytes, magic: bytes, versions: tuple[int, ...],
+def read_sections(source: str | Path | bytes, magic: bytes, versions: tuple[int, ...],
                   name: str | None = None) -> Sections:
-    """Map ``path`` (or take the file's bytes, called ``name`` in errors) and index its
-    sections; refuse another magic or version."""
-    if isinstance(path, bytes):
-        name, data = name or magic.decode(), np.frombuffer(path, dtype=np.uint8)
+    """Index the sections of a file (memory-mapped) or of its bytes (a witness that came
+    over the wire); refuse another magic or version. ``name`` goes into error messages."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        name = name or "<bytes>"
+        data = np.frombuffer(source, dtype=np.uint8)
     else:
-        name = name or str(path)
-        data = np.memmap(path, dtype=np.uint8, mode="r") if Path(path).stat().st_size else \
-            np.zeros(0, dtype=np.uint8)
+        name = name or str(source)
+        data = np.memmap(source, dtype=np.uint8, mode="r") if Path(source).stat().st_size \
+            else np.zeros(0, dtype=np.uint8)
     if data.size < 12 or bytes(data[:4]) != magic:
         raise SnarkjsFormatError(f"{name}: not a {magic.decode()} file (magic "
                                  f"{bytes(data[:4])!r}, expected {magic!r})")

@@ -15,10 +15,10 @@ from snark.snarkjs.binfile import le_int, read_sections, u32s
 from snark.snarkjs.fieldinfo import KNOWN_SCALAR_PRIMES, require_prime
 
 
-def read_wtns(path, name: str | None = None) -> np.ndarray:
-    """The witness of a BLS12-381 circuit from a file or its bytes; ``SnarkjsFormatError``
-    names the file (or ``name``) and the field."""
-    file = read_sections(path, b"wtns", (2,), name)
+def read_wtns(source, name: str | None = None) -> np.ndarray:
+    """The witness of a BLS12-381 circuit from a path or the file's bytes;
+    ``SnarkjsFormatError`` names the file (or ``name``) and the field."""
+    file = read_sections(source, b"wtns", (2,), name)
     header = file.section(1, "header")
     n8 = u32s(header, 0, 1)[0] if header.size >= 4 else 0
     if n8 != FR_BYTES:
