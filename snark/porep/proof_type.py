@@ -6,11 +6,11 @@ Producers import this module to parse a C1, so everything that proves, verifies 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from config.settings import get_settings
+from snark.job_input import as_json_text
 from snark.porep.c1 import C1, C1Error, parse_c1
 
 if TYPE_CHECKING:
@@ -23,16 +23,8 @@ class PorepType:
     name = "porep"
 
     def parse(self, raw: Any) -> C1:
-        # Models and dicts go through JSON text too, so one size limit and one validation
-        # apply to every way of handing in a C1 (a model may be built without validation).
-        if isinstance(raw, C1):
-            raw = raw.to_json()
-        elif isinstance(raw, dict):
-            raw = json.dumps(raw)
-        elif not isinstance(raw, (str, bytes)):
-            raise C1Error(f"c1: expected JSON text, bytes, a dict or a C1, "
-                          f"got {type(raw).__name__}")
-        return parse_c1(raw, max_bytes=get_settings().max_c1_bytes)
+        text = as_json_text(raw, C1, C1Error, "c1")
+        return parse_c1(text, max_bytes=get_settings().max_c1_bytes)
 
     def check(self, job_input: C1) -> None:
         # replica_id and every challenge index from the seed (P·K hashes); the Merkle paths

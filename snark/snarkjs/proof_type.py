@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from config.settings import get_settings
 from snark.fields import FR_BYTES
+from snark.job_input import as_json_text
 from snark.snarkjs.job import Groth16Job, Groth16JobError, parse_job, read_witness
 
 if TYPE_CHECKING:
@@ -27,20 +28,14 @@ if TYPE_CHECKING:
     from snark.backend import ProverBackend
     from snark.keys import ProvingKey
 
+
 class Groth16Type:
     name = "groth16"
 
     def parse(self, raw: Any) -> Groth16Job:
-        # Dicts and jobs go through JSON text too, so one size limit applies to every way in.
-        if isinstance(raw, Groth16Job):
-            raw = raw.to_json()
-        elif isinstance(raw, dict):
-            raw = json.dumps(raw)
-        elif not isinstance(raw, (str, bytes)):
-            raise Groth16JobError(f"job: expected JSON text, bytes, a dict or a Groth16Job, "
-                                  f"got {type(raw).__name__}")
+        text = as_json_text(raw, Groth16Job, Groth16JobError, "job")
         settings = get_settings()
-        return parse_job(raw, max_bytes=settings.max_c1_bytes,
+        return parse_job(text, max_bytes=settings.max_c1_bytes,
                          max_inline=settings.max_inline_witness_bytes)
 
     def check(self, job_input: Groth16Job) -> None:
