@@ -3,7 +3,17 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
+
+
+@dataclass(frozen=True)
+class Admission:
+    """What a producer stores for an accepted job: one JSON text per input value (the
+    stored input, and what idempotency compares) and its number of units of work."""
+
+    canonical_json: str
+    partitions: int
 
 
 def as_json_text(raw: Any, model: type, error: type[ValueError], field: str) -> str | bytes:

@@ -26,6 +26,7 @@ from collections.abc import Hashable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from snark.job_input import Admission
 from snark.porep.proof_type import PorepType
 from snark.snarkjs.proof_type import Groth16Type
 
@@ -52,11 +53,10 @@ class ProofType(Protocol):
         """Checks of the job's values as a whole (hashes), run by the submit task on a
         worker before the fan-out; a unit's own checks run with its witness."""
 
-    def canonical_json(self, job_input: Any) -> str:
-        """One JSON text per input value: what is stored and what idempotency compares."""
-
-    def partitions(self, job_input: Any) -> int:
-        """Units of work, each proved by one Groth16 proof."""
+    def admit(self, raw: Any) -> Admission:
+        """The producer's step: ``parse``'s structural checks and errors, at a producer's
+        speed (many jobs, one process: no per-element Python work), giving what is stored.
+        A unit of work is proved by one Groth16 proof."""
 
     # -- the key ----------------------------------------------------------------------------
     def circuit_name(self, job_input: Any) -> str:

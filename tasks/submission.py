@@ -42,17 +42,16 @@ def accept(store: JobStore, raw_input: Any, *, proof_type: str = "porep",
         kind = proof_type_named(proof_type)
         priority_level(priority)
         job_id = uuid.uuid4().hex if job_id is None else check_job_id(job_id)
-        job_input = kind.parse(raw_input)
+        admitted = kind.admit(raw_input)
     except ValueError as exc:
         raise SubmitError(str(exc)) from None
-    canonical = kind.canonical_json(job_input)
-    partitions = kind.partitions(job_input)
-    outcome = store.create(job_id, digest=content_digest(kind.name, canonical),
-                           proof_type=kind.name, partitions=partitions, priority=priority,
-                           input_json=canonical)
+    text = admitted.canonical_json
+    outcome = store.create(job_id, digest=content_digest(kind.name, text), proof_type=kind.name,
+                           partitions=admitted.partitions, priority=priority, input_json=text)
     if outcome == "conflict":
         raise SubmitError(f"job_id: {job_id!r} is already used by a job with different content")
-    return Accepted(job_id=job_id, partitions=partitions, created=outcome == "created")
+    return Accepted(job_id=job_id, partitions=admitted.partitions,
+                    created=outcome == "created")
 
 
 def enqueue(app: Celery, store: JobStore, accepted: Accepted) -> None:

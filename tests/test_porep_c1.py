@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
 from config.settings import get_settings
 from snark.fields import FR_MODULUS, limbs_to_ints, random_fr
-from snark.porep.c1 import C1Error, circuit_name, fr_hex, parse_c1, parse_size, size_name
+from snark.porep.c1 import (FR_HEX_PATTERN, C1Error, circuit_name, fr_hex, parse_c1, parse_c1_hex,
+                            parse_size, size_name)
 from snark.porep.proof_type import PorepType
 
 
@@ -32,6 +34,32 @@ def test_round_trip_through_json(np_rng):
     assert c1.nodes == 64 and c1.depth == 6
     assert json.loads(c1.to_json()) == doc | {"format": "proofq-porep-c1/1"}
     assert parse_c1(c1.to_json().encode()) == c1 == parse_c1(doc)
+
+
+def test_hex_model_writes_the_int_models_canonical_json(np_rng):
+    """A producer stores what ``parse_c1_hex`` writes; a worker reads it with ``parse_c1``:
+    both must agree on every value, upper-case input included."""
+    doc = random_c1_dict(np_rng)
+    doc["comm_d"] = "0x" + doc["comm_d"][2:].upper()
+    _first_challenge(doc)["d_path"][1] = "0x" + _first_challenge(doc)["d_path"][1][2:].upper()
+    text = parse_c1_hex(json.dumps(doc)).to_json()
+    assert text == parse_c1(doc).to_json()
+    assert parse_c1(text).to_json() == text
+
+
+def test_the_hex_pattern_is_exactly_below_the_modulus(np_rng):
+    """Values at and around r, and values sharing each prefix of r's digits, are accepted by
+    the regex exactly when they are below r."""
+    digits = f"{FR_MODULUS:064x}"
+    values = [0, 1, FR_MODULUS - 1, FR_MODULUS, FR_MODULUS + 1, (1 << 256) - 1]
+    for i in range(64):  # r's first i digits, then a random tail
+        tail = int(np_rng.integers(16 ** min(64 - i, 15)))
+        values += [int(digits[:i] + f"{tail:0{64 - i}x}"[-(64 - i):], 16) if i < 64 else 0,
+                   int(digits[:i] + "f" * (64 - i), 16), int(digits[:i] + "0" * (64 - i), 16)]
+    values += [int.from_bytes(np_rng.bytes(32), "big") for _ in range(200)]
+    pattern = re.compile(FR_HEX_PATTERN)
+    for value in values:
+        assert bool(pattern.match(fr_hex(value))) == (value < FR_MODULUS), fr_hex(value)
 
 
 def _first_challenge(doc):
@@ -82,13 +110,14 @@ BAD = {
 }
 
 
+@pytest.mark.parametrize("parse", [parse_c1, parse_c1_hex])
 @pytest.mark.parametrize("mutate, expected", BAD.values(), ids=BAD.keys())
-def test_bad_input_names_the_field(mutate, expected, np_rng):
+def test_bad_input_names_the_field(mutate, expected, parse, np_rng):
     doc = random_c1_dict(np_rng)
     mutate(doc)
     for raw in (doc, json.dumps(doc)):
         with pytest.raises(C1Error) as err:
-            parse_c1(raw)
+            parse(raw)
         message = str(err.value)
         assert message.startswith(expected), message
         assert "\n" not in message
@@ -109,9 +138,11 @@ def test_invalid_json_and_size_limit(monkeypatch, np_rng):
     assert parse_c1(raw, max_bytes=len(raw)).to_json()
     monkeypatch.setenv("PROOFQ_MAX_C1_BYTES", str(len(raw) - 1))
     get_settings.cache_clear()
-    try:  # the porep type applies the setting
+    try:  # the porep type applies the setting, for workers and producers
         with pytest.raises(C1Error, match=r"exceeds max_c1_bytes"):
             PorepType().parse(raw)
+        with pytest.raises(C1Error, match=r"exceeds max_c1_bytes"):
+            PorepType().admit(raw)
     finally:
         monkeypatch.delenv("PROOFQ_MAX_C1_BYTES")
         get_settings.cache_clear()

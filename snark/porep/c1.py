@@ -19,16 +19,22 @@ Every ``F`` is an Fr element written ``0x`` + 64 hex digits, big-endian, and can
 (< r). Parsing only checks shape and types; ``snark.porep.vanilla`` checks the values.
 The raw JSON is refused above ``Settings.max_c1_bytes`` (``PROOFQ_MAX_C1_BYTES``) before
 it is parsed, so an oversized job cannot exhaust a worker's memory.
+
+One schema, two element types: ``C1`` holds ints (what the circuit and the checks compute
+with, on a worker); ``C1Hex`` keeps the checked hex text (what a producer stores), so that
+accepting a job makes no Python call per element: pydantic-core checks each one against
+``FR_HEX_PATTERN`` natively. Both refuse the same inputs with the same messages and write
+the same canonical JSON.
 """
 
 from __future__ import annotations
 
 import re
 import string
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer,
-                      ValidationError, model_validator)
+                      StringConstraints, ValidationError, model_validator)
 
 from snark.fields import FR_MODULUS
 
@@ -50,50 +56,72 @@ def fr_hex(value: int) -> str:
     return f"0x{value:064x}"
 
 
-def _parse_fr(value: Any) -> int:
+def _below_modulus_pattern() -> str:
+    """A regex for the 64-digit hex strings below r: a prefix of r's digits, then one digit
+    smaller than r's next, then any digits (64 alternatives; a DFA, so one pass per value)."""
+    digits = f"{FR_MODULUS:064x}"
+    alternatives = []
+    for i, digit in enumerate(digits):
+        smaller = "0123456789abcdef"[:int(digit, 16)]
+        if smaller:
+            tail = f"[0-9a-f]{{{63 - i}}}" if i < 63 else ""
+            alternatives.append(f"{digits[:i]}[{smaller}]{tail}")
+    return f"^0x(?i:{'|'.join(alternatives)})$"
+
+
+FR_HEX_PATTERN = _below_modulus_pattern()
+
+
+def _fr_problem(value: Any) -> str:
+    """Why ``value`` is not a canonical Fr hex string (the message both models give)."""
     if not isinstance(value, str):
-        raise ValueError(f"expected a 0x-prefixed hex string of 64 digits, "
-                         f"got {type(value).__name__}")
+        return f"expected a 0x-prefixed hex string of 64 digits, got {type(value).__name__}"
     if not _HEX.fullmatch(value):
-        raise ValueError(f"malformed hex: {_hex_problem(value)}")
-    number = int(value, 16)
-    if number >= FR_MODULUS:
-        raise ValueError("non-canonical field element: value is not below the modulus r")
-    return number
+        return f"malformed hex: {_hex_problem(value)}"
+    return "non-canonical field element: value is not below the modulus r"
+
+
+def _parse_fr(value: Any) -> int:
+    if not (isinstance(value, str) and _HEX.fullmatch(value)) or int(value, 16) >= FR_MODULUS:
+        raise ValueError(_fr_problem(value))
+    return int(value, 16)
 
 
 #: An Fr element: parsed from canonical hex, held as an int, written back as hex.
 Fr = Annotated[int, BeforeValidator(_parse_fr), PlainSerializer(fr_hex, return_type=str)]
+#: An Fr element kept as its canonical hex text (lower case), checked without Python.
+FrHex = Annotated[str, StringConstraints(strict=True, pattern=FR_HEX_PATTERN, to_lower=True)]
 Count = Annotated[int, Field(strict=True, ge=1)]
+F = TypeVar("F")
 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
 
-class ChallengeProof(_Strict):
+class ChallengeProofOf(_Strict, Generic[F]):
     index: Annotated[int, Field(strict=True, ge=0)]
-    data_leaf: Fr
-    replica_leaf: Fr
-    d_path: list[Fr]
-    r_path: list[Fr]
+    data_leaf: F
+    replica_leaf: F
+    d_path: list[F]
+    r_path: list[F]
 
 
-class PartitionProof(_Strict):
-    challenges: list[ChallengeProof]
+class PartitionProofOf(_Strict, Generic[F]):
+    challenges: list[ChallengeProofOf[F]]
 
 
-class C1(_Strict):
+class C1Of(_Strict, Generic[F]):
     format: Literal["proofq-porep-c1/1"] = C1_FORMAT
     sector_size: Annotated[int, Field(strict=True)]
     partitions: Count
     challenges: Count
-    comm_d: Fr
-    comm_r: Fr
-    replica_id: Fr
-    seed: Fr
-    ticket: Fr
-    vanilla_proofs: list[PartitionProof]
+    comm_d: F
+    comm_r: F
+    replica_id: F
+    seed: F
+    ticket: F
+    vanilla_proofs: list[PartitionProofOf[F]]
 
     @property
     def nodes(self) -> int:
@@ -112,9 +140,10 @@ class C1(_Strict):
         return self.model_dump_json()
 
     @model_validator(mode="after")
-    def _check_shape(self) -> "C1":
+    def _check_shape(self) -> "C1Of":
         """Counts and lengths that depend on other fields (values are vanilla.py's job)."""
         check_sector_size(self.sector_size)
+        nodes, depth = self.nodes, self.depth
         if len(self.vanilla_proofs) != self.partitions:
             raise C1Error(f"vanilla_proofs: expected {self.partitions} partitions "
                           f"(the partitions field), got {len(self.vanilla_proofs)}")
@@ -124,14 +153,13 @@ class C1(_Strict):
                 raise C1Error(f"{where}: expected {self.challenges} challenges "
                               f"(the challenges field), got {len(part.challenges)}")
             for j, ch in enumerate(part.challenges):
-                if ch.index >= self.nodes:
+                if ch.index >= nodes:
                     raise C1Error(f"{where}[{j}].index: {ch.index} is out of range "
-                                  f"for a sector of {self.nodes} nodes")
-                for name in ("d_path", "r_path"):
-                    got = len(getattr(ch, name))
-                    if got != self.depth:
-                        raise C1Error(f"{where}[{j}].{name}: expected {self.depth} siblings, "
-                                      f"got {got}")
+                                  f"for a sector of {nodes} nodes")
+                if len(ch.d_path) != depth or len(ch.r_path) != depth:
+                    name = "d_path" if len(ch.d_path) != depth else "r_path"
+                    raise C1Error(f"{where}[{j}].{name}: expected {depth} siblings, "
+                                  f"got {len(getattr(ch, name))}")
         return self
 
 
@@ -143,14 +171,29 @@ def check_sector_size(sector_size: int) -> None:
         raise C1Error(f"sector_size: {sector_size} ({size_name(sector_size)}) is outside {bounds}")
 
 
+ChallengeProof = ChallengeProofOf[Fr]
+PartitionProof = PartitionProofOf[Fr]
+C1 = C1Of[Fr]
+C1Hex = C1Of[FrHex]
+
+
 def parse_c1(raw: bytes | str | dict, *, max_bytes: int | None = None) -> C1:
     """Validate a C1 from JSON text or a decoded dict; raise ``C1Error`` naming the field.
 
     ``max_bytes`` bounds JSON text (the caller's ``max_c1_bytes`` setting); the model is
     settings-free, so a library user parses with no configuration at all."""
+    return _validated(C1, raw, max_bytes)
+
+
+def parse_c1_hex(raw: bytes | str | dict, *, max_bytes: int | None = None) -> C1Hex:
+    """``parse_c1``'s checks and errors, elements left as hex: a producer's parse."""
+    return _validated(C1Hex, raw, max_bytes)
+
+
+def _validated(model: type[C1Of], raw: bytes | str | dict, max_bytes: int | None) -> C1Of:
     try:
         if isinstance(raw, dict):
-            return C1.model_validate(raw)
+            return model.model_validate(raw)
         if isinstance(raw, str):
             try:
                 raw = raw.encode()
@@ -160,7 +203,7 @@ def parse_c1(raw: bytes | str | dict, *, max_bytes: int | None = None) -> C1:
         if max_bytes is not None and len(raw) > max_bytes:
             raise C1Error(f"c1: {len(raw)} bytes exceeds max_c1_bytes ({max_bytes}, "
                           f"PROOFQ_MAX_C1_BYTES)")
-        return C1.model_validate_json(raw)
+        return model.model_validate_json(raw)
     except ValidationError as exc:
         raise C1Error(_describe(exc)) from None
 
@@ -183,6 +226,8 @@ def _describe(exc: ValidationError) -> str:
         message = f"not valid JSON ({first['ctx'].get('error', first['msg'])})"
     elif kind == "value_error":
         message = str(cause) if cause is not None else first["msg"]
+    elif kind in ("string_type", "string_pattern_mismatch"):  # FrHex: the only str fields
+        message = _fr_problem(first["input"])
     elif kind.endswith("_type"):
         message = f"{first['msg'].lower()}, got {type(first['input']).__name__}"
     else:

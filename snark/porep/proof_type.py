@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from config.settings import get_settings
-from snark.job_input import as_json_text
-from snark.porep.c1 import C1, C1Error, parse_c1
+from snark.job_input import Admission, as_json_text
+from snark.porep.c1 import C1, C1Error, parse_c1, parse_c1_hex
 
 if TYPE_CHECKING:
     from snark.backend import ProverBackend
@@ -26,18 +26,17 @@ class PorepType:
         text = as_json_text(raw, C1, C1Error, "c1")
         return parse_c1(text, max_bytes=get_settings().max_c1_bytes)
 
+    def admit(self, raw: Any) -> Admission:
+        text = as_json_text(raw, C1, C1Error, "c1")
+        c1 = parse_c1_hex(text, max_bytes=get_settings().max_c1_bytes)
+        return Admission(canonical_json=c1.to_json(), partitions=c1.partitions)
+
     def check(self, job_input: C1) -> None:
         # replica_id and every challenge index from the seed (P·K hashes); the Merkle paths
         # and the replica encoding are checked per partition, in its witness.
         from snark.porep.vanilla import check_public_inputs
 
         check_public_inputs(job_input)
-
-    def canonical_json(self, job_input: C1) -> str:
-        return job_input.to_json()
-
-    def partitions(self, job_input: C1) -> int:
-        return job_input.partitions
 
     def circuit_name(self, job_input: C1) -> str:
         return job_input.circuit_name

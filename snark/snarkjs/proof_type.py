@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from config.settings import get_settings
 from snark.fields import FR_BYTES
-from snark.job_input import as_json_text
+from snark.job_input import Admission, as_json_text
 from snark.snarkjs.job import Groth16Job, Groth16JobError, parse_job, read_witness
 
 if TYPE_CHECKING:
@@ -45,11 +45,9 @@ class Groth16Type:
             if ref.wtns is not None:
                 read_witness(job_input, i, None)
 
-    def canonical_json(self, job_input: Groth16Job) -> str:
-        return job_input.to_json()
-
-    def partitions(self, job_input: Groth16Job) -> int:
-        return len(job_input.witnesses)
+    def admit(self, raw: Any) -> Admission:
+        job = self.parse(raw)
+        return Admission(canonical_json=job.to_json(), partitions=len(job.witnesses))
 
     def circuit_name(self, job_input: Groth16Job) -> str:
         return job_input.key
