@@ -32,10 +32,14 @@ the x^(2N−1) coefficient of A·B − C, zero since its degree is below 2N − 
 
 from __future__ import annotations
 
+import functools
+import os
 import random
 import sys
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import nullcontext
 from pathlib import Path
 
 import click
@@ -44,7 +48,6 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from snark.curve import PointArray  # noqa: E402
 from snark.domain import Domain, powers  # noqa: E402
 from snark.fields import FQ_BYTES, FQ_MODULUS, FR_MODULUS, fr_to_limbs  # noqa: E402
 from snark.groth16 import CpuFixedBase, FixedBaseMul, lagrange_at  # noqa: E402
@@ -70,51 +73,56 @@ def snarkjs_lagrange(log_n: int, tau: int, *, without_top_power: bool = False) -
     return ours[constraint_positions(np.arange(n, dtype=np.int64), n)]
 
 
+def _encoded(fixed_base: FixedBaseMul, group: int, scalars: np.ndarray) -> bytes:
+    """One chunk of points in snarkjs's bytes (a pool worker's job)."""
+    mul = fixed_base.mul_g1 if group == 1 else fixed_base.mul_g2
+    return encode_points(mul(scalars))
+
+
 def write_ptau(path: Path, power: int, seed: int, *, fixed_base: FixedBaseMul | None = None,
-               log: Callable[[str], None] = print) -> None:
-    """The prepared ptau of ``power`` for τ, α, β drawn from ``random.Random(seed)``."""
+               jobs: int = 1, log: Callable[[str], None] = print) -> None:
+    """The prepared ptau of ``power`` for τ, α, β drawn from ``random.Random(seed)``; with
+    ``jobs`` > 1 the chunks of points are computed by that many processes (CPU fixed base)."""
     fixed_base = fixed_base or CpuFixedBase()
     rng = random.Random(seed)
     tau, alpha, beta = (rng.randrange(1, FR_MODULUS) for _ in range(3))
     while any(pow(tau, 1 << p, FR_MODULUS) == 1 for p in range(power + 2)):
         tau = rng.randrange(1, FR_MODULUS)  # τ in a domain: its Lagrange form has no value
     n = 1 << power
-    started = time.perf_counter()
-
-    def points(group: int, scalars: np.ndarray) -> Iterator[bytes]:
-        mul = fixed_base.mul_g1 if group == 1 else fixed_base.mul_g2
-        for start in range(0, len(scalars), CHUNK):
-            chunk: PointArray = mul(fr_to_limbs(scalars[start:start + CHUNK]))
-            yield encode_points(chunk)
-
-    def section(name: str, group: int, blocks: Iterator[np.ndarray]) -> Iterator[bytes]:
-        count = 0
-        for scalars in blocks:
-            count += len(scalars)
-            yield from points(group, scalars)
-        log(f"{name}: {count} G{group} points, {time.perf_counter() - started:.1f} s")
-
-    def lagrange(factor: int, top: int) -> Iterator[np.ndarray]:
-        for p in range(top + 1):
-            scalars = snarkjs_lagrange(p, tau, without_top_power=p == power + 1)
-            yield scalars * factor % FR_MODULUS
-
     tau_powers = powers(tau, 2 * n - 1)
     header = (np.array([FQ_BYTES], dtype="<u4").tobytes() + FQ_MODULUS.to_bytes(FQ_BYTES, "little")
               + np.array([power, power], dtype="<u4").tobytes())
-    write_sections(path, b"ptau", 1, [
-        (1, [header]),
-        (2, section("tauG1", 1, iter([tau_powers]))),
-        (3, section("tauG2", 2, iter([tau_powers[:n]]))),
-        (4, section("alphaTauG1", 1, iter([tau_powers[:n] * alpha % FR_MODULUS]))),
-        (5, section("betaTauG1", 1, iter([tau_powers[:n] * beta % FR_MODULUS]))),
-        (6, section("betaG2", 2, iter([np.array([beta], dtype=object)]))),
-        (7, [bytes(4)]),
-        (12, section("Lagrange tauG1", 1, lagrange(1, power + 1))),
-        (13, section("Lagrange tauG2", 2, lagrange(1, power))),
-        (14, section("Lagrange alphaTauG1", 1, lagrange(alpha, power))),
-        (15, section("Lagrange betaTauG1", 1, lagrange(beta, power))),
-    ])
+    started = time.perf_counter()
+    with ProcessPoolExecutor(jobs) if jobs > 1 else nullcontext() as pool:
+        each = pool.map if pool else map  # in order, chunk by chunk
+
+        def section(name: str, group: int, blocks: Iterator[np.ndarray]) -> Iterator[bytes]:
+            count = 0
+            for scalars in blocks:
+                count += len(scalars)
+                yield from each(functools.partial(_encoded, fixed_base, group),
+                                [fr_to_limbs(scalars[i:i + CHUNK])
+                                 for i in range(0, len(scalars), CHUNK)])
+            log(f"{name}: {count} G{group} points, {time.perf_counter() - started:.1f} s")
+
+        def lagrange(factor: int, top: int) -> Iterator[np.ndarray]:
+            for p in range(top + 1):
+                scalars = snarkjs_lagrange(p, tau, without_top_power=p == power + 1)
+                yield scalars * factor % FR_MODULUS
+
+        write_sections(path, b"ptau", 1, [
+            (1, [header]),
+            (2, section("tauG1", 1, iter([tau_powers]))),
+            (3, section("tauG2", 2, iter([tau_powers[:n]]))),
+            (4, section("alphaTauG1", 1, iter([tau_powers[:n] * alpha % FR_MODULUS]))),
+            (5, section("betaTauG1", 1, iter([tau_powers[:n] * beta % FR_MODULUS]))),
+            (6, section("betaG2", 2, iter([np.array([beta], dtype=object)]))),
+            (7, [bytes(4)]),
+            (12, section("Lagrange tauG1", 1, lagrange(1, power + 1))),
+            (13, section("Lagrange tauG2", 2, lagrange(1, power))),
+            (14, section("Lagrange alphaTauG1", 1, lagrange(alpha, power))),
+            (15, section("Lagrange betaTauG1", 1, lagrange(beta, power))),
+        ])
 
 
 @click.command()
@@ -122,10 +130,12 @@ def write_ptau(path: Path, power: int, seed: int, *, fixed_base: FixedBaseMul | 
               help="log2 of the largest domain the file serves")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True)
 @click.option("--seed", type=int, default=None, help="RNG seed of τ, α, β (default: fresh)")
-def main(power: int, output: Path, seed: int | None) -> None:
+@click.option("--jobs", type=click.IntRange(1), default=os.cpu_count() or 1, show_default=True,
+              help="processes computing points")
+def main(power: int, output: Path, seed: int | None, jobs: int) -> None:
     seed = random.randrange(2**63) if seed is None else seed
     print(f"ptau power {power}, seed {seed}: τ is known, for benchmarks and tests only")
-    write_ptau(output, power, seed)
+    write_ptau(output, power, seed, jobs=jobs)
     print(f"wrote {output} ({output.stat().st_size} bytes)")
 
 

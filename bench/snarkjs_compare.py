@@ -117,8 +117,9 @@ def ptau(work: Path, power: int, log) -> Path:
         seed = random.randrange(2**63)
         log(f"powers of tau 2^{power} (bench/ptau.py, known τ, seed {seed}): minutes")
         started, started_cpu = time.perf_counter(), time.process_time()
-        write_ptau(work / "p.tmp", power, seed, log=log)
-        made = {"power": power, "seed": seed, "writer": "bench/ptau.py",
+        jobs = os.cpu_count() or 1
+        write_ptau(work / "p.tmp", power, seed, jobs=jobs, log=log)
+        made = {"power": power, "seed": seed, "writer": "bench/ptau.py", "jobs": jobs,
                 "seconds": round(time.perf_counter() - started, 1),
                 "cpu_seconds": round(time.process_time() - started_cpu, 1)}
         os.replace(work / "p.tmp", path)

@@ -100,6 +100,13 @@ def test_points_are_powers_and_lagrange_forms_of_one_tau(tmp_path, rng):
         assert G1Point.multiexp_unchecked(top, weights) == expected, k
 
 
+def test_processes_write_the_same_file(tmp_path, rng):
+    seed = rng.randrange(2**63)
+    for jobs in (1, 2):
+        write_ptau(tmp_path / f"{jobs}.ptau", 3, seed, jobs=jobs, log=lambda _: None)
+    assert (tmp_path / "1.ptau").read_bytes() == (tmp_path / "2.ptau").read_bytes()
+
+
 @pytest.mark.slow
 def test_snarkjs_sets_up_keys_from_it_and_accepts_proofq_proofs(tmp_path, rng):
     """groth16 setup and a zkey contribution by snarkjs on the writer's ptau; proofq proves a
