@@ -1,8 +1,10 @@
 """snarkjs against proofq on the same circom circuits, in one run on one machine.
 
 For each size 2^k: a chain circuit of 2^k − 8 multiplications (domain 2^k), compiled with
-circom2 (``--prime bls12381``), set up by snarkjs (powers of tau of power max(k) with one
-contribution, groth16 setup, one zkey contribution), and a witness of random inputs. Then:
+circom2 (``--prime bls12381``), set up by snarkjs (groth16 setup, one zkey contribution) from
+a prepared powers of tau of power max(k) written by ``bench/ptau.py`` (a known τ: benchmark
+keys only; snarkjs's own ``prepare phase2`` takes hours at power 16 on 2 cores), and a
+witness of random inputs. Then:
 
 - ``snarkjs groth16 prove`` (the CLI, wall time, ``--reps`` times);
 - proofq's import of the zkey (parse, check every point, store; once);
@@ -13,9 +15,9 @@ contribution, groth16 setup, one zkey contribution), and a witness of random inp
   timed backend). GPU and CPU proofs are compared byte for byte for the same r, s.
 
 Every proofq proof is checked by ``snarkjs groth16 verify``. Fixtures (ptau, circuits,
-zkeys, witnesses) are cached under ``.cache/snarkjs-bench`` (``--work``): a prepared ptau
-of power 16 takes many minutes on 2 cores. Without node, the snarkjs columns are skipped
-and the fixtures must already be there (a GPU machine given the cache).
+zkeys, witnesses) are cached under ``.cache/snarkjs-bench`` (``--work``). Without node,
+the snarkjs columns are skipped and the fixtures must already be there: a GPU machine needs
+only ``chain-<k>/{done,setup.json,circuit.zkey,witness.wtns}`` per size (no ptau).
 
     python bench/snarkjs_compare.py                     # 2^12 and 2^16
     python bench/snarkjs_compare.py --log2 12 --reps 5
@@ -45,6 +47,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.cpu_prove import Stopwatch, TimedBackend, machine  # noqa: E402
 from bench.provenance import commit  # noqa: E402
+from bench.ptau import write_ptau  # noqa: E402
 from snark import groth16  # noqa: E402
 from snark.cpu_backend import CpuBackend  # noqa: E402
 from snark.fields import FR_MODULUS  # noqa: E402
@@ -106,18 +109,28 @@ def timed_run(command: list, cwd: Path | None = None, env: dict | None = None
     return round(wall, 3), round(cpu, 3)
 
 
-def ptau(tools: Tools, work: Path, power: int, log) -> Path:
-    """A prepared powers of tau of ``power`` (one contribution), made once."""
+def cpu_seconds() -> float:
+    """User + sys seconds of this process and its reaped children (the ptau writer's pool)."""
+    own, children = (resource.getrusage(who) for who in (resource.RUSAGE_SELF,
+                                                         resource.RUSAGE_CHILDREN))
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def ptau(work: Path, power: int, log) -> Path:
+    """A prepared powers of tau of ``power``, made once by ``bench/ptau.py``: its τ is known
+    (seed in ``pot<power>.json``), which is fine for timing provers and never for real keys."""
     path = work / f"pot{power}.ptau"
     if not path.exists():
-        log(f"powers of tau 2^{power} (new, contribute, prepare phase2): minutes")
-        tools("snarkjs", "powersoftau", "new", "bls12-381", power, work / "p0.ptau")
-        tools("snarkjs", "powersoftau", "contribute", work / "p0.ptau", work / "p1.ptau",
-              "-e=proofq bench")
-        tools("snarkjs", "powersoftau", "prepare", "phase2", work / "p1.ptau", work / "p.tmp")
+        seed = random.randrange(2**63)
+        log(f"powers of tau 2^{power} (bench/ptau.py, known τ, seed {seed}): minutes")
+        started, started_cpu = time.perf_counter(), cpu_seconds()
+        jobs = os.cpu_count() or 1
+        write_ptau(work / "p.tmp", power, seed, jobs=jobs, log=log)
+        made = {"power": power, "seed": seed, "writer": "bench/ptau.py", "jobs": jobs,
+                "seconds": round(time.perf_counter() - started, 1),
+                "cpu_seconds": round(cpu_seconds() - started_cpu, 1)}
         os.replace(work / "p.tmp", path)
-        for name in ("p0.ptau", "p1.ptau"):
-            (work / name).unlink()
+        path.with_suffix(".json").write_text(json.dumps(made))
     return path
 
 
@@ -134,7 +147,7 @@ def circuit(tools: Tools, work: Path, log2: int, power: int, log) -> Path:
     (folder / "circuit.circom").write_text(CIRCUIT % ((1 << log2) - 8))
     setup = {"compile": tools("circom2", "circuit.circom", "--r1cs", "--wasm", "--prime",
                               "bls12381", "-o", ".", cwd=folder)}
-    pot = ptau(tools, work, power, log)
+    pot = ptau(work, power, log)
     setup["groth16 setup"] = tools("snarkjs", "groth16", "setup", folder / "circuit.r1cs", pot,
                                    folder / "c0.zkey")
     setup["zkey contribute"] = tools("snarkjs", "zkey", "contribute", folder / "c0.zkey",
@@ -287,6 +300,9 @@ def main(sizes: tuple[int, ...], reps: int, work: Path) -> None:
     result = {"date": now.isoformat(timespec="seconds"), "machine": host, "commit": head,
               "command": " ".join([Path(sys.executable).name, *sys.argv]), "tools": versions,
               "rows": rows}
+    made = work / f"pot{max(sizes)}.json"
+    if made.exists():  # how the fixtures' ptau was made (absent on a machine given only keys)
+        result["ptau"] = json.loads(made.read_text())
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"snarkjs-compare-{now:%Y-%m-%d-%H%M}.json"
     path.write_text(json.dumps(result, indent=1) + "\n")

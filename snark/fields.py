@@ -4,7 +4,8 @@ Representation rule (the one place it is stated): every array that crosses a mod
 boundary — witnesses, R1CS coefficients, proving-key bases, MSM scalars — holds values in
 *standard* form (0 <= v < modulus) as little-endian uint64 limbs, shape ``(n, 4)`` for Fr
 and ``(..., 6)`` for Fq. Montgomery form exists only inside a backend (the GPU converts on
-upload); the helpers below that produce it are for backends and their tests.
+upload) and in files that store it (snarkjs's); the helpers below that produce it are
+for those and their tests.
 """
 
 from __future__ import annotations
@@ -102,23 +103,63 @@ def montgomery_reduce(limbs: np.ndarray, modulus: int, *, chunk: int = 1 << 16) 
     are processed ``chunk`` at a time to stay in cache. Any input below 2^(64·L) gives a
     canonical result; callers that must refuse non-canonical input check it first.
     """
+    return _by_chunks(limbs, chunk, lambda digits: _redc32(_widen(digits), modulus))
+
+
+def montgomery_encode(limbs: np.ndarray, modulus: int, *, chunk: int = 1 << 16) -> np.ndarray:
+    """The inverse of ``montgomery_reduce``: ``v · R mod modulus`` for every row of
+    canonical ``(..., L)`` limbs, as REDC(v · (R² mod modulus)); for writing files that
+    store Montgomery coordinates (snarkjs's), vectorised like the decoder."""
+    r2 = pow(2, 2 * 64 * limbs.shape[-1], modulus)
+    return _by_chunks(limbs, chunk, lambda digits: _redc32(_times(digits, r2), modulus))
+
+
+def _by_chunks(limbs: np.ndarray, chunk: int, convert) -> np.ndarray:
+    """``convert`` on the 32-bit digits (k, rows) of ``chunk`` rows at a time; back to limbs."""
     shape = limbs.shape
     flat = np.ascontiguousarray(limbs, dtype="<u8").reshape(-1, shape[-1])
     out = np.empty_like(flat)
     for start in range(0, flat.shape[0], chunk):
-        out[start:start + chunk] = _redc32(flat[start:start + chunk], modulus)
+        digits = np.ascontiguousarray(flat[start:start + chunk]).view("<u4").T.astype(np.uint64)
+        out[start:start + chunk] = np.ascontiguousarray(convert(digits).T.astype("<u4")).view("<u8")
     return out.reshape(shape).astype(np.uint64, copy=False)
 
 
-def _redc32(rows: np.ndarray, modulus: int) -> np.ndarray:
-    k = 2 * rows.shape[1]
-    mask = np.uint64(0xFFFFFFFF)
-    shift = np.uint64(32)
+_MASK32, _SHIFT32 = np.uint64(0xFFFFFFFF), np.uint64(32)
+
+
+def _widen(digits: np.ndarray) -> np.ndarray:
+    """k digits per row → 2k, the top half zero (a value ready for REDC)."""
+    t = np.zeros((2 * digits.shape[0], digits.shape[1]), dtype=np.uint64)
+    t[:digits.shape[0]] = digits
+    return t
+
+
+def _times(digits: np.ndarray, constant: int) -> np.ndarray:
+    """The 2k-digit products of every row with ``constant`` (schoolbook on 32-bit digits:
+    digit·digit + digit + carry < 2^64)."""
+    k = digits.shape[0]
+    t = np.zeros((2 * k, digits.shape[1]), dtype=np.uint64)
+    carry, product = np.empty_like(t[0]), np.empty_like(t[0])
+    for j in range(k):
+        c_j = np.uint64((constant >> (32 * j)) & 0xFFFFFFFF)
+        carry[:] = 0
+        for i in range(k):
+            np.multiply(digits[i], c_j, out=product)
+            product += t[i + j]
+            product += carry
+            np.bitwise_and(product, _MASK32, out=t[i + j])
+            np.right_shift(product, _SHIFT32, out=carry)
+        t[j + k] = carry
+    return t
+
+
+def _redc32(t: np.ndarray, modulus: int) -> np.ndarray:
+    """REDC of 2k-digit values below modulus·2^(32k): k digits, canonical."""
+    k = t.shape[0] // 2
+    mask, shift = _MASK32, _SHIFT32
     n_digits = [np.uint64((modulus >> (32 * j)) & 0xFFFFFFFF) for j in range(k)]
     n_prime = np.uint64(-pow(modulus, -1, 1 << 32) % (1 << 32))
-    # t[i] holds digit i (< 2^32); t[i + k] is still zero when row i reaches it.
-    t = np.zeros((2 * k, rows.shape[0]), dtype=np.uint64)
-    t[:k] = np.ascontiguousarray(rows).view("<u4").T
     carry, product = np.empty_like(t[0]), np.empty_like(t[0])
     for i in range(k):
         m = (t[i] * n_prime) & mask
@@ -129,7 +170,10 @@ def _redc32(rows: np.ndarray, modulus: int) -> np.ndarray:
             product += carry
             np.bitwise_and(product, mask, out=t[i + j])
             np.right_shift(product, shift, out=carry)
-        t[i + k] = carry
+        for j in range(i + k, 2 * k):  # the carry up through the top half (its digits may be set)
+            np.add(t[j], carry, out=product)
+            np.bitwise_and(product, mask, out=t[j])
+            np.right_shift(product, shift, out=carry)
     result = t[k:]
     # Conditional subtraction of the modulus (the result is below 2·modulus).
     diff = np.empty_like(result)
@@ -140,8 +184,7 @@ def _redc32(rows: np.ndarray, modulus: int) -> np.ndarray:
         np.bitwise_and(product, mask, out=diff[j])
         borrow = (product >> np.uint64(63)).astype(np.uint64)  # wrapped below zero
     keep = borrow.astype(bool)  # result < modulus
-    result = np.where(keep, result, diff)
-    return np.ascontiguousarray(result.T.astype("<u4")).view("<u8")
+    return np.where(keep, result, diff)
 
 
 def from_montgomery(limbs: np.ndarray, modulus: int) -> list[int]:

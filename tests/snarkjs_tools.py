@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parents[1]
 PTAU_POWER = 8  # domains up to 2^8 (prepare phase2, most of the setup time, grows with it)
 
 
-def _tools_bin() -> Path:
+def tools_bin() -> Path:
     if shutil.which("node") is None:
         pytest.skip("node is not installed: the snarkjs/circom tests need Node 20 and npm")
     named = os.environ.get("PROOFQ_NPM_TOOLS")
@@ -129,7 +129,8 @@ class Circuit:
         return out
 
 
-def _build(tools: Tools, base: Path, name: str, ptau: Path) -> Circuit:
+def build_circuit(tools: Tools, base: Path, name: str, ptau: Path) -> Circuit:
+    """Circuit ``name`` of ``CIRCUITS`` compiled and set up from ``ptau`` in ``base/name``."""
     template, size, public = CIRCUITS[name]
     work = base / name
     work.mkdir(exist_ok=True)
@@ -146,13 +147,13 @@ def _build(tools: Tools, base: Path, name: str, ptau: Path) -> Circuit:
 
 @functools.cache
 def _fixtures(base: Path) -> tuple[Tools, dict[str, Circuit]]:
-    tools = Tools(_tools_bin())
+    tools = Tools(tools_bin())
     base.mkdir(exist_ok=True)
     ptau0, ptau1, ptau = (base / f"pot{i}.ptau" for i in range(3))
     tools.snarkjs("powersoftau", "new", "bls12-381", str(PTAU_POWER), ptau0)
     tools.snarkjs("powersoftau", "contribute", ptau0, ptau1, "-e=proofq test entropy")
     tools.snarkjs("powersoftau", "prepare", "phase2", ptau1, ptau)
-    return tools, {name: _build(tools, base, name, ptau) for name in CIRCUITS}
+    return tools, {name: build_circuit(tools, base, name, ptau) for name in CIRCUITS}
 
 
 def snarkjs_fixtures(tmp_path_factory) -> tuple[Tools, dict[str, Circuit]]:

@@ -15,6 +15,7 @@ from snark.fields import (
     is_canonical,
     ints_to_limbs,
     limbs_to_ints,
+    montgomery_encode,
     montgomery_reduce,
     random_fr,
     to_montgomery,
@@ -64,3 +65,13 @@ def test_vectorised_montgomery_reduce_matches_ints(modulus, n_limbs, rng):
     assert got.shape == (10, 20, n_limbs) and got.dtype == np.uint64
     assert limbs_to_ints(got) == [v * r_inv % modulus for v in raw[:200]]
     assert limbs_to_ints(montgomery_reduce(limbs[200:], modulus)) == [raw[200] * r_inv % modulus]
+
+
+@pytest.mark.parametrize("modulus,n_limbs", [(FQ_MODULUS, 6), (FR_MODULUS, 4)])
+def test_vectorised_montgomery_encode_matches_ints(modulus, n_limbs, rng):
+    values = [rng.randrange(modulus) for _ in range(300)] + [0, 1, modulus - 1]
+    limbs = ints_to_limbs(values, n_limbs)
+    got = montgomery_encode(limbs.reshape(3, 101, n_limbs), modulus, chunk=64)
+    assert got.shape == (3, 101, n_limbs) and got.dtype == np.uint64
+    assert limbs_to_ints(got) == limbs_to_ints(to_montgomery(values, modulus, n_limbs))
+    assert limbs_to_ints(montgomery_reduce(got, modulus)) == values

@@ -3,11 +3,12 @@
 Layout: 4-byte magic, u32 version, u32 section count, then sections of (u32 type, u64 size,
 data), all little-endian. Sections may come in any order, so they are indexed by type. The
 file is memory-mapped: a section is a read-only ``uint8`` view, decoded by its reader
-without copying the whole file.
+without copying the whole file. ``write_sections`` is the writer's side (``bench/ptau.py``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -69,6 +70,21 @@ def read_sections(source: str | Path | bytes, magic: bytes, versions: tuple[int,
         sections[kind] = data[start:start + size]
         offset = start + size
     return Sections(name, version, sections)
+
+
+def write_sections(path: str | Path, magic: bytes, version: int,
+                   sections: list[tuple[int, Iterable[bytes]]]) -> None:
+    """A file of ``sections`` (type, data in chunks), each chunk written as it comes and
+    each section's size filled in after its data, so large sections are never held whole."""
+    with open(path, "wb") as out:
+        out.write(magic + np.array([version, len(sections)], dtype="<u4").tobytes())
+        for kind, chunks in sections:
+            header = out.tell()
+            out.write(np.array([kind], dtype="<u4").tobytes() + bytes(8))
+            size = sum(out.write(chunk) for chunk in chunks)
+            out.seek(header + 4)
+            out.write(np.array([size], dtype="<u8").tobytes())
+            out.seek(0, 2)
 
 
 def u32s(section: np.ndarray, start: int, count: int) -> list[int]:

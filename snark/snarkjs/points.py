@@ -5,6 +5,7 @@ coordinate an Fq element in Montgomery form (R = 2^384), little-endian; all-zero
 the point at infinity. Decoding is vectorised (``snark.fields.montgomery_reduce``) and
 yields a ``PointArray`` in this project's standard form. ``check_points`` then makes
 arkworks check every point (on the curve, in the prime-order subgroup): once, at import.
+``encode_points`` is the way back, for files this project writes (``bench/ptau.py``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from snark.curve import G1_XY_BYTES, G2_XY_BYTES, G1Point, G2Point, PointArray
-from snark.fields import FQ_LIMBS, FQ_MODULUS, is_canonical, montgomery_reduce
+from snark.fields import FQ_LIMBS, FQ_MODULUS, is_canonical, montgomery_encode, montgomery_reduce
 from snark.snarkjs.binfile import SnarkjsFormatError
 
 
@@ -35,6 +36,13 @@ def decode_points(raw: np.ndarray, group: int, count: int, field: str) -> PointA
     shape = (count, 2, FQ_LIMBS) if group == 1 else (count, 2, 2, FQ_LIMBS)
     inf = ~limbs.reshape(count, -1).any(axis=1)
     return PointArray(group, standard.reshape(shape), inf)
+
+
+def encode_points(points: PointArray) -> bytes:
+    """snarkjs's bytes of ``points``: Montgomery coordinates, infinity as all zeros."""
+    mont = montgomery_encode(points.xy, FQ_MODULUS)
+    mont[points.inf] = 0
+    return np.ascontiguousarray(mont, dtype="<u8").tobytes()
 
 
 def check_points(points: PointArray, field: str) -> None:
