@@ -123,6 +123,13 @@ def test_bad_input_names_the_field(mutate, expected, parse, np_rng):
         assert "\n" not in message
 
 
+def test_input_of_another_kind_is_named_plainly():
+    for step in (PorepType().parse, PorepType().admit):
+        with pytest.raises(C1Error, match=r"^c1: expected JSON text, bytes, a dict or a C1, "
+                                          r"got list$"):
+            step([1, 2])
+
+
 def test_invalid_json_and_size_limit(monkeypatch, np_rng):
     with pytest.raises(C1Error, match=r"^c1: not valid JSON"):
         parse_c1('{"sector_size": ')

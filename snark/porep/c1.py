@@ -99,7 +99,15 @@ class _Strict(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
 
-class ChallengeProofOf(_Strict, Generic[F]):
+class _OfElements(_Strict):
+    """Names a parametrized model as the rest of the code does: ``C1``, ``C1Hex``, …"""
+
+    @classmethod
+    def model_parametrized_name(cls, params: tuple[type, ...]) -> str:
+        return cls.__name__.removesuffix("Of") + ("Hex" if params == (FrHex,) else "")
+
+
+class ChallengeProofOf(_OfElements, Generic[F]):
     index: Annotated[int, Field(strict=True, ge=0)]
     data_leaf: F
     replica_leaf: F
@@ -107,11 +115,11 @@ class ChallengeProofOf(_Strict, Generic[F]):
     r_path: list[F]
 
 
-class PartitionProofOf(_Strict, Generic[F]):
+class PartitionProofOf(_OfElements, Generic[F]):
     challenges: list[ChallengeProofOf[F]]
 
 
-class C1Of(_Strict, Generic[F]):
+class C1Of(_OfElements, Generic[F]):
     format: Literal["proofq-porep-c1/1"] = C1_FORMAT
     sector_size: Annotated[int, Field(strict=True)]
     partitions: Count
