@@ -138,6 +138,12 @@ def test_commands_that_need_a_cluster_say_so():
     assert line.startswith("Error: ") and "connecting to 127.0.0.1" in line
 
 
+def _interruptible() -> None:
+    """The child's Ctrl-C as a terminal's: a shell's background job (a CI script run with
+    ``&``) starts with SIGINT ignored, and Python then never turns it into KeyboardInterrupt."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _endless_bench(params_dir, tmp_dir: Path) -> subprocess.Popen:
     """A private-cluster batch that is still running when the test acts on it; its
     temporary folders go to ``tmp_dir``."""
@@ -146,7 +152,7 @@ def _endless_bench(params_dir, tmp_dir: Path) -> subprocess.Popen:
            "PYTHONUNBUFFERED": "1", "TMPDIR": str(tmp_dir)}
     bench = subprocess.Popen([PROOFQ, "bench", "batch", "-c", "1000", "-j", "2",
                               "--challenges", str(K)], env=env, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+                             stderr=subprocess.PIPE, text=True, preexec_fn=_interruptible)
     try:
         assert " OK — " in bench.stdout.readline() + bench.stdout.readline()
     except BaseException:
