@@ -12,6 +12,7 @@ import argparse
 import json
 import statistics
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -19,6 +20,40 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from gpu.fixed_base import GpuFixedBase  # noqa: E402
 from gpu.msm import MsmBases, msm, phase_times, plan  # noqa: E402
 from snark.fields import random_fr  # noqa: E402
+
+
+def msm_inputs(fixed: GpuFixedBase, stream, sizes: dict[int, str]) -> Iterator[tuple]:
+    """(group, log_n, bases, scalars) for each size of ``sizes`` ({1: "16,20", 2: "20"}):
+    distinct k_i·G bases (one pool per group, prefixes of it) and uniform scalars."""
+    import cupy
+
+    for group, text in sizes.items():
+        logs = [int(v) for v in text.split(",") if v]
+        if not logs:
+            continue
+        pool = (fixed.mul_g1 if group == 1 else fixed.mul_g2)(random_fr(1 << max(logs)))
+        for log_n in logs:
+            bases = MsmBases(pool[:1 << log_n], stream)
+            with stream:
+                scalars = cupy.asarray(random_fr(1 << log_n))
+            yield group, log_n, bases, scalars
+            del bases, scalars  # freed before the next size's are made
+
+
+def time_msm(bases, scalars, stream, reps: int) -> tuple[object, list[float]]:
+    """The MSM's result and ``reps`` CUDA-event times (ms) after a warm-up (compile, pool)."""
+    import cupy
+
+    result = msm(bases, scalars, stream)
+    samples = []
+    for _ in range(reps):
+        start, end = cupy.cuda.Event(), cupy.cuda.Event()
+        start.record(stream)
+        msm(bases, scalars, stream)
+        end.record(stream)
+        end.synchronize()
+        samples.append(cupy.cuda.get_elapsed_time(start, end))
+    return result, samples
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,33 +70,16 @@ def main(argv: list[str] | None = None) -> int:
     device = cupy.cuda.Device().id
     name = cupy.cuda.runtime.getDeviceProperties(device)["name"].decode()
     report = {"device": name, "reps": args.reps}
-    for group, text in ((1, args.g1), (2, args.g2)):
-        logs = [int(v) for v in text.split(",") if v]
-        if not logs:
-            continue
-        pool = (fixed.mul_g1 if group == 1 else fixed.mul_g2)(random_fr(1 << max(logs)))
-        for log_n in logs:
-            n = 1 << log_n
-            bases = MsmBases(pool[:n], stream)
-            with stream:
-                scalars = cupy.asarray(random_fr(n))
-            msm(bases, scalars, stream)  # warm-up: compile, pool growth
-            samples = []
-            for _ in range(args.reps):
-                start, end = cupy.cuda.Event(), cupy.cuda.Event()
-                start.record(stream)
-                msm(bases, scalars, stream)
-                end.record(stream)
-                end.synchronize()
-                samples.append(cupy.cuda.get_elapsed_time(start, end))
-            phases = phase_times(bases, scalars, stream)
-            p = plan(n)
-            report[f"g{group}_2^{log_n}"] = {
-                "median_ms": statistics.median(samples), "samples_ms": samples,
-                "c": p.c, "windows": p.windows, "run_bits": p.run_bits, "phases_ms": phases}
-            print(f"msm g{group} 2^{log_n}: {statistics.median(samples):8.2f} ms  (c={p.c}) "
-                  + " ".join(f"{k}={v:.2f}" for k, v in phases.items()), flush=True)
-            del bases, scalars
+    for group, log_n, bases, scalars in msm_inputs(fixed, stream, {1: args.g1, 2: args.g2}):
+        _, samples = time_msm(bases, scalars, stream, args.reps)
+        phases = phase_times(bases, scalars, stream)
+        p = plan(1 << log_n)
+        report[f"g{group}_2^{log_n}"] = {
+            "median_ms": statistics.median(samples), "samples_ms": samples,
+            "c": p.c, "windows": p.windows, "run_bits": p.run_bits, "phases_ms": phases}
+        print(f"msm g{group} 2^{log_n}: {statistics.median(samples):8.2f} ms  (c={p.c}) "
+              + " ".join(f"{k}={v:.2f}" for k, v in phases.items()), flush=True)
+        del bases, scalars
     if args.out:
         with open(args.out, "w") as fh:
             json.dump(report, fh, indent=1)

@@ -24,10 +24,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import cupy  # noqa: E402
 
+from bench.msm_bench import msm_inputs, time_msm  # noqa: E402
 from gpu import module  # noqa: E402
 from gpu import msm as gpu_msm  # noqa: E402
 from gpu.fixed_base import GpuFixedBase  # noqa: E402
-from snark.fields import random_fr  # noqa: E402
 
 
 def variant_module(name: str, defines: list[str], cubins: Path | None):
@@ -43,19 +43,6 @@ def variant_module(name: str, defines: list[str], cubins: Path | None):
                          options=(*module.NVRTC_OPTIONS, *defines))
     mod.compile()
     return mod
-
-
-def time_msm(bases, scalars, stream, reps: int) -> tuple[object, list[float]]:
-    result = gpu_msm.msm(bases, scalars, stream)  # warm-up
-    samples = []
-    for _ in range(reps):
-        start, end = cupy.cuda.Event(), cupy.cuda.Event()
-        start.record(stream)
-        gpu_msm.msm(bases, scalars, stream)
-        end.record(stream)
-        end.synchronize()
-        samples.append(cupy.cuda.get_elapsed_time(start, end))
-    return result, samples
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -83,36 +70,28 @@ def main(argv: list[str] | None = None) -> int:
     report = {"variants": {k: v or [] for k, v in variants.items()}, "target_runs": runs,
               "reps": args.reps}
     rows = []
-    for group, text in ((1, args.g1), (2, args.g2)):
-        logs = [int(v) for v in text.split(",") if v]
-        if not logs:
-            continue
-        pool = (fixed.mul_g1 if group == 1 else fixed.mul_g2)(random_fr(1 << max(logs)))
-        for log_n in logs:
-            bases = gpu_msm.MsmBases(pool[:1 << log_n], stream)
-            with stream:
-                scalars = cupy.asarray(random_fr(1 << log_n))
-            expected = None
-            for name, mod in modules.items():
-                gpu_msm._kernel = production if mod is None else (
-                    lambda kernel, device_id, mod=mod: mod.get_function(kernel))
-                gpu_msm.TARGET_RUNS = runs.get(name, production_runs)
-                try:
-                    result, samples = time_msm(bases, scalars, stream, args.reps)
-                    phases = gpu_msm.phase_times(bases, scalars, stream)
-                finally:
-                    gpu_msm._kernel, gpu_msm.TARGET_RUNS = production, production_runs
-                expected = expected or result
-                if result != expected:
-                    print(f"MISMATCH: variant {name} at g{group} 2^{log_n}", flush=True)
-                    return 1
-                median = statistics.median(samples)
-                report[f"{name} g{group} 2^{log_n}"] = {"median_ms": median, "samples_ms": samples,
-                                                        "phases_ms": phases}
-                rows.append(f"g{group} 2^{log_n:<3} {name:<12} {median:9.2f} ms   "
-                            + " ".join(f"{k}={v:.2f}" for k, v in phases.items()))
-                print(rows[-1], flush=True)
-            del bases, scalars
+    for group, log_n, bases, scalars in msm_inputs(fixed, stream, {1: args.g1, 2: args.g2}):
+        expected = None
+        for name, mod in modules.items():
+            gpu_msm._kernel = production if mod is None else (
+                lambda kernel, device_id, mod=mod: mod.get_function(kernel))
+            gpu_msm.TARGET_RUNS = runs.get(name, production_runs)
+            try:
+                result, samples = time_msm(bases, scalars, stream, args.reps)
+                phases = gpu_msm.phase_times(bases, scalars, stream)
+            finally:
+                gpu_msm._kernel, gpu_msm.TARGET_RUNS = production, production_runs
+            expected = expected or result
+            if result != expected:
+                print(f"MISMATCH: variant {name} at g{group} 2^{log_n}", flush=True)
+                return 1
+            median = statistics.median(samples)
+            report[f"{name} g{group} 2^{log_n}"] = {"median_ms": median, "samples_ms": samples,
+                                                    "phases_ms": phases}
+            rows.append(f"g{group} 2^{log_n:<3} {name:<12} {median:9.2f} ms   "
+                        + " ".join(f"{k}={v:.2f}" for k, v in phases.items()))
+            print(rows[-1], flush=True)
+        del bases, scalars
     if args.out:
         Path(args.out).write_text(json.dumps(report, indent=1))
     print("\n".join(["", "variant table (all results equal the baseline's):", *rows]))
