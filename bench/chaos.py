@@ -20,7 +20,10 @@ Scenarios (``--only`` picks some):
   started again. Recovery: restart → every job done.
 - ``load``: many two-partition jobs on two workers: throughput, none lost, none twice.
 - ``malformed``: malformed C1s through the Python API and through the intake stream, while
-  good jobs run: every one refused with one line, no worker dies, the good jobs complete.
+  good jobs run. Structural faults are refused at submit with one line (the API raises,
+  intake answers ``rejected``); wrong values that only hashing shows (a leaf, a path
+  sibling, comm_r) are accepted and end ``failed`` on the workers with the reason, never
+  with a proof. No worker dies, the good jobs complete.
 
 Writes ``bench/results/chaos-<UTC date-time>.json`` with the command, commit and settings.
 """
@@ -337,10 +340,15 @@ def malformed_inputs(count: int, rng: random.Random) -> list[tuple[str, object]]
     return [(kinds[n % len(kinds)], mutate(kinds[n % len(kinds)])) for n in range(count)]
 
 
+#: Faults only hashing shows: accepted, then failed by the submit task or a partition.
+CHECKED_ON_WORKERS = {"data_leaf", "path", "comm_r"}
+
+
 def scenario_malformed(cluster: Cluster, api_n: int, intake_n: int, good_n: int,
                        rng: random.Random, timeout_s: float) -> dict:
     good = cluster.submit(good_n, 2, "good")
     refused, not_refused, multi_line, kinds = 0, [], 0, {}
+    to_fail: dict[str, str] = {}  # job id -> kind, for the faults the workers must catch
     for kind, raw in malformed_inputs(api_n, rng):
         job_id = f"bad-{uuid.uuid4().hex[:8]}"
         try:
@@ -350,11 +358,17 @@ def scenario_malformed(cluster: Cluster, api_n: int, intake_n: int, good_n: int,
             multi_line += "\n" in str(exc)
             kinds.setdefault(kind, str(exc)[:160])
         else:
-            not_refused.append(kind)
+            if kind in CHECKED_ON_WORKERS:
+                to_fail[job_id] = kind
+            else:
+                not_refused.append(kind)
     r = cluster.client.store.redis
-    entries = {r.xadd(INTAKE_STREAM, {"c1": json.dumps(raw) if not isinstance(raw, str)
-                                      else raw}).decode()
-               for _, raw in malformed_inputs(intake_n, rng)}
+    entries = {}
+    for kind, raw in malformed_inputs(intake_n, rng):
+        text = json.dumps(raw) if not isinstance(raw, str) else raw
+        entries[r.xadd(INTAKE_STREAM, {"c1": text}).decode()] = kind
+    expected = {e for e, kind in entries.items() if kind not in CHECKED_ON_WORKERS}
+    to_fail |= {f"intake-{e}": kind for e, kind in entries.items() if kind in CHECKED_ON_WORKERS}
     intake = Intake(cluster.client, name="chaos", block_s=0.2)
     stop = threading.Event()
     thread = threading.Thread(target=intake.run, args=(stop.is_set,))
@@ -363,23 +377,32 @@ def scenario_malformed(cluster: Cluster, api_n: int, intake_n: int, good_n: int,
     def rejections():
         found = {f[b"entry"].decode(): f for _, f in r.xrange(RESULTS_STREAM)
                  if f.get(b"status") == b"rejected" and f.get(b"entry", b"").decode() in entries}
-        return found if len(found) == len(entries) else None
-    found = _wait_for(rejections, timeout_s, 0.2) or {}
+        return (found,) if set(found) >= expected else None  # a tuple: true even when empty
+    found = (_wait_for(rejections, timeout_s, 0.2) or ({},))[0]
     stop.set()
     thread.join(timeout=60)
     status, _ = cluster.wait_all(good, timeout_s)
+    failed_status, _ = cluster.wait_all(to_fail, timeout_s)
+    reasons = {}
+    for job, kind in to_fail.items():
+        state = cluster.client.store.state(job)
+        if state is not None and state.error:
+            reasons.setdefault(kind, state.error[:200])
     return {
         "api": {"inputs": api_n, "refused": refused, "refused_multi_line": multi_line,
                 "accepted_by_mistake": not_refused, "first_error_per_kind": kinds},
-        "intake": {"inputs": intake_n, "refused_on_results_stream": len(found),
+        "intake": {"inputs": intake_n, "to_refuse": len(expected),
+                   "refused_on_results_stream": len(found),
                    "refused_under_own_entry": sum(
                        f[b"job"].decode() == f"intake-{e}" for e, f in found.items())},
+        "checked_on_workers": {
+            "jobs": len(to_fail), "statuses": _count(failed_status.values()),
+            "proved_by_mistake": sorted(j for j in to_fail if cluster.client.store.result(j)),
+            "first_failure_per_kind": reasons},
         "workers_alive": len(cluster.live_workers()),
         "good_jobs": cluster.audit(good, status),
     }
 
-
-# -- main -----------------------------------------------------------------------------------
 
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
