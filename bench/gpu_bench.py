@@ -128,14 +128,19 @@ def bench_ntt(log_n: int, stream, reps: int) -> dict:
     return {"passes": len(plan(log_n)), "ntt": summary(fwd), "intt": summary(inv)}
 
 
-def bench_msm(group: int, log_n: int, pool: PointArray, stream, reps: int) -> dict:
-    from gpu.msm import MsmBases, msm
+def bench_msm(group: int, log_n: int, pool: PointArray, stream, reps: int,
+              tabled: bool = False) -> dict:
+    from gpu.msm import MsmBases, msm, table_plan
 
-    bases = MsmBases(pool[:1 << log_n])
+    t0 = time.perf_counter()
+    bases = MsmBases(pool[:1 << log_n], stream, table=table_plan(1 << log_n) if tabled else None)
+    stream.synchronize()
+    made_s = time.perf_counter() - t0
     scalars = random_scalars(1 << log_n)
     samples = timed(lambda: msm(bases, scalars, stream=stream), stream, reps)
-    print(f"msm g{group} 2^{log_n}: {statistics.median(samples):.2f} ms", flush=True)
-    return summary(samples)
+    print(f"msm g{group} 2^{log_n}{' (window tables)' if tabled else ''}: "
+          f"{statistics.median(samples):.2f} ms (bases made in {made_s:.2f} s)", flush=True)
+    return {**summary(samples), "bases_s": made_s, "bases_bytes": bases.xy.nbytes}
 
 
 def bench_partition(log_c: int, g1: PointArray, g2: PointArray, backend, reps: int,
@@ -236,11 +241,14 @@ def table(result: dict) -> str:
                      f"intt {r['intt']['median_ms']:9.3f} ms"
                      + versus(r["ntt"]["median_ms"], ref_ms["ntt"].get(int(log_n))))
     for group in ("g1", "g2"):
-        for log_n, r in (result.get(f"msm_{group}") or {}).items():
-            lines.append(f"msm {group} 2^{log_n:<3} {r['median_ms']:9.2f} ms"
-                         + versus(r["median_ms"], ref_ms.get(group, {}).get(int(log_n))))
-    rows = [("coset", log_c, r) for log_c, r in result.get("partitions", {}).items()]
-    rows += [("odd", log_c, r) for log_c, r in result.get("partitions_odd", {}).items()]
+        for suffix, label in (("", ""), ("_tables", " tables")):
+            for log_n, r in (result.get(f"msm_{group}{suffix}") or {}).items():
+                lines.append(f"msm {group}{label} 2^{log_n:<3} {r['median_ms']:9.2f} ms"
+                             + versus(r["median_ms"], ref_ms.get(group, {}).get(int(log_n))))
+    rows = [(f"{form}{label}", log_c, r)
+            for form, name in (("coset", "partitions"), ("odd", "partitions_odd"))
+            for suffix, label in (("", ""), ("_tables", ", window tables"))
+            for log_c, r in result.get(name + suffix, {}).items()]
     for form, log_c, r in rows:
         ph = r["phases_median_ms"]
         lines.append(f"porep 2^{log_c} ({r['constraints']} c, {form} H): "
@@ -265,6 +273,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--odd-partitions", default="",
                         help="log constraint counts to time again with the odd H form "
                              "(snarkjs keys: the groth16 proof type's prover path)")
+    parser.add_argument("--table-bytes", type=int, default=0,
+                        help="also time the MSMs with window tables and the partitions on a "
+                             "backend with this table budget (PROOFQ_MSM_TABLE_BYTES)")
     parser.add_argument("--sppark", default=None,
                         help="output of sppark's bench from the same run (its last line is JSON)")
     args = parser.parse_args(argv)
@@ -327,15 +338,22 @@ def main(argv: list[str] | None = None) -> int:
         g1 = section("pool_g1", lambda: point_pool(1, n_g1)) if g1_logs or partitions else None
         g2 = section("pool_g2", lambda: point_pool(2, n_g2)) if g2_logs or partitions else None
         result["point_pools"] = {"g1": n_g1, "g2": n_g2, "seconds": time.perf_counter() - t0}
-        if g1 is not None:
-            sweep("msm_g1", g1_logs, lambda log_n: bench_msm(1, log_n, g1, stream, args.reps))
-        if g2 is not None:
-            sweep("msm_g2", g2_logs, lambda log_n: bench_msm(2, log_n, g2, stream, args.reps))
-        if g1 is not None and g2 is not None:
-            sweep("partitions", part_logs,
-                  lambda log_c: bench_partition(log_c, g1, g2, backend, args.reps))
-            sweep("partitions_odd", odd_logs,
-                  lambda log_c: bench_partition(log_c, g1, g2, backend, args.reps, H_FORM_ODD))
+        tables = [("", backend, False)]
+        if args.table_bytes:
+            tables.append(("_tables", gpu.get_backend(table_budget_bytes=args.table_bytes), True))
+        for suffix, on, tabled in tables:
+            if g1 is not None:
+                sweep(f"msm_g1{suffix}", g1_logs,
+                      lambda log_n, t=tabled: bench_msm(1, log_n, g1, stream, args.reps, t))
+            if g2 is not None:
+                sweep(f"msm_g2{suffix}", g2_logs,
+                      lambda log_n, t=tabled: bench_msm(2, log_n, g2, stream, args.reps, t))
+            if g1 is not None and g2 is not None:
+                sweep(f"partitions{suffix}", part_logs,
+                      lambda log_c, b=on: bench_partition(log_c, g1, g2, b, args.reps))
+                sweep(f"partitions_odd{suffix}", odd_logs,
+                      lambda log_c, b=on: bench_partition(log_c, g1, g2, b, args.reps,
+                                                                 H_FORM_ODD))
     print(f"wrote {path}")
     print(table(result))
     return 0

@@ -18,13 +18,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gpu.fixed_base import GpuFixedBase  # noqa: E402
-from gpu.msm import MsmBases, msm, phase_times, plan  # noqa: E402
+from gpu.msm import MsmBases, msm, phase_times, table_plan  # noqa: E402
 from snark.fields import random_fr  # noqa: E402
 
 
-def msm_inputs(fixed: GpuFixedBase, stream, sizes: dict[int, str]) -> Iterator[tuple]:
+def msm_inputs(fixed: GpuFixedBase, stream, sizes: dict[int, str],
+               tables: bool = False) -> Iterator[tuple]:
     """(group, log_n, bases, scalars) for each size of ``sizes`` ({1: "16,20", 2: "20"}):
-    distinct k_i·G bases (one pool per group, prefixes of it) and uniform scalars."""
+    distinct k_i·G bases (one pool per group, prefixes of it; with window tables if
+    ``tables``) and uniform scalars."""
     import cupy
 
     for group, text in sizes.items():
@@ -33,7 +35,8 @@ def msm_inputs(fixed: GpuFixedBase, stream, sizes: dict[int, str]) -> Iterator[t
             continue
         pool = (fixed.mul_g1 if group == 1 else fixed.mul_g2)(random_fr(1 << max(logs)))
         for log_n in logs:
-            bases = MsmBases(pool[:1 << log_n], stream)
+            bases = MsmBases(pool[:1 << log_n], stream,
+                             table=table_plan(1 << log_n) if tables else None)
             with stream:
                 scalars = cupy.asarray(random_fr(1 << log_n))
             yield group, log_n, bases, scalars
@@ -63,17 +66,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--g1", default="16,20,22")
     parser.add_argument("--g2", default="16,20")
     parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--tables", action="store_true", help="bases with window tables")
     parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)
     stream = cupy.cuda.Stream(non_blocking=True)
     fixed = GpuFixedBase()
     device = cupy.cuda.Device().id
     name = cupy.cuda.runtime.getDeviceProperties(device)["name"].decode()
-    report = {"device": name, "reps": args.reps}
-    for group, log_n, bases, scalars in msm_inputs(fixed, stream, {1: args.g1, 2: args.g2}):
+    report = {"device": name, "reps": args.reps, "tables": args.tables}
+    sizes = {1: args.g1, 2: args.g2}
+    for group, log_n, bases, scalars in msm_inputs(fixed, stream, sizes, args.tables):
         _, samples = time_msm(bases, scalars, stream, args.reps)
         phases = phase_times(bases, scalars, stream)
-        p = plan(1 << log_n)
+        p = bases.plan_for(1 << log_n)
         report[f"g{group}_2^{log_n}"] = {
             "median_ms": statistics.median(samples), "samples_ms": samples,
             "c": p.c, "windows": p.windows, "run_bits": p.run_bits, "phases_ms": phases}

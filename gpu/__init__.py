@@ -20,16 +20,17 @@ def available() -> tuple[bool, str]:
     return True, f"{count} CUDA device(s) visible"
 
 
-def get_backend(device_id: int | None = None):
+def get_backend(device_id: int | None = None, table_budget_bytes: int = 0):
     """A ``GpuProver`` on ``device_id`` (an index into the visible devices; ``None``: the
-    first)."""
+    first) that gives keys MSM window tables within ``table_budget_bytes``
+    (``gpu.backend``)."""
     index = device.resolve(device_id)
     from cupy.cuda.compiler import CompileException
 
     from gpu.prover import GpuProver
 
     try:
-        return GpuProver(index)
+        return GpuProver(index, table_budget_bytes)
     except (ImportError, OSError, RuntimeError, CompileException) as exc:
         # NVRTC missing or refusing a kernel, driver errors: one line, not a traceback
         raise BackendUnavailable(f"GPU backend failed to start on device {index} "

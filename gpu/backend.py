@@ -7,6 +7,12 @@ domain size, and H in standard form: ``(n − 1, 4)`` for the coset H form, ``(n
 odd one (``snark.keys``). Per circuit, ``prepare`` makes
 resident the R1CS (its data as d·R², see ``spmv.cu``), the MSM bases and the NTT tables.
 
+Bases get MSM window tables (``gpu.msm``: ~13× their memory, ~20% fewer additions at
+2^20) while they fit ``table_budget_bytes``, the backend's allowance per process: b_g2 first
+(a G2 addition costs ~3 G1 ones for 2× the bytes), then the G1 bases, largest first. A
+table the device refuses falls back to the plain bases; ``extra_resident_bytes`` tells the
+VRAM ledger what the tables hold.
+
 All work runs on one non-blocking stream of the backend, except the G2 MSM of
 ``proof_msms``, which runs on a second one beside the G1 MSMs (ordered after the witness's
 digit sort by an event). The proving path synchronises only those streams (the MSMs
@@ -25,10 +31,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpu import module
+from gpu.msm import MsmBases, msm, msm_many, table_plan
 from gpu.ntt import Ntt, log_size
 from snark.backend import DeviceMemoryError, G1Basis, G2Basis
 from snark.fields import (FR_MODULUS, FR_MULTIPLICATIVE_GENERATOR, fr_to_limbs, is_canonical,
                           to_montgomery)
+from snark.curve import PointArray
 from snark.keys import H_FORM_ODD, POINT_BASES, ProvingKey
 from snark.r1cs import SparseMatrix
 
@@ -50,7 +58,7 @@ class _Matrix:
 class _Resident:
     log_n: int
     matrices: tuple[_Matrix, _Matrix, _Matrix]
-    bases: dict[str, object]  # gpu.msm.MsmBases by basis name
+    bases: dict[str, MsmBases]  # by basis name
     h_factor: object          # (1, 4) the quotient's pointwise factor: coset form, Montgomery
                               # 1 / (g^n − 1); odd form, the raw 1 (leaves Montgomery form)
 
@@ -59,13 +67,35 @@ def _blocks(n: int) -> tuple[int]:
     return ((n + THREADS - 1) // THREADS,)
 
 
+def _leading_infinity(key: ProvingKey, name: str) -> int:
+    # l_g1 behind num_inputs infinities: its MSM over the whole witness shares the
+    # witness's digit sort (proof_msms)
+    return key.r1cs.num_inputs if name == "l_g1" else 0
+
+
+def table_choice(key: ProvingKey, budget_bytes: int) -> dict[str, int]:
+    """``{basis: table bytes}`` of the bases that get window tables within ``budget_bytes``
+    (b_g2 first, then the G1 bases by size, each taken while it still fits)."""
+    order = sorted(POINT_BASES, key=lambda name: (name != "b_g2", -len(getattr(key, name))))
+    chosen, left = {}, budget_bytes
+    for name in order:
+        points: PointArray = getattr(key, name)
+        lead = _leading_infinity(key, name)
+        extra = (MsmBases.nbytes(points, lead, table_plan(lead + len(points)))
+                 - MsmBases.nbytes(points, lead))
+        if len(points) and extra <= left:
+            chosen[name], left = extra, left - extra
+    return chosen
+
+
 class GpuBackend:
     name = "gpu"
 
-    def __init__(self, device_id: int) -> None:
+    def __init__(self, device_id: int, table_budget_bytes: int = 0) -> None:
         import cupy
 
         self.device_id = device_id
+        self.table_budget_bytes = table_budget_bytes
         self._cupy = cupy
         with cupy.cuda.Device(device_id):
             self.stream = cupy.cuda.Stream(non_blocking=True)
@@ -76,8 +106,9 @@ class GpuBackend:
             self._pointwise = module.function("fr_ops.cu", "fr_quotient_on_coset", device_id)
             self._mul_pointwise = module.function("fr_ops.cu", "fr_mul_pointwise", device_id)
         # A key's resident state lives on the key object (as the CPU backend's does), so two
-        # keys of one circuit (another setup, the other H form) never share bases.
-        self._cache_name = f"gpu:{device_id}"
+        # keys of one circuit (another setup, the other H form) never share bases; nor do
+        # two backends that table them differently.
+        self._cache_name = f"gpu:{device_id}:tables-{table_budget_bytes}"
 
     @contextlib.contextmanager
     def _on_device(self):
@@ -97,8 +128,6 @@ class GpuBackend:
     def prepare(self, key: ProvingKey) -> None:
         if self._cache_name in key.cache:
             return
-        from gpu.msm import MsmBases
-
         r1cs = key.r1cs
         if r1cs.num_variables >= 1 << 32:
             raise ValueError(f"r1cs: {r1cs.num_variables} variables exceed 32-bit column indices")
@@ -106,11 +135,8 @@ class GpuBackend:
         n = key.domain_size
         with self._on_device() as cupy:
             matrices = tuple(self._upload_matrix(m) for m in (r1cs.a, r1cs.b, r1cs.c))
-            # l_g1 behind num_inputs infinities: its MSM over the whole witness shares the
-            # witness's digit sort (proof_msms); the single call takes the view past them
-            bases = {name: MsmBases(getattr(key, name),
-                                    leading_infinity=r1cs.num_inputs if name == "l_g1" else 0)
-                     for name in POINT_BASES}
+            tables = table_choice(key, self.table_budget_bytes)
+            bases = {name: self._bases(key, name, name in tables) for name in POINT_BASES}
             self.ntt.prepare(log_n)
             if key.h_form == H_FORM_ODD:
                 h_factor = cupy.asarray(fr_to_limbs([1]))
@@ -120,6 +146,24 @@ class GpuBackend:
                 h_factor = cupy.asarray(to_montgomery([z_inv], FR_MODULUS, 4))
             self.stream.synchronize()
         key.cache[self._cache_name] = _Resident(log_n, matrices, bases, h_factor)
+
+    def _bases(self, key: ProvingKey, name: str, tabled: bool) -> MsmBases:
+        points, lead = getattr(key, name), _leading_infinity(key, name)
+        if tabled:
+            try:
+                return MsmBases(points, self.stream, lead, table_plan(lead + len(points)))
+            except DeviceMemoryError:
+                pass  # the device is fuller than the budget assumed: plain bases still prove
+        return MsmBases(points, self.stream, lead)
+
+    def extra_resident_bytes(self, key: ProvingKey) -> int:
+        """Device bytes of the key's window tables (what its bases hold beyond themselves):
+        as built once resident, as planned before."""
+        resident = key.cache.get(self._cache_name)
+        if resident is None:
+            return sum(table_choice(key, self.table_budget_bytes).values())
+        return sum(b.xy.nbytes - MsmBases.nbytes(getattr(key, name), b.leading_infinity)
+                   for name, b in resident.bases.items())
 
     def _upload_matrix(self, m: SparseMatrix) -> _Matrix:
         cupy = self._cupy
@@ -197,8 +241,6 @@ class GpuBackend:
     def proof_msms(self, key: ProvingKey, witness, h) -> dict:
         """The proof's five MSMs as one ``gpu.msm.msm_many`` batch: a_g1, b_g1, b_g2 and l_g1
         share the witness's digit sort, and b_g2 runs on the side stream beside the G1 MSMs."""
-        from gpu.msm import msm_many
-
         bases = self._of(key).bases
         ni = key.r1cs.num_inputs
         for basis, s, count in (("a_g1", witness, len(key.a_g1)), ("h_g1", h, len(key.h_g1)),
@@ -213,13 +255,14 @@ class GpuBackend:
         return dict(zip(jobs, points))
 
     def _msm(self, key: ProvingKey, basis: str, scalars):
-        from gpu.msm import msm
-
-        bases = self._of(key).bases[basis].tail()
+        bases = self._of(key).bases[basis]
         if scalars.shape[0] != len(getattr(key, basis)):
             raise ValueError(f"{basis}: {scalars.shape[0]} scalars for "
                              f"{len(getattr(key, basis))} bases")
-        with self._on_device():
+        with self._on_device() as cupy:
+            if bases.leading_infinity:  # zero scalars for them: no digits
+                scalars = cupy.concatenate(
+                    (cupy.zeros((bases.leading_infinity, 4), dtype=cupy.uint64), scalars))
             return msm(bases, scalars, stream=self.stream)
 
     def release(self, *handles) -> None:

@@ -7,6 +7,12 @@ atomics, prefix sum, scatter), sums the buckets in chunks of equal work whatever
 distribution, reduces each window's buckets on the device and copies back one sum per
 window, which the host weights by 2^(c·w) (``combine_windows`` says why).
 
+A key's bases can carry **window tables** (``MsmBases(table=table_plan(n))``): rows
+w·n + i hold 2^(c·w)·P_i, made once on the device when the key becomes resident. Then every
+window's digits go into one set of buckets, so the window size is no longer held down by a
+reduction per window: at 2^20 c = 20 and 13 digits a scalar instead of c = 16 and 16, for
+13× the bases' memory (``table_plan`` says how it is chosen).
+
 Scalars at or above r are reduced mod r on the device (any 256-bit value is < 3r), which
 matches Σ s_i·P_i for points of order r. Every launch is on the given stream; the only
 synchronisation is the copy of the window sums back to the host.
@@ -19,7 +25,6 @@ given a side stream (the G2 one) run beside the rest.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -51,12 +56,14 @@ TARGET_RUNS = 1 << 15
 
 @dataclass(frozen=True)
 class Plan:
-    """Window layout for one MSM size: ``windows`` digits of ``c`` bits, 2^(c-1) buckets
-    each; the bucket reduction splits each window into runs of 2^run_bits buckets."""
+    """Window layout for one MSM size: ``windows`` digits of ``c`` bits into ``sets`` sets
+    of 2^(c-1) buckets (one per window, or one in all with window tables); the bucket
+    reduction splits each set into runs of 2^run_bits buckets."""
 
     c: int
     windows: int
     run_bits: int
+    sets: int
 
     @property
     def bucket_bits(self) -> int:
@@ -71,21 +78,39 @@ class Plan:
         return 1 << (self.bucket_bits - self.run_bits)
 
 
+#: Widest window of a table plan: 2^21 buckets of G2 XYZZ points are 0.8 GB of scratch.
+MAX_TABLE_C = 22
+
+
 def plan(n: int) -> Plan:
     """Window size minimising the point additions: ``n`` mixed additions per window, plus
     about three general additions (two running sums, counted at the cost of ~1.4 mixed ones)
     per bucket in the reduction."""
+    c = min(range(2, 21), key=lambda c: _windows(c) * (n + _REDUCTION_COST * (1 << (c - 1))))
+    return _layout(c, _windows(c))
 
-    def cost(c: int) -> float:
-        windows = -(-SCALAR_BITS // c)
-        return windows * (n + 2.8 * (1 << (c - 1)))
 
-    c = min(range(2, 21), key=cost)
-    windows = -(-SCALAR_BITS // c)
+def table_plan(n: int) -> Plan:
+    """The same minimum when window tables give all windows one set of buckets: ``n``
+    mixed additions per window plus one reduction. The table is ``windows`` times the
+    bases."""
+    c = min(range(2, MAX_TABLE_C + 1),
+            key=lambda c: _windows(c) * n + _REDUCTION_COST * (1 << (c - 1)))
+    return _layout(c, 1)
+
+
+_REDUCTION_COST = 2.8  # mixed-addition equivalents per bucket in the running sums
+
+
+def _windows(c: int) -> int:
+    return -(-SCALAR_BITS // c)
+
+
+def _layout(c: int, sets: int) -> Plan:
     bucket_bits = c - 1
-    runs = max(1, TARGET_RUNS // windows)
+    runs = max(1, TARGET_RUNS // sets)
     run_bits = max(0, bucket_bits - min(bucket_bits, runs.bit_length() - 1))
-    return Plan(c, windows, run_bits)
+    return Plan(c, _windows(c), run_bits, sets)
 
 
 def _cupy():
@@ -98,42 +123,64 @@ def _blocks(count: int) -> tuple[int]:
 
 
 class MsmBases:
-    """Affine bases resident on the current device, Montgomery form, ``(n, 2·words)``.
+    """Affine bases resident on the current device, Montgomery form: ``rows`` rows of
+    ``2·words`` limbs, or ``table.windows`` such blocks with a window table (block w holds
+    2^(c·w) times the bases, c = ``table.c``; ``table_plan``).
 
     ``leading_infinity`` rows of infinity go first: an MSM over them with a longer scalar
     vector ignores its first entries, so it can share that vector's digit sort (the proof's
-    l_g1 takes witness[num_inputs:], the others the whole witness); ``tail()`` is the view
-    without them, for the slice itself."""
+    l_g1 takes witness[num_inputs:], the others the whole witness)."""
 
-    def __init__(self, points: PointArray, stream=None, leading_infinity: int = 0) -> None:
+    def __init__(self, points: PointArray, stream=None, leading_infinity: int = 0,
+                 table: Plan | None = None) -> None:
         cupy = _cupy()
         self.group = points.group
         self.words = FIELD_WORDS[points.group]
         self.device_id = cupy.cuda.Device().id
         self.leading_infinity = leading_infinity
-        host = np.zeros((leading_infinity + len(points), 2 * self.words), dtype=np.uint64)
+        self.rows = leading_infinity + len(points)
+        self.table = table
+        blocks = table.windows if table else 1
+        if blocks * self.rows >= 1 << 31:
+            raise ValueError(f"msm bases: {blocks} x {self.rows} table rows exceed the "
+                             f"31-bit entry index")
+        host = np.zeros((self.rows, 2 * self.words), dtype=np.uint64)
         host[leading_infinity:] = np.asarray(points.xy, dtype=np.uint64).reshape(
             len(points), 2 * self.words)
         host[leading_infinity:][points.inf] = 0  # the kernels' infinity marker
         stream = stream or cupy.cuda.get_current_stream()
+        u32 = np.uint32
         try:
             with stream:
-                self.xy = cupy.asarray(host)
-                if len(host):
+                self.xy = cupy.empty((blocks * self.rows, 2 * self.words), dtype=cupy.uint64)
+                self.xy[:self.rows].set(host)
+                if self.rows:
                     _kernel(f"msm_bases_to_mont_g{self.group}", self.device_id)(
-                        _blocks(len(host)), (THREADS,), (self.xy, np.uint32(len(host))))
+                        _blocks(self.rows), (THREADS,), (self.xy, u32(self.rows)))
+                if table and self.rows:
+                    _kernel(f"msm_window_table_g{self.group}", self.device_id)(
+                        _blocks(self.rows), (THREADS,),
+                        (self.xy, u32(self.rows), u32(table.c), u32(table.windows)))
         except cupy.cuda.memory.OutOfMemoryError as exc:
             raise DeviceMemoryError(
-                f"msm bases ({len(points)} G{self.group} points): {exc}") from exc
+                f"msm bases ({blocks} x {len(points)} G{self.group} points): {exc}") from exc
 
     def __len__(self) -> int:
-        return self.xy.shape[0]
+        return self.rows
 
-    def tail(self) -> "MsmBases":
-        """The same device rows past the leading infinities (a view, no copy)."""
-        view = copy.copy(self)
-        view.xy, view.leading_infinity = self.xy[self.leading_infinity:], 0
-        return view
+    @property
+    def table_stride(self) -> int:
+        """Rows per window block of the table (``place_digit`` in msm_scalar.cuh); 0: none."""
+        return self.rows if self.table else 0
+
+    def plan_for(self, n: int) -> Plan:
+        return self.table or plan(n)
+
+    @staticmethod
+    def nbytes(points: PointArray, leading_infinity: int = 0, table: Plan | None = None) -> int:
+        """Device bytes of ``MsmBases(points, leading_infinity=…, table=…)``."""
+        rows = leading_infinity + len(points)
+        return (table.windows if table else 1) * rows * 2 * FIELD_WORDS[points.group] * 8
 
 
 def _kernel(name: str, device_id: int):
@@ -149,7 +196,8 @@ def msm(bases: MsmBases, scalars, stream=None) -> G1Point | G2Point:
 def msm_many(jobs, stream=None, side_stream=None) -> list[G1Point | G2Point]:
     """``[msm(bases, scalars) for bases, scalars in jobs]`` as one batch on ``stream``.
 
-    Jobs that pass the very same scalars array share one digit sort. G2 jobs run on
+    Jobs that pass the very same scalars array share one digit sort (if their bases lay
+    digits out alike: the same plan and table stride). G2 jobs run on
     ``side_stream`` when one is given (after the sort they read), beside the G1 work: a
     G2 MSM costs about three G1 ones, and the two overlap where either leaves the GPU
     partly idle (sorts, reductions, the tail of each launch). Window sums are copied back
@@ -164,8 +212,10 @@ def msm_many(jobs, stream=None, side_stream=None) -> list[G1Point | G2Point]:
     if any(bases.device_id != device_id for bases, _ in jobs):
         raise ValueError("msm_many: every basis must live on the same device")
     stream = stream or cupy.cuda.get_current_stream()
-    last_use = {id(scalars): i for i, (_, scalars) in enumerate(jobs)}
-    sorts: dict[int, SortedDigits] = {}  # by id(scalars), until its last job is queued
+    layouts = [(id(scalars), bases.plan_for(n), bases.table_stride)
+               for (bases, scalars), n in zip(jobs, sizes)]
+    last_use = {layout: i for i, layout in enumerate(layouts)}
+    sorts: dict[tuple, SortedDigits] = {}  # by layout, until its last job is queued
     keep = []  # sorts read on the side stream: held until its results are back
     pending = []
     try:
@@ -174,13 +224,15 @@ def msm_many(jobs, stream=None, side_stream=None) -> list[G1Point | G2Point]:
                 if n == 0:
                     pending.append((bases, None, None, None))
                     continue
-                digits = sorts.get(id(scalars))
+                layout = layouts[i]
+                digits = sorts.get(layout)
                 if digits is None:
                     with stream:
-                        digits = sort_digits(cupy.ascontiguousarray(scalars), n, device_id)
-                    sorts[id(scalars)] = digits
-                if last_use[id(scalars)] == i:
-                    del sorts[id(scalars)]  # later launches on `stream` may reuse its memory
+                        digits = sort_digits(cupy.ascontiguousarray(scalars), n, device_id,
+                                             layout[1], layout[2])
+                    sorts[layout] = digits
+                if last_use[layout] == i:
+                    del sorts[layout]  # later launches on `stream` may reuse its memory
                 run_on = side_stream if side_stream is not None and bases.group == 2 else stream
                 if run_on is not stream:
                     run_on.wait_event(digits.ready)
@@ -221,16 +273,18 @@ class SortedDigits:
     ready: object    # cupy Event recorded after the sort, for other streams to wait on
 
 
-def sort_digits(scalars, n: int, device_id: int, mark=lambda step: None) -> SortedDigits:
+def sort_digits(scalars, n: int, device_id: int, p: Plan, table_stride: int = 0,
+                mark=lambda step: None) -> SortedDigits:
     """Counting sort of the digits on the current stream: histogram (atomics), prefix sum,
-    scatter. ``mark(step)`` is called after each step is queued (see ``phase_times``)."""
+    scatter; ``table_stride``: the bases' (``MsmBases.table_stride``). ``mark(step)`` is
+    called after each step is queued (see ``phase_times``)."""
     cupy = _cupy()
-    p = plan(n)
-    keys = p.windows * p.buckets
+    keys = p.sets * p.buckets
     u32 = np.uint32
     counts = cupy.zeros(keys + 1, dtype=cupy.uint32)
-    _kernel("msm_count", device_id)(_blocks(n), (THREADS,),
-                                    (scalars, u32(n), u32(p.c), u32(p.windows), counts))
+    _kernel("msm_count", device_id)(
+        _blocks(n), (THREADS,),
+        (scalars, u32(n), u32(p.c), u32(p.windows), u32(table_stride), counts))
     mark("count")
     offsets = cupy.cumsum(counts, dtype=cupy.uint32)  # bucket k starts at offsets[k]
     del counts
@@ -240,7 +294,8 @@ def sort_digits(scalars, n: int, device_id: int, mark=lambda step: None) -> Sort
     slot_keys = cupy.full(slots, PAD_KEY, dtype=cupy.uint32)
     _kernel("msm_scatter", device_id)(
         _blocks(n), (THREADS,),
-        (scalars, u32(n), u32(p.c), u32(p.windows), offsets, entries, slot_keys))
+        (scalars, u32(n), u32(p.c), u32(p.windows), u32(table_stride), offsets, entries,
+         slot_keys))
     del offsets
     mark("scatter")
     ready = cupy.cuda.Event(block=False, disable_timing=True)
@@ -249,14 +304,14 @@ def sort_digits(scalars, n: int, device_id: int, mark=lambda step: None) -> Sort
 
 
 def window_sums(bases: MsmBases, digits: SortedDigits, mark=lambda step: None):
-    """Queue the bucket sums and the reductions on the current stream; return the window
-    sums (XYZZ, Montgomery) on the device."""
+    """Queue the bucket sums and the reductions on the current stream; return the sum of
+    each bucket set (XYZZ, Montgomery) on the device: one per window, or one with tables."""
     cupy = _cupy()
     group, words, dev, p = bases.group, bases.words, bases.device_id, digits.plan
     point_words = 4 * words  # XYZZ
     u32 = np.uint32
 
-    buckets = cupy.zeros((p.windows * p.buckets, point_words), dtype=cupy.uint64)  # zeros: infinity
+    buckets = cupy.zeros((p.sets * p.buckets, point_words), dtype=cupy.uint64)  # zeros: infinity
     length, source, slot_keys = digits.n * p.windows, (bases.xy, digits.entries), digits.keys
     level = f"msm_bucket_level0_g{group}"
     while True:
@@ -273,7 +328,7 @@ def window_sums(bases: MsmBases, digits: SortedDigits, mark=lambda step: None):
     del source, slot_keys, next_points, next_keys
     mark("buckets")
 
-    runs = p.windows * p.runs_per_window
+    runs = p.sets * p.runs_per_window
     run_sums = cupy.empty((runs, point_words), dtype=cupy.uint64)
     _kernel(f"msm_reduce_segments_g{group}", dev)(
         _blocks(runs), (THREADS,),
@@ -281,9 +336,16 @@ def window_sums(bases: MsmBases, digits: SortedDigits, mark=lambda step: None):
     del buckets
     mark("reduce_segments")
 
-    sums = cupy.empty((p.windows, point_words), dtype=cupy.uint64)
-    _kernel(f"msm_reduce_windows_g{group}", dev)(
-        (p.windows,), (REDUCE_THREADS,), (run_sums, u32(p.runs_per_window), sums))
+    # one block per set; a single set's runs are first summed in REDUCE_THREADS groups, so
+    # more than one block works on them
+    groups = REDUCE_THREADS if p.sets == 1 and p.runs_per_window >= REDUCE_THREADS ** 2 else 1
+    reduce_windows = _kernel(f"msm_reduce_windows_g{group}", dev)
+    for count, per in ((p.sets * groups, p.runs_per_window // groups), (p.sets, groups)):
+        sums = cupy.empty((count, point_words), dtype=cupy.uint64)
+        reduce_windows((count,), (REDUCE_THREADS,), (run_sums, u32(per), sums))
+        run_sums = sums
+        if groups == 1:
+            break
     mark("reduce_windows")
     return sums
 
@@ -349,7 +411,8 @@ def phase_times(bases: MsmBases, scalars, stream=None) -> dict[str, float]:
             event.record(stream)
             events.append((step, event))
 
-        digits = sort_digits(cupy.ascontiguousarray(scalars), n, bases.device_id, mark)
+        digits = sort_digits(cupy.ascontiguousarray(scalars), n, bases.device_id,
+                             bases.plan_for(n), bases.table_stride, mark)
         sums = window_sums(bases, digits, mark).get(stream=stream)
         events[-1][1].synchronize()
     times = {step: cupy.cuda.get_elapsed_time(prev, event)

@@ -67,6 +67,10 @@ class ProverBackend(Protocol):
     def release(self, *handles: Any) -> None:
         """Free what the handles hold (device memory); a no-op on the CPU."""
 
+    def extra_resident_bytes(self, key: "ProvingKey") -> int:
+        """Device bytes a prepared key holds beyond its bases and R1CS (the GPU's MSM
+        window tables), for the VRAM ledger; 0 on the CPU."""
+
 
 @runtime_checkable
 class ProofMsmBackend(Protocol):

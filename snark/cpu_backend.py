@@ -99,3 +99,6 @@ class CpuBackend:
 
     def release(self, *handles) -> None:
         """Nothing to free: handles are ordinary arrays."""
+
+    def extra_resident_bytes(self, key: ProvingKey) -> int:
+        return 0

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import gpu
-from gpu.msm import SCALAR_BITS, plan
+from gpu.msm import MAX_TABLE_C, SCALAR_BITS, plan, table_plan
 from snark.curve import G1Point, G2Point, PointArray, Scalar, scalars_from_ints
 from snark.fields import FR_MODULUS as R
 from snark.fields import fr_to_limbs, limbs_to_ints, random_fr
@@ -28,11 +28,39 @@ GROUPS = [(1, G1Point), (2, G2Point)]
 # -- everywhere -------------------------------------------------------------------------
 @pytest.mark.parametrize("n", [1, 2, 3, 1000, 1 << 16, 1 << 20, 1 << 24, (1 << 31) - 1])
 def test_plan_covers_256_bits_and_splits_windows_into_runs(n):
-    p = plan(n)
-    assert 2 <= p.c <= 20
-    assert p.windows * p.c >= SCALAR_BITS > (p.windows - 1) * p.c
-    assert 0 <= p.run_bits <= p.bucket_bits
-    assert p.runs_per_window << p.run_bits == p.buckets
+    for p, max_c, sets in ((plan(n), 20, None), (table_plan(n), MAX_TABLE_C, 1)):
+        assert 2 <= p.c <= max_c
+        assert p.windows * p.c >= SCALAR_BITS > (p.windows - 1) * p.c
+        assert p.sets == (p.windows if sets is None else sets)
+        assert 0 <= p.run_bits <= p.bucket_bits
+        assert p.runs_per_window << p.run_bits == p.buckets
+
+
+def test_table_plan_takes_wider_windows_where_tables_pay():
+    """One reduction instead of one per window: at 2^20, c = 20 (13 digits a scalar)
+    against c = 16 (16 digits) for plain bases."""
+    assert (plan(1 << 20).c, plan(1 << 20).windows) == (16, 16)
+    assert (table_plan(1 << 20).c, table_plan(1 << 20).windows) == (20, 13)
+    assert all(table_plan(n).windows <= plan(n).windows for n in (1, 100, 1 << 12, 1 << 24))
+
+
+def test_table_choice_takes_g2_first_then_the_largest_g1_bases_within_budget(rng):
+    from gpu.backend import table_choice
+    from snark import groth16
+    from tests.circuits import random_circuit
+
+    key = groth16.setup(random_circuit(num_inputs=3, num_constraints=300, rng=rng).compile())
+    every = table_choice(key, 1 << 40)
+    assert set(every) == {"a_g1", "b_g1", "b_g2", "l_g1", "h_g1"}
+    for name, extra in every.items():  # windows − 1 more copies of the rows
+        points = getattr(key, name)
+        rows = len(points) + (key.r1cs.num_inputs if name == "l_g1" else 0)
+        assert extra == (table_plan(rows).windows - 1) * points.xy.nbytes // len(points) * rows
+    g1_by_size = sorted((n for n in every if n != "b_g2"), key=lambda n: -len(getattr(key, n)))
+    assert table_choice(key, 0) == {}
+    assert set(table_choice(key, every["b_g2"] + every[g1_by_size[0]])) == {"b_g2", g1_by_size[0]}
+    short = table_choice(key, every["b_g2"] - 1)  # no G2 table, the G1 ones that fit
+    assert "b_g2" not in short and short and sum(short.values()) < every["b_g2"]
 
 
 # -- on the GPU ---------------------------------------------------------------------------
@@ -51,11 +79,13 @@ def pools(module_rng):
     return {1: mul.mul_g1(random_fr(n, rng)), 2: mul.mul_g2(random_fr(n, rng))}
 
 
-def run_msm(points: PointArray, scalars: list[int], base_count: int | None = None):
+def run_msm(points: PointArray, scalars: list[int], base_count: int | None = None,
+            tabled: bool = False):
     import cupy
     from gpu.msm import MsmBases, msm
 
-    bases = MsmBases(points if base_count is None else points[:base_count])
+    points = points if base_count is None else points[:base_count]
+    bases = MsmBases(points, table=table_plan(len(points)) if tabled else None)
     device_scalars = cupy.asarray(fr_to_limbs(scalars) if scalars else np.zeros((0, 4), np.uint64))
     return msm(bases, device_scalars)
 
@@ -139,11 +169,10 @@ def test_leading_infinities_ignore_the_first_scalars(pools, np_rng):
     from gpu.msm import MsmBases, msm
 
     points, scalars = pools[1][:100], random_scalars(np_rng, 103)
-    padded = MsmBases(points, leading_infinity=3)
     full = cupy.asarray(fr_to_limbs(scalars))
     expected = reference(G1Point, points, scalars[3:])
-    assert msm(padded, full) == expected
-    assert msm(padded.tail(), full[3:]) == expected
+    for table in (None, table_plan(103)):
+        assert msm(MsmBases(points, leading_infinity=3, table=table), full) == expected
 
 
 @on_gpu
@@ -168,6 +197,39 @@ def test_msm_many_shares_sorts_and_matches_single_msms(pools, np_rng):
                 reference(G1Point, pools[1][:n], ints[id(shared)]),
                 G1Point.identity()]
     assert got == expected
+
+
+@on_gpu
+@pytest.mark.parametrize("group, cls", GROUPS)
+@pytest.mark.parametrize("n", [1, 5, 1000, 1 << 14, 1 << 16])
+def test_window_tables_match_arkworks(pools, group, cls, n, np_rng):
+    """Bases with window tables (rows 2^(c·w)·P_i, one bucket set for every window), on
+    uniform scalars and on skewed ones (zeros, ones, scalars >= r)."""
+    points = pools[group][:n]
+    uniform = random_scalars(np_rng, n)
+    skewed = [[0, 1, R - 1, R, (1 << 256) - 1][i % 5] if i % 2 else s
+              for i, s in enumerate(uniform)]
+    for scalars in (uniform, skewed):
+        assert run_msm(points, scalars, tabled=True) == reference(cls, points, scalars)
+
+
+@on_gpu
+def test_msm_many_mixes_tabled_and_plain_bases(pools, np_rng):
+    """The same scalars on tabled and plain bases lay digits out differently: each layout
+    gets its own sort, and every result matches."""
+    import cupy
+    from gpu.msm import MsmBases, msm_many
+
+    n = 3000
+    ints = random_scalars(np_rng, n)
+    shared = cupy.asarray(fr_to_limbs(ints))
+    g1 = MsmBases(pools[1][:n])
+    g1_tabled = MsmBases(pools[1][:n], table=table_plan(n))
+    g2_tabled = MsmBases(pools[2][:n], table=table_plan(n))
+    got = msm_many([(g1, shared), (g1_tabled, shared), (g2_tabled, shared), (g1_tabled, shared)],
+                   side_stream=cupy.cuda.Stream(non_blocking=True))
+    g1_sum = reference(G1Point, pools[1][:n], ints)
+    assert got == [g1_sum, g1_sum, reference(G2Point, pools[2][:n], ints), g1_sum]
 
 
 @on_gpu

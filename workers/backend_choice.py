@@ -62,15 +62,17 @@ def choose_backend(setting: str, gpu_check: GpuCheck | None) -> BackendChoice:
     return BackendChoice("cpu", reason, fell_back=True)
 
 
-def make_backend(setting: str, device_id: int | None = None) -> ProverBackend:
-    """The backend this process proves on, started here (CUDA starts in this process)."""
+def make_backend(setting: str, device_id: int | None = None,
+                 table_budget_bytes: int = 0) -> ProverBackend:
+    """The backend this process proves on, started here (CUDA starts in this process);
+    ``table_budget_bytes``: the GPU's MSM window tables (``Settings.msm_table_bytes``)."""
     started: list[ProverBackend] = []
 
     def start_gpu() -> tuple[bool, str]:
         import gpu
 
         try:
-            started.append(gpu.get_backend(device_id))
+            started.append(gpu.get_backend(device_id, table_budget_bytes))
         except BackendUnavailable as exc:
             return False, str(exc)
         return True, "the GPU backend started"

@@ -160,7 +160,8 @@ class WorkerRuntime:
         ``backend``: the worker's decision ("gpu"/"cpu"); None decides here, by the setting.
         """
         settings = settings or get_settings()
-        binding, backend = _bind(gpu, backend or settings.backend, settings.cpu_devices)
+        binding, backend = _bind(gpu, backend or settings.backend, settings.cpu_devices,
+                                 settings.msm_table_bytes)
         name = worker_name or f"{binding.gpu.host}:{binding.label}:{os.getpid()}"
         client = redis.Redis.from_url(redis_url)
         try:
@@ -270,14 +271,15 @@ class WorkerRuntime:
             return staged, reservation
 
     def _reserve_resident(self, key: ProvingKey) -> None:
-        """Count a key's resident bases against the budget (forced), again if the
-        reservation lapsed while this process stalled."""
+        """Count a key's resident bases (and the backend's tables of them) against the
+        budget (forced), again if the reservation lapsed while this process stalled."""
         current = self._resident.get(key.circuit_id)
         if current is None or current.lost_reason is not None:
             if current is not None:
                 current.release()
             self._resident[key.circuit_id] = self.ledger.reserve(
-                f"{self.worker_name}:key", key_bytes(key), force=True)
+                f"{self.worker_name}:key",
+                key_bytes(key) + self.backend.extra_resident_bytes(key), force=True)
 
     def _compute_phase(self, run: _PartitionRun, locks: PartitionLocks, proof_type: ProofType,
                        key: ProvingKey, work: Any, staged: Any) -> groth16.MsmParts:
@@ -363,15 +365,15 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
-def _bind(gpu: int | None, setting: str,
-          cpu_devices: int | None) -> tuple[Binding, ProverBackend]:
+def _bind(gpu: int | None, setting: str, cpu_devices: int | None,
+          table_budget_bytes: int) -> tuple[Binding, ProverBackend]:
     """Pin GPU N (before anything in gpu/ can initialise CUDA) and prove on the backend
     ``workers.backend_choice`` picks for ``setting``; no ``gpu``: the CPU (as one of
     ``cpu_devices`` per host, ``workers.gpu_binding.bind_cpu``)."""
     if gpu is None:
         return gpu_binding.bind_cpu(None, devices=cpu_devices), CpuBackend()
     gpu_binding.pin_process(gpu)
-    backend = make_backend(setting, device_id=0)
+    backend = make_backend(setting, device_id=0, table_budget_bytes=table_budget_bytes)
     if backend.name != "gpu":
         return gpu_binding.bind_cpu(gpu, devices=cpu_devices), backend
     return gpu_binding.bind_gpu(gpu), backend

@@ -60,17 +60,24 @@ int point_apply(int op, const uint64_t* a, const uint64_t* b, uint64_t* out, lon
 }
 
 // The MSM's bucket phase on the CPU with msm_buckets.cuh's per-thread functions, run for
-// every thread index in turn: counting sort of the signed digits (PAD-keyed slots to
-// n * windows, as on the device), bucket levels until one chunk remains, reduce_segments,
-// then a plain sum of each window's runs. Writes the XYZZ window sums (Montgomery form).
+// every thread index in turn: with `tabled`, the window table first (window_table_rows);
+// counting sort of the signed digits (PAD-keyed slots to n * windows, as on the device),
+// bucket levels until one chunk remains, reduce_segments, then a plain sum of each bucket
+// set's runs. Writes the XYZZ sums (Montgomery form): one per window, or one in all when
+// tabled.
 template <class F>
 void msm_window_sums(const uint64_t* bases_std, const uint64_t* scalars, long n, int c,
-                     int windows, int run_bits, int chunk, uint64_t* out) {
-    const int stride = 4 * F::WORDS, bucket_bits = c - 1;
-    const uint32_t keys_total = (uint32_t)windows << bucket_bits;
+                     int windows, int run_bits, int chunk, int tabled, uint64_t* out) {
+    const int stride = 4 * F::WORDS, bucket_bits = c - 1, sets = tabled ? 1 : windows;
+    const uint32_t keys_total = (uint32_t)sets << bucket_bits;
+    const uint32_t table_stride = tabled ? (uint32_t)n : 0;
     std::vector<uint64_t> bases(bases_std, bases_std + n * 2 * F::WORDS);
+    bases.resize((tabled ? windows : 1) * n * 2 * F::WORDS);
     for (long i = 0; i < n; i++)
         affine_t<F>::load(&bases[i * 2 * F::WORDS]).to_mont().store(&bases[i * 2 * F::WORDS]);
+    if (tabled)
+        for (long i = 0; i < n; i++)
+            window_table_rows<F>((uint32_t)i, bases.data(), (uint32_t)n, c, windows);
 
     std::vector<uint32_t> count(keys_total + 1, 0), entry_of, key_of;
     for (long i = 0; i < n; i++) {
@@ -80,9 +87,10 @@ void msm_window_sums(const uint64_t* bases_std, const uint64_t* scalars, long n,
         for (int w = 0; w < windows; w++) {
             int d = signed_digit(s, w, c, carry);
             if (d == 0) continue;
-            key_of.push_back(((uint32_t)w << bucket_bits) + (d < 0 ? -d : d) - 1);
-            entry_of.push_back((uint32_t)i | (d < 0 ? 0x80000000u : 0u));
-            count[key_of.back() + 1]++;
+            digit_slot placed = place_digit((uint32_t)i, w, d, c, table_stride);
+            key_of.push_back(placed.key);
+            entry_of.push_back(placed.entry);
+            count[placed.key + 1]++;
         }
     }
     for (uint32_t k = 0; k < keys_total; k++) count[k + 1] += count[k];
@@ -118,11 +126,11 @@ void msm_window_sums(const uint64_t* bases_std, const uint64_t* scalars, long n,
         first_level = false;
     }
 
-    uint32_t runs_per_window = 1u << (bucket_bits - run_bits), runs = windows * runs_per_window;
+    uint32_t runs_per_window = 1u << (bucket_bits - run_bits), runs = sets * runs_per_window;
     std::vector<uint64_t> run_sums((std::size_t)runs * stride);
     for (uint32_t t = 0; t < runs; t++)
         reduce_segments<F>(t, buckets.data(), bucket_bits, run_bits, runs, run_sums.data());
-    for (int w = 0; w < windows; w++) {
+    for (int w = 0; w < sets; w++) {
         xyzz_t<F> acc = xyzz_t<F>::infinity();
         for (uint32_t j = 0; j < runs_per_window; j++)
             acc += xyzz_t<F>::load(&run_sums[((std::size_t)w * runs_per_window + j) * stride]);
@@ -158,12 +166,12 @@ void signed_digits(const uint64_t* scalars, long n, int c, int windows, int32_t*
 }
 
 void msm_window_sums_g1(const uint64_t* bases, const uint64_t* scalars, long n, int c,
-                        int windows, int run_bits, int chunk, uint64_t* out) {
-    msm_window_sums<fq_t>(bases, scalars, n, c, windows, run_bits, chunk, out);
+                        int windows, int run_bits, int chunk, int tabled, uint64_t* out) {
+    msm_window_sums<fq_t>(bases, scalars, n, c, windows, run_bits, chunk, tabled, out);
 }
 void msm_window_sums_g2(const uint64_t* bases, const uint64_t* scalars, long n, int c,
-                        int windows, int run_bits, int chunk, uint64_t* out) {
-    msm_window_sums<fq2_t>(bases, scalars, n, c, windows, run_bits, chunk, out);
+                        int windows, int run_bits, int chunk, int tabled, uint64_t* out) {
+    msm_window_sums<fq2_t>(bases, scalars, n, c, windows, run_bits, chunk, tabled, out);
 }
 
 int fq2_apply(int op, const uint64_t* a, const uint64_t* b, uint64_t* out, long n) {

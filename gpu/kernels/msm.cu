@@ -3,7 +3,8 @@
 // Scalars are cut into `windows` signed c-bit digits (msm_scalar.cuh); each non-zero digit
 // puts ±P_i into bucket |d| - 1 of its window (B = 2^(c-1) buckets a window). The steps,
 // one launch each, all on the caller's stream:
-//   msm_count      histogram of bucket keys (key = window * B + bucket)
+//   msm_count      histogram of bucket keys (key = window * B + bucket; with window
+//                  tables one set of B buckets, key = bucket: place_digit)
 //   (host: prefix sum of the histogram -> bucket offsets)
 //   msm_scatter    counting sort: entry = point index | sign << 31, and its key, by bucket
 //   bucket_level*  bucket sums in chunks of equal work, a few levels (see below)
@@ -31,37 +32,49 @@ __device__ __forceinline__ void bases_to_mont(uint64_t* xy, uint32_t n) {
 extern "C" __global__ void msm_bases_to_mont_g1(uint64_t* xy, uint32_t n) { bases_to_mont<fq_t>(xy, n); }
 extern "C" __global__ void msm_bases_to_mont_g2(uint64_t* xy, uint32_t n) { bases_to_mont<fq2_t>(xy, n); }
 
-// counts has windows * B + 1 slots; key k is counted in slot k + 1, so an inclusive prefix
-// sum of counts gives each bucket's start at its key and its end at key + 1.
+// counts has one slot per bucket key plus one; key k is counted in slot k + 1, so an
+// inclusive prefix sum of counts gives each bucket's start at its key and its end at key + 1.
+// table_stride: 0 for plain bases, the rows per window of a window table (place_digit).
 extern "C" __global__ void msm_count(const uint64_t* scalars, uint32_t n, uint32_t c,
-                                     uint32_t windows, uint32_t* counts) {
+                                     uint32_t windows, uint32_t table_stride, uint32_t* counts) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     scalar_t s = scalar_t::load(scalars + 4 * (uint64_t)i);
     s.reduce();
-    uint32_t carry = 0, buckets = 1u << (c - 1);
+    uint32_t carry = 0;
     for (uint32_t w = 0; w < windows; w++) {
         int d = signed_digit(s, w, c, carry);
-        if (d != 0) atomicAdd(&counts[w * buckets + (d < 0 ? -d : d)], 1u);
+        if (d != 0) atomicAdd(&counts[place_digit(i, w, d, c, table_stride).key + 1], 1u);
     }
 }
 
 extern "C" __global__ void msm_scatter(const uint64_t* scalars, uint32_t n, uint32_t c,
-                                       uint32_t windows, uint32_t* cursor, uint32_t* entries,
-                                       uint32_t* keys) {
+                                       uint32_t windows, uint32_t table_stride, uint32_t* cursor,
+                                       uint32_t* entries, uint32_t* keys) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     scalar_t s = scalar_t::load(scalars + 4 * (uint64_t)i);
     s.reduce();
-    uint32_t carry = 0, buckets = 1u << (c - 1);
+    uint32_t carry = 0;
     for (uint32_t w = 0; w < windows; w++) {
         int d = signed_digit(s, w, c, carry);
         if (d == 0) continue;
-        uint32_t key = w * buckets + (d < 0 ? -d : d) - 1;
-        uint32_t slot = atomicAdd(&cursor[key], 1u);
-        entries[slot] = i | (d < 0 ? 0x80000000u : 0u);
-        keys[slot] = key;
+        digit_slot placed = place_digit(i, w, d, c, table_stride);
+        uint32_t slot = atomicAdd(&cursor[placed.key], 1u);
+        entries[slot] = placed.entry;
+        keys[slot] = placed.key;
     }
+}
+
+// Window tables: rows w·n + i = 2^(c·w)·P_i for 0 < w < windows, from rows 0..n-1 (the
+// bases, Montgomery form, already in place).
+extern "C" __global__ void msm_window_table_g1(uint64_t* xy, uint32_t n, uint32_t c, uint32_t windows) {
+    uint32_t i = thread_index();
+    if (i < n) window_table_rows<fq_t>(i, xy, n, c, windows);
+}
+extern "C" __global__ void msm_window_table_g2(uint64_t* xy, uint32_t n, uint32_t c, uint32_t windows) {
+    uint32_t i = thread_index();
+    if (i < n) window_table_rows<fq2_t>(i, xy, n, c, windows);
 }
 
 extern "C" __global__ void msm_bucket_level0_g1(const uint64_t* bases, const uint32_t* entries,

@@ -111,3 +111,18 @@ FIELD_FN void reduce_segments(uint32_t t, uint64_t* buckets, uint32_t bucket_bit
     for (int k = 0; k < len; k++) acc += xyzz_t<F>::load(run + (uint64_t)k * stride);
     acc.store(run_sums + (uint64_t)t * stride);
 }
+
+// Thread i's rows of a window table (msm_window_table_*): P_i doubled c times per window
+// (XYZZ), each stored affine; infinity stays (0, 0).
+template <class F>
+FIELD_FN void window_table_rows(uint32_t i, uint64_t* xy, uint32_t n, uint32_t c,
+                                uint32_t windows) {
+    const uint32_t stride = 2 * F::WORDS;
+    affine_t<F> p = affine_t<F>::load(xy + (uint64_t)i * stride);
+    for (uint32_t w = 1; w < windows; w++) {
+        xyzz_t<F> acc = xyzz_t<F>::from_affine(p);
+        for (uint32_t k = 0; k < c; k++) acc = acc.dbl();
+        p = acc.to_affine();
+        p.store(xy + ((uint64_t)w * n + i) * stride);
+    }
+}
