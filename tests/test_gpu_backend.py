@@ -88,9 +88,34 @@ def test_window_tables_give_the_same_proofs(key, circuit, rng):
         assert groth16.prove(key, w, tabled_backend, r=r, s=s).to_bytes() == want
         assert tabled_backend.extra_resident_bytes(key) == planned  # as built
         # the single MSMs read the tables too; l_g1 through its leading infinities
-        cpu, handle, ni = CpuBackend(), tabled_backend.load_witness(key, w), key.r1cs.num_inputs
-        assert tabled_backend.msm_g2(key, "b_g2", handle) == cpu.msm_g2(key, "b_g2", w)
-        assert tabled_backend.msm_g1(key, "l_g1", handle[ni:]) == cpu.msm_g1(key, "l_g1", w[ni:])
+        cpu, ni = CpuBackend(), key.r1cs.num_inputs
+        on_gpu, on_cpu = tabled_backend.load_witness(key, w), cpu.load_witness(key, w)
+        assert tabled_backend.msm_g2(key, "b_g2", on_gpu) == cpu.msm_g2(key, "b_g2", on_cpu)
+        assert (tabled_backend.msm_g1(key, "l_g1", on_gpu[ni:])
+                == cpu.msm_g1(key, "l_g1", on_cpu[ni:]))
+
+
+def test_a_table_the_device_refuses_falls_back_to_plain_bases(key, circuit, rng, monkeypatch):
+    """Out of device memory for a table: the basis stays plain, the proof is the same, and
+    the ledger is told only what was built."""
+    import gpu.backend
+    from gpu.msm import MsmBases
+
+    class RefusedTables(MsmBases):
+        def __init__(self, points, stream=None, leading_infinity=0, table=None):
+            if table is not None:
+                raise DeviceMemoryError("simulated: no room for the table")
+            super().__init__(points, stream, leading_infinity)
+
+    monkeypatch.setattr(gpu.backend, "MsmBases", RefusedTables)
+    # a budget of its own: the key's residency is cached per device and budget
+    refused = gpu.get_backend(table_budget_bytes=(1 << 40) + 1)
+    assert refused.extra_resident_bytes(key) > 0  # planned
+    w = circuit.witness()
+    r, s = rng.randrange(1, R), rng.randrange(1, R)
+    assert (groth16.prove(key, w, refused, r=r, s=s).to_bytes()
+            == groth16.prove(key, w, CpuBackend(), r=r, s=s).to_bytes())
+    assert refused.extra_resident_bytes(key) == 0  # as built
 
 
 def test_wrong_witness_gives_a_failing_proof(backend, key, circuit, rng):
