@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The groth16 type through the whole path (submit -> Celery -> the private cluster's workers ->
-# verified proofs) on this machine, once with MSM window tables off and once with the default
-# budget, so the pair shares a GPU and a run. Usage, from the repository root (after
+# verified proofs) on this machine, once with MSM window tables off and once with 8 GiB of
+# them per worker, so the pair shares a GPU and a run. Usage, from the repository root (after
 # bench/device.sh has installed the carried wheels on a GPU machine):
 #   bash bench/groth16_batch.sh DIR     # DIR holds circuit.zkey and witness.wtns
 #                                       # (bench/snarkjs_compare.py's chain-<k> fixtures)

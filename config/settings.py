@@ -76,11 +76,12 @@ class Settings(BaseSettings):
     vram_budget_bytes: int | None = Field(None, gt=0,
                                           description="None = read once at worker start")
     vram_headroom_bytes: int = Field(2 * 1024**3, ge=0)
-    msm_table_bytes: int = Field(8 * 1024**3, ge=0,
-                                 description="device memory per GPU worker process for MSM "
-                                             "window tables of a resident key (~13x its "
-                                             "bases, ~20% fewer additions at 2^20; gpu/msm.py); "
-                                             "0 = off")
+    msm_table_bytes: int | None = Field(None, ge=0,
+                                        description="device memory per GPU worker process for "
+                                                    "MSM window tables of a resident key (~13x "
+                                                    "its bases, ~15% off a 2^20 proof; "
+                                                    "gpu/backend.py); None = an eighth of the "
+                                                    "GPU's memory, 0 = off")
     prestage: bool = Field(True, description="upload inputs in the memory phase when they fit")
     witness_on_device: bool = Field(True, description="a backend that can compute a proof "
                                                       "type's witness does (porep on the GPU); "

@@ -20,10 +20,10 @@ def available() -> tuple[bool, str]:
     return True, f"{count} CUDA device(s) visible"
 
 
-def get_backend(device_id: int | None = None, table_budget_bytes: int = 0):
+def get_backend(device_id: int | None = None, table_budget_bytes: int | None = 0):
     """A ``GpuProver`` on ``device_id`` (an index into the visible devices; ``None``: the
-    first) that gives keys MSM window tables within ``table_budget_bytes``
-    (``gpu.backend``)."""
+    first) that gives keys MSM window tables within ``table_budget_bytes`` (None: an eighth
+    of the device's memory; ``gpu.backend``)."""
     index = device.resolve(device_id)
     from cupy.cuda.compiler import CompileException
 

@@ -8,10 +8,11 @@ odd one (``snark.keys``). Per circuit, ``prepare`` makes
 resident the R1CS (its data as d·R², see ``spmv.cu``), the MSM bases and the NTT tables.
 
 Bases get MSM window tables (``gpu.msm``: ~13× their memory, ~20% fewer additions at
-2^20) while they fit ``table_budget_bytes``, the backend's allowance per process: b_g2 first
-(a G2 addition costs ~3 G1 ones for 2× the bytes), then the G1 bases, largest first. A
-table the device refuses falls back to the plain bases; ``extra_resident_bytes`` tells the
-VRAM ledger what the tables hold.
+2^20) while they fit ``table_budget_bytes``, the backend's allowance per process (None: an
+eighth of the device's memory, so four workers sharing a GPU leave half of it to partitions):
+b_g2 first (a G2 addition costs ~3.5 G1 ones for 2× the bytes), then the G1 bases, largest
+first. A table the device refuses falls back to the plain bases; ``extra_resident_bytes``
+tells the VRAM ledger what the tables hold.
 
 All work runs on one non-blocking stream of the backend, except the G2 MSM of
 ``proof_msms``, which runs on a second one beside the G1 MSMs (ordered after the witness's
@@ -41,6 +42,8 @@ from snark.keys import H_FORM_ODD, POINT_BASES, ProvingKey
 from snark.r1cs import SparseMatrix
 
 THREADS = 256
+#: The default table allowance of a process is the device's memory over this.
+TABLE_SHARE = 8
 #: Raw constant whose Montgomery product with d gives d·R² (the matrix data's form).
 _TWICE_MONTGOMERY = fr_to_limbs([pow(2, 3 * 256, FR_MODULUS)])
 _CUDA_ERROR_MEMORY_ALLOCATION = 2  # cudaErrorMemoryAllocation
@@ -91,10 +94,14 @@ def table_choice(key: ProvingKey, budget_bytes: int) -> dict[str, int]:
 class GpuBackend:
     name = "gpu"
 
-    def __init__(self, device_id: int, table_budget_bytes: int = 0) -> None:
+    def __init__(self, device_id: int, table_budget_bytes: int | None = 0) -> None:
         import cupy
 
+        from gpu import device
+
         self.device_id = device_id
+        if table_budget_bytes is None:
+            table_budget_bytes = device.total_memory(device_id) // TABLE_SHARE
         self.table_budget_bytes = table_budget_bytes
         self._cupy = cupy
         with cupy.cuda.Device(device_id):

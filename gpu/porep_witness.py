@@ -162,7 +162,7 @@ class PorepWitnessSteps:
     """Porep's device witness as methods of the GPU backend (a mixin of ``GpuBackend``:
     it runs on the backend's device and stream and frees through its ``release``)."""
 
-    def __init__(self, device_id: int, table_budget_bytes: int = 0) -> None:
+    def __init__(self, device_id: int, table_budget_bytes: int | None = 0) -> None:
         super().__init__(device_id, table_budget_bytes)
         self._porep_witness = DeviceWitness(device_id)
 

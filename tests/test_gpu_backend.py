@@ -95,6 +95,13 @@ def test_window_tables_give_the_same_proofs(key, circuit, rng):
                 == cpu.msm_g1(key, "l_g1", on_cpu[ni:]))
 
 
+def test_the_default_table_budget_is_an_eighth_of_the_device():
+    from gpu import device
+
+    assert (gpu.get_backend(table_budget_bytes=None).table_budget_bytes
+            == device.total_memory(0) // 8)
+
+
 def test_a_table_the_device_refuses_falls_back_to_plain_bases(key, circuit, rng, monkeypatch):
     """Out of device memory for a table: the basis stays plain, the proof is the same, and
     the ledger is told only what was built."""

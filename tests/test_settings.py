@@ -64,3 +64,12 @@ def test_malformed_redis_url_is_one_line(monkeypatch, url, message):
 def test_usable_redis_urls_are_accepted(monkeypatch, url):
     monkeypatch.setenv("PROOFQ_REDIS_URL", url)
     assert load_settings().redis_url == url
+
+
+def test_msm_table_bytes_defaults_to_the_backend_share_and_refuses_negatives(monkeypatch):
+    assert load_settings().msm_table_bytes is None  # gpu.backend: an eighth of the device
+    monkeypatch.setenv("PROOFQ_MSM_TABLE_BYTES", "0")
+    assert load_settings().msm_table_bytes == 0
+    monkeypatch.setenv("PROOFQ_MSM_TABLE_BYTES", "-1")
+    with pytest.raises(SettingsError, match="PROOFQ_MSM_TABLE_BYTES"):
+        load_settings()

@@ -63,7 +63,7 @@ def choose_backend(setting: str, gpu_check: GpuCheck | None) -> BackendChoice:
 
 
 def make_backend(setting: str, device_id: int | None = None,
-                 table_budget_bytes: int = 0) -> ProverBackend:
+                 table_budget_bytes: int | None = 0) -> ProverBackend:
     """The backend this process proves on, started here (CUDA starts in this process);
     ``table_budget_bytes``: the GPU's MSM window tables (``Settings.msm_table_bytes``)."""
     started: list[ProverBackend] = []

@@ -366,7 +366,7 @@ def _describe(exc: BaseException) -> str:
 
 
 def _bind(gpu: int | None, setting: str, cpu_devices: int | None,
-          table_budget_bytes: int) -> tuple[Binding, ProverBackend]:
+          table_budget_bytes: int | None) -> tuple[Binding, ProverBackend]:
     """Pin GPU N (before anything in gpu/ can initialise CUDA) and prove on the backend
     ``workers.backend_choice`` picks for ``setting``; no ``gpu``: the CPU (as one of
     ``cpu_devices`` per host, ``workers.gpu_binding.bind_cpu``)."""
