@@ -110,8 +110,9 @@ def run_once(url: str, c1_path: Path, params: Path, backend: str, workers: int, 
                PROOFQ_LOCK_LEASE_S=str(lease_s), PROOFQ_HEARTBEAT_S=str(lease_s / 6),
                PROOFQ_PRESTAGE="false" if mode == "stream" else "true",
                PROOFQ_WITNESS_ON_DEVICE="true" if witness == "device" else "false")
-    if mode == "tight":
+    if mode == "tight":  # room for the keys and one partition: no window tables in it
         env["PROOFQ_VRAM_BUDGET_BYTES"] = str(workers * key["key_bytes"] + key["partition_bytes"])
+        env["PROOFQ_MSM_TABLE_BYTES"] = "0"
     else:
         env.pop("PROOFQ_VRAM_BUDGET_BYTES", None)
     procs = [subprocess.Popen([sys.executable, "-m", "workers.standalone", "--redis-url", url,
