@@ -80,6 +80,7 @@ class Plan:
 
 #: Widest window of a table plan: 2^21 buckets of G2 XYZZ points are 0.8 GB of scratch.
 MAX_TABLE_C = 22
+_REDUCTION_COST = 2.8  # mixed-addition equivalents per bucket in the running sums
 
 
 def plan(n: int) -> Plan:
@@ -97,9 +98,6 @@ def table_plan(n: int) -> Plan:
     c = min(range(2, MAX_TABLE_C + 1),
             key=lambda c: _windows(c) * n + _REDUCTION_COST * (1 << (c - 1)))
     return _layout(c, 1)
-
-
-_REDUCTION_COST = 2.8  # mixed-addition equivalents per bucket in the running sums
 
 
 def _windows(c: int) -> int:
