@@ -1,12 +1,16 @@
 """A/B of compile-time variants of the MSM kernels, in one process on one GPU.
 
-    python bench/msm_variants.py [--variant NAME=-DX,-DY,runs=K ...] [--cubins DIR]
-                                 [--g1 20,22] [--g2 20] [--reps 5] [--out FILE]
+    python bench/msm_variants.py [--variant NAME=-DX,-DY,runs=K,chunk=K,later=K,totals=K ...]
+                                 [--cubins DIR]
+                                 [--g1 20,22] [--g2 20] [--tables] [--reps 5]
+                                 [--out FILE]
 
 The baseline is ``gpu/kernels/msm.cu`` as the backend loads it (NVRTC). Each variant is the
 same source with extra defines, loaded from ``DIR/NAME.cubin`` when present (built with
 ``nvcc -cubin -arch=sm_90`` on a machine without a GPU, which saves device time) or
-compiled by NVRTC here; ``runs=K`` sets ``gpu.msm.TARGET_RUNS`` to 2^K for it. For every
+compiled by NVRTC here; ``runs=K`` sets ``gpu.msm.TARGET_RUNS`` to 2^K for it (plain plans:
+a table's plan is fixed when its bases are made), ``chunk=K`` and ``later=K`` the bucket
+levels' ``CHUNK`` and ``LATER_CHUNK``, ``totals=K`` ``TOTALS_RUN_BITS``. For every
 size, all variants run on the same bases and scalars; a variant whose result differs from
 the baseline's stops the run. Times are medians of ``--reps`` after a warm-up (CUDA
 events), with the steps of ``gpu.msm.phase_times``.
@@ -45,6 +49,17 @@ def variant_module(name: str, defines: list[str], cubins: Path | None):
     return mod
 
 
+#: Variant tokens that set a ``gpu.msm`` constant instead of a define: runs=K (2^K), chunk=K,
+#: later=K, totals=K.
+SETTINGS = {"runs": "TARGET_RUNS", "chunk": "CHUNK", "later": "LATER_CHUNK",
+            "totals": "TOTALS_RUN_BITS"}
+
+
+def _setting(token: str) -> tuple[str, int]:
+    key, _, value = token.partition("=")
+    return SETTINGS[key], (1 << int(value)) if key == "runs" else int(value)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--variant", action="append", default=[], help="NAME=-DX,-DY")
@@ -52,35 +67,41 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--g1", default="20,22")
     parser.add_argument("--g2", default="20")
     parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--tables", action="store_true", help="bases with window tables")
     parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)
     cubins = Path(args.cubins) if args.cubins else None
-    variants, runs = {"baseline": None}, {}
+    variants, settings = {"baseline": None}, {}
     for spec in args.variant:
         name, _, tokens = spec.partition("=")
         tokens = [t for t in tokens.split(",") if t]
-        runs.update((name, 1 << int(t[5:])) for t in tokens if t.startswith("runs="))
-        defines = [t for t in tokens if not t.startswith("runs=")]
+        settings[name] = dict(_setting(t) for t in tokens if not t.startswith("-"))
+        defines = [t for t in tokens if t.startswith("-")]
         variants[name] = defines or None
-    production, production_runs = gpu_msm._kernel, gpu_msm.TARGET_RUNS
+    production = {"_kernel": gpu_msm._kernel,
+                  **{attr: getattr(gpu_msm, attr) for attr in SETTINGS.values()}}
     modules = {name: None if defines is None else variant_module(name, defines, cubins)
                for name, defines in variants.items()}
     stream = cupy.cuda.Stream(non_blocking=True)
     fixed = GpuFixedBase()
-    report = {"variants": {k: v or [] for k, v in variants.items()}, "target_runs": runs,
-              "reps": args.reps}
+    report = {"variants": {k: v or [] for k, v in variants.items()}, "settings": settings,
+              "reps": args.reps, "tables": args.tables}
     rows = []
-    for group, log_n, bases, scalars in msm_inputs(fixed, stream, {1: args.g1, 2: args.g2}):
+    for group, log_n, bases, scalars in msm_inputs(fixed, stream, {1: args.g1, 2: args.g2},
+                                                      args.tables):
         expected = None
         for name, mod in modules.items():
-            gpu_msm._kernel = production if mod is None else (
-                lambda kernel, device_id, mod=mod: mod.get_function(kernel))
-            gpu_msm.TARGET_RUNS = runs.get(name, production_runs)
+            overrides = dict(settings.get(name, {}))
+            if mod is not None:
+                overrides["_kernel"] = lambda kernel, device_id, mod=mod: mod.get_function(kernel)
+            for attr, value in overrides.items():
+                setattr(gpu_msm, attr, value)
             try:
                 result, samples = time_msm(bases, scalars, stream, args.reps)
                 phases = gpu_msm.phase_times(bases, scalars, stream)
             finally:
-                gpu_msm._kernel, gpu_msm.TARGET_RUNS = production, production_runs
+                for attr, value in production.items():
+                    setattr(gpu_msm, attr, value)
             expected = expected or result
             if result != expected:
                 print(f"MISMATCH: variant {name} at g{group} 2^{log_n}", flush=True)

@@ -286,7 +286,60 @@ struct mont_t {
 #endif
     }
 
-    FIELD_FN mont_t sqr() const { return *this * *this; }
+    FIELD_FN mont_t sqr() const { return N > 8 ? sqr_outlined(*this) : sqr_of(*this); }
+    static FIELD_NOINLINE mont_t sqr_outlined(mont_t a) { return sqr_of(a); }
+
+    // a·a·R^-1 in the column order of mul, with each cross product a_i·a_j (i < j) taken
+    // once: a column's cross products are summed apart and added twice, so a square costs
+    // N(N+1)/2 products for a·a instead of N².
+    static FIELD_FN mont_t sqr_of(const mont_t& a) {
+        uint32_t m[N], r[N];
+        uint32_t t0 = 0, t1 = 0, t2 = 0;
+#pragma unroll
+        for (int k = 0; k < 2 * N - 1; k++) {
+            uint32_t c0 = 0, c1 = 0, c2 = 0;
+#pragma unroll
+            for (int i = 0; i < N; i++)
+                if (i < k - i && k - i < N) mac(c0, c1, c2, a.v[i], a.v[k - i]);
+            add96(t0, t1, t2, c0, c1, c2);
+            add96(t0, t1, t2, c0, c1, c2);
+            if (k % 2 == 0) mac(t0, t1, t2, a.v[k / 2], a.v[k / 2]);
+#pragma unroll
+            for (int j = 0; j < N; j++)
+                if (j < k && k - j < N) mac(t0, t1, t2, m[j], P::mod(k - j));
+            if (k < N) {
+                m[k] = t0 * P::INV;
+                mac(t0, t1, t2, m[k], P::mod(0));
+            } else {
+                r[k - N] = t0;
+            }
+            t0 = t1;
+            t1 = t2;
+            t2 = 0;
+        }
+        r[N - 1] = t0;
+        mont_t out;
+#pragma unroll
+        for (int i = 0; i < N; i++) out.v[i] = r[i];
+        return reduce_once(out);
+    }
+
+    // (t2, t1, t0) += (c2, c1, c0).
+    static FIELD_FN void add96(uint32_t& t0, uint32_t& t1, uint32_t& t2, uint32_t c0, uint32_t c1,
+                               uint32_t c2) {
+#ifdef FIELD_PTX
+        asm("add.cc.u32 %0, %0, %3;\n\t"
+            "addc.cc.u32 %1, %1, %4;\n\t"
+            "addc.u32 %2, %2, %5;"
+            : "+r"(t0), "+r"(t1), "+r"(t2) : "r"(c0), "r"(c1), "r"(c2));
+#else
+        uint64_t low = (uint64_t)t0 + c0;
+        uint64_t high = (uint64_t)t1 + c1 + (low >> 32);
+        t0 = (uint32_t)low;
+        t1 = (uint32_t)high;
+        t2 += c2 + (uint32_t)(high >> 32);
+#endif
+    }
 
     FIELD_FN mont_t to_mont() const {
         mont_t rr;
