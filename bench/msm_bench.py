@@ -1,5 +1,6 @@
 """MSM step times:
-``python bench/msm_bench.py [--g1 16,20,22] [--g2 16,20] [--reps 5] [--out FILE]``.
+``python bench/msm_bench.py [--g1 16,20,22] [--g2 16,20] [--tables [--table-c 19,20]]
+[--reps 5] [--out FILE]``.
 
 Median of --reps after a warm-up (CUDA events, bases and scalars on the device), with each
 step's share from ``gpu.msm.phase_times``, as JSON. Bases are distinct k_i·G from
@@ -23,10 +24,10 @@ from snark.fields import random_fr  # noqa: E402
 
 
 def msm_inputs(fixed: GpuFixedBase, stream, sizes: dict[int, str],
-               tables: bool = False) -> Iterator[tuple]:
+               tables: bool = False, table_c: int | None = None) -> Iterator[tuple]:
     """(group, log_n, bases, scalars) for each size of ``sizes`` ({1: "16,20", 2: "20"}):
     distinct k_i·G bases (one pool per group, prefixes of it; with window tables if
-    ``tables``) and uniform scalars."""
+    ``tables``, of window size ``table_c`` if given) and uniform scalars."""
     import cupy
 
     for group, text in sizes.items():
@@ -36,7 +37,7 @@ def msm_inputs(fixed: GpuFixedBase, stream, sizes: dict[int, str],
         pool = (fixed.mul_g1 if group == 1 else fixed.mul_g2)(random_fr(1 << max(logs)))
         for log_n in logs:
             bases = MsmBases(pool[:1 << log_n], stream,
-                             table=table_plan(1 << log_n) if tables else None)
+                             table=table_plan(1 << log_n, table_c) if tables else None)
             with stream:
                 scalars = cupy.asarray(random_fr(1 << log_n))
             yield group, log_n, bases, scalars
@@ -67,6 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--g2", default="16,20")
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--tables", action="store_true", help="bases with window tables")
+    parser.add_argument("--table-c", default="",
+                        help="window sizes to run the tables with (default: table_plan's)")
     parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)
     stream = cupy.cuda.Stream(non_blocking=True)
@@ -75,11 +78,14 @@ def main(argv: list[str] | None = None) -> int:
     name = cupy.cuda.runtime.getDeviceProperties(device)["name"].decode()
     report = {"device": name, "reps": args.reps, "tables": args.tables}
     sizes = {1: args.g1, 2: args.g2}
-    for group, log_n, bases, scalars in msm_inputs(fixed, stream, sizes, args.tables):
+    table_cs = [int(v) for v in args.table_c.split(",") if v] or [None]
+    runs = ((c, inputs) for c in table_cs
+            for inputs in msm_inputs(fixed, stream, sizes, args.tables, c))
+    for table_c, (group, log_n, bases, scalars) in runs:
         _, samples = time_msm(bases, scalars, stream, args.reps)
         phases = phase_times(bases, scalars, stream)
         p = bases.plan_for(1 << log_n)
-        report[f"g{group}_2^{log_n}"] = {
+        report[f"g{group}_2^{log_n}" + (f"_c{table_c}" if table_c else "")] = {
             "median_ms": statistics.median(samples), "samples_ms": samples,
             "c": p.c, "windows": p.windows, "run_bits": p.run_bits, "phases_ms": phases}
         print(f"msm g{group} 2^{log_n}: {statistics.median(samples):8.2f} ms  (c={p.c}) "

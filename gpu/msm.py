@@ -4,8 +4,8 @@
 infinity rows stay zero, the kernels' infinity marker). ``msm`` cuts standard-form scalars
 into signed c-bit digits, sorts the digits into buckets by a counting sort (histogram with
 atomics, prefix sum, scatter), sums the buckets in chunks of equal work whatever the digit
-distribution, reduces each window's buckets on the device and copies back two sums per
-window, which the host weights by 2^(c·w) and L·2^(c·w) (``combine_windows`` says why).
+distribution, reduces each window's buckets on the device and copies back one sum per
+window, which the host weights by 2^(c·w) (``combine_windows`` says why).
 
 A key's bases can carry **window tables** (``MsmBases(table=table_plan(n))``): rows
 w·n + i hold 2^(c·w)·P_i, made once on the device when the key becomes resident. Then every
@@ -56,9 +56,6 @@ PAD_KEY = 0xFFFFFFFF
 #: 2^14: 6% achieved occupancy, 24 ms at 2^24) while reduce_windows's share per thread
 #: (runs per window / REDUCE_THREADS) stays at 16 or fewer.
 TARGET_RUNS = 1 << 15
-#: Run length (log2) of the reduction's second pass, over the first pass's run totals: its
-#: threads add offsets by double-and-add, so its runs are short and many.
-TOTALS_RUN_BITS = 2
 
 
 @dataclass(frozen=True)
@@ -98,12 +95,13 @@ def plan(n: int) -> Plan:
     return _layout(c, _windows(c))
 
 
-def table_plan(n: int) -> Plan:
+def table_plan(n: int, c: int | None = None) -> Plan:
     """The same minimum when window tables give all windows one set of buckets: ``n``
-    mixed additions per window plus one reduction. The table is ``windows`` times the
-    bases."""
-    c = min(range(2, MAX_TABLE_C + 1),
-            key=lambda c: _windows(c) * n + _REDUCTION_COST * (1 << (c - 1)))
+    mixed additions per window plus one reduction (or the window size ``c``, for
+    benchmarks). The table is ``windows`` times the bases."""
+    if c is None:
+        c = min(range(2, MAX_TABLE_C + 1),
+                key=lambda c: _windows(c) * n + _REDUCTION_COST * (1 << (c - 1)))
     return _layout(c, 1)
 
 
@@ -245,7 +243,7 @@ def msm_many(jobs, stream=None, side_stream=None) -> list[G1Point | G2Point]:
                 with run_on:
                     pending.append((bases, digits.plan, window_sums(bases, digits), run_on))
             # each result is weighted on the host while the GPU still runs the later ones
-            return [combine_windows(sums.get(stream=on), bases.group, p) if sums is not None
+            return [combine_windows(sums.get(stream=on), bases.group, p.c) if sums is not None
                     else point_from_xy(np.zeros(2 * bases.words, dtype=np.uint64), bases.group)
                     for bases, p, sums, on in pending]
     except cupy.cuda.memory.OutOfMemoryError as exc:
@@ -333,51 +331,30 @@ def window_sums(bases: MsmBases, digits: SortedDigits, mark=lambda step: None):
     del source, slot_keys, next_points, next_keys
     mark("buckets")
 
-    # first pass: each run's share without its offset, and its total (row j - 1 of its
-    # set's run totals); second pass: the totals weighted by their run index
     runs = p.sets * p.runs_per_window
     run_sums = cupy.empty((runs, point_words), dtype=cupy.uint64)
-    run_totals = cupy.zeros((runs, point_words), dtype=cupy.uint64)  # zeros: infinity
-    reduce_segments = _kernel(f"msm_reduce_segments_g{group}", dev)
-    reduce_segments(_blocks(runs), (THREADS,),
-                    (buckets, u32(p.bucket_bits), u32(p.run_bits), u32(runs), run_sums,
-                     run_totals))
+    _kernel(f"msm_reduce_segments_g{group}", dev)(
+        _blocks(runs), (THREADS,),
+        (buckets, u32(p.bucket_bits), u32(p.run_bits), u32(runs), run_sums))
     del buckets
-    total_bits = p.bucket_bits - p.run_bits
-    total_run_bits = min(TOTALS_RUN_BITS, total_bits)
-    total_runs = runs >> total_run_bits
-    total_sums = cupy.empty((total_runs, point_words), dtype=cupy.uint64)
-    reduce_segments(_blocks(total_runs), (THREADS,),
-                    (run_totals, u32(total_bits), u32(total_run_bits), u32(total_runs),
-                     total_sums, np.uint64(0)))
-    del run_totals
     mark("reduce_segments")
-    sums = cupy.concatenate([_sum_per_set(run_sums, p.sets, group, dev),
-                             _sum_per_set(total_sums, p.sets, group, dev)])
+
+    # one block per set; a single set's runs are first summed in REDUCE_THREADS groups, so
+    # more than one block works on them
+    groups = REDUCE_THREADS if p.sets == 1 and p.runs_per_window >= REDUCE_THREADS ** 2 else 1
+    reduce_windows = _kernel(f"msm_reduce_windows_g{group}", dev)
+    for count, per in ((p.sets * groups, p.runs_per_window // groups), (p.sets, groups)):
+        sums = cupy.empty((count, point_words), dtype=cupy.uint64)
+        reduce_windows((count,), (REDUCE_THREADS,), (run_sums, u32(per), sums))
+        run_sums = sums
+        if groups == 1:
+            break
     mark("reduce_windows")
     return sums
 
 
-def _sum_per_set(points, sets: int, group: int, device_id: int):
-    """Per set, the sum of its rows of ``points`` (sets × per XYZZ rows): one block sums each
-    group of rows, then one block each group's sums, so no thread adds more than a few."""
-    cupy = _cupy()
-    per = points.shape[0] // sets
-    groups = max(1, min(REDUCE_THREADS, per // REDUCE_THREADS))
-    reduce_windows = _kernel(f"msm_reduce_windows_g{group}", device_id)
-    for count, rows in ((sets * groups, per // groups), (sets, groups)):
-        sums = cupy.empty((count, points.shape[1]), dtype=cupy.uint64)
-        reduce_windows((count,), (REDUCE_THREADS,), (points, np.uint32(rows), sums))
-        points = sums
-        if groups == 1:
-            break
-    return points
-
-
-def combine_windows(window_sums: np.ndarray, group: int, plan: Plan) -> G1Point | G2Point:
-    """Σ_w 2^(c·w)·(T_w + L·J_w) from the device's XYZZ sums (Montgomery form): the sets'
-    offset-free shares T_w, then their index-weighted run totals J_w (``window_sums``), on
-    the host.
+def combine_windows(window_sums: np.ndarray, group: int, c: int) -> G1Point | G2Point:
+    """Σ_w 2^(c·w)·window_w from the device's XYZZ window sums (Montgomery form), on the host.
 
     The weighting is ~255 dependent doublings: one GPU thread runs them at the latency of its
     carry chains (4 ms for G1, 13 ms for G2 measured on the H200), arkworks' multiexp over
@@ -399,8 +376,7 @@ def combine_windows(window_sums: np.ndarray, group: int, plan: Plan) -> G1Point 
     xy = fq_to_limbs(coords).reshape(len(rows), 2 * FIELD_WORDS[group])
     points = [point_from_xy(row, group) for row in xy]
     group_type = G1Point if group == 1 else G2Point
-    return group_type.multiexp_unchecked(points, _window_weights(plan.c, plan.run_bits,
-                                                                 plan.sets))
+    return group_type.multiexp_unchecked(points, _window_weights(c, len(rows)))
 
 
 def _norm(z: list[int]) -> int:
@@ -418,9 +394,8 @@ def _over(v: list[int], z: list[int], norm_inverse: int) -> list[int]:
 
 
 @lru_cache(maxsize=None)
-def _window_weights(c: int, run_bits: int, sets: int) -> list:
-    weights = [pow(2, c * w, FR_MODULUS) for w in range(sets)]
-    return scalars_from_ints(weights + [(v << run_bits) % FR_MODULUS for v in weights])
+def _window_weights(c: int, windows: int) -> list:
+    return scalars_from_ints(pow(2, c * w, FR_MODULUS) for w in range(windows))
 
 
 def phase_times(bases: MsmBases, scalars, stream=None) -> dict[str, float]:
@@ -446,6 +421,6 @@ def phase_times(bases: MsmBases, scalars, stream=None) -> dict[str, float]:
     times = {step: cupy.cuda.get_elapsed_time(prev, event)
              for (_, prev), (step, event) in zip(events, events[1:])}
     started = time.perf_counter()
-    combine_windows(sums, bases.group, digits.plan)
+    combine_windows(sums, bases.group, digits.plan.c)
     times["combine_host"] = 1e3 * (time.perf_counter() - started)
     return times

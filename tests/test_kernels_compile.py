@@ -40,7 +40,7 @@ KERNELS = {
 SPILL_ALLOWANCE = {
     "msm_bucket_level0_g2": 24,
     "msm_bucket_level_g2": 24,
-    "msm_reduce_segments_g2": 48,  # 44 since it also stores the run total for the second pass
+    "msm_reduce_segments_g2": 40,
     "fixed_base_mul_g2": 16,  # a key-setup kernel: 12 bytes since the product-scanning Fq product
 }
 

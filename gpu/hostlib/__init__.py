@@ -72,7 +72,7 @@ def load() -> ctypes.CDLL:
     lib.signed_digits.restype = None
     for name in ("msm_window_sums_g1", "msm_window_sums_g2"):
         fn = getattr(lib, name)
-        fn.argtypes = [pointer, pointer, long_] + [ctypes.c_int] * 6 + [pointer]
+        fn.argtypes = [pointer, pointer, long_] + [ctypes.c_int] * 5 + [pointer]
         fn.restype = None
     u32, u64 = ctypes.c_uint32, ctypes.c_uint64
     lib.porep_witness_host.argtypes = ([pointer, u32, u32] + [pointer] * 5 + [u32] * 4
@@ -109,22 +109,19 @@ def signed_digits(scalars: np.ndarray, c: int, windows: int) -> np.ndarray:
 
 
 def msm_window_sums(points, scalars: np.ndarray, c: int, windows: int, run_bits: int,
-                    chunk: int, tabled: bool = False,
-                    total_run_bits: int = 2) -> np.ndarray:
-    """The GPU MSM's bucket phase run on the CPU: XYZZ sums (Montgomery) as
-    ``gpu.msm.window_sums`` returns them, two rows per window (per bucket set: one set in all
-    with ``tabled``, the bases' window table built first), for a ``snark.curve.PointArray``
-    and (n, 4) standard-form scalars."""
+                    chunk: int, tabled: bool = False) -> np.ndarray:
+    """The GPU MSM's bucket phase run on the CPU: XYZZ window sums (Montgomery), one row
+    per window (one in all with ``tabled``: the bases' window table built first), for a
+    ``snark.curve.PointArray`` and (n, 4) standard-form scalars."""
     if chunk < 4:
         raise ValueError(f"chunk: {chunk} < 4 does not always shrink the level list")
     words = 6 if points.group == 1 else 12
     n = scalars.shape[0]
     bases = np.ascontiguousarray(points.xy[:n], dtype=np.uint64).reshape(n, 2 * words)
     scalars = np.ascontiguousarray(scalars, dtype=np.uint64)
-    out = np.zeros((2 * (1 if tabled else windows), 4 * words), dtype=np.uint64)
+    out = np.zeros((1 if tabled else windows, 4 * words), dtype=np.uint64)
     getattr(load(), f"msm_window_sums_g{points.group}")(
-        _ptr(bases), _ptr(scalars), n, c, windows, run_bits, total_run_bits, chunk,
-        int(tabled), _ptr(out))
+        _ptr(bases), _ptr(scalars), n, c, windows, run_bits, chunk, int(tabled), _ptr(out))
     return out
 
 

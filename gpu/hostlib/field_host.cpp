@@ -1,6 +1,5 @@
 // Host (g++) build of the kernel headers, for tests on machines without a GPU: thin
 // extern "C" loops over arrays of raw limbs, one entry per operation.
-#include <algorithm>
 #include <cstddef>
 #include <vector>
 
@@ -60,27 +59,15 @@ int point_apply(int op, const uint64_t* a, const uint64_t* b, uint64_t* out, lon
     return 0;
 }
 
-// Per set, the sum of its rows of `points` (sets × per XYZZ rows).
-template <class F>
-void sum_per_set(const std::vector<uint64_t>& points, int sets, uint64_t* out) {
-    const std::size_t stride = 4 * F::WORDS, per = points.size() / stride / sets;
-    for (int w = 0; w < sets; w++) {
-        xyzz_t<F> acc = xyzz_t<F>::infinity();
-        for (std::size_t j = 0; j < per; j++) acc += xyzz_t<F>::load(&points[(w * per + j) * stride]);
-        acc.store(out + w * stride);
-    }
-}
-
 // The MSM's bucket phase on the CPU with msm_buckets.cuh's per-thread functions, run for
 // every thread index in turn: with `tabled`, the window table first (window_table_rows);
 // counting sort of the signed digits (PAD-keyed slots to n * windows, as on the device),
-// bucket levels until one chunk remains, the two reduce_segments passes, then a plain sum
-// of each bucket set's rows of each. Writes the XYZZ sums (Montgomery form): per window (one
-// in all when tabled), the first pass's, then the second's.
+// bucket levels until one chunk remains, reduce_segments, then a plain sum of each bucket
+// set's runs. Writes the XYZZ sums (Montgomery form): one per window, or one in all when
+// tabled.
 template <class F>
 void msm_window_sums(const uint64_t* bases_std, const uint64_t* scalars, long n, int c,
-                     int windows, int run_bits, int max_total_run_bits, int chunk, int tabled,
-                     uint64_t* out) {
+                     int windows, int run_bits, int chunk, int tabled, uint64_t* out) {
     const int stride = 4 * F::WORDS, bucket_bits = c - 1, sets = tabled ? 1 : windows;
     const uint32_t keys_total = (uint32_t)sets << bucket_bits;
     const uint32_t table_stride = tabled ? (uint32_t)n : 0;
@@ -139,23 +126,16 @@ void msm_window_sums(const uint64_t* bases_std, const uint64_t* scalars, long n,
         first_level = false;
     }
 
-    // the two passes of gpu/msm.py's window_sums; out: the sets' sums of the first pass's
-    // shares, then of the second pass's
     uint32_t runs_per_window = 1u << (bucket_bits - run_bits), runs = sets * runs_per_window;
-    uint32_t total_bits = bucket_bits - run_bits;
-    uint32_t total_run_bits = std::min(total_bits, (uint32_t)max_total_run_bits);
-    uint32_t total_runs = runs >> total_run_bits;
     std::vector<uint64_t> run_sums((std::size_t)runs * stride);
-    std::vector<uint64_t> run_totals((std::size_t)runs * stride, 0);
-    std::vector<uint64_t> total_sums((std::size_t)total_runs * stride);
     for (uint32_t t = 0; t < runs; t++)
-        reduce_segments<F>(t, buckets.data(), bucket_bits, run_bits, runs, run_sums.data(),
-                           run_totals.data());
-    for (uint32_t t = 0; t < total_runs; t++)
-        reduce_segments<F>(t, run_totals.data(), total_bits, total_run_bits, total_runs,
-                           total_sums.data(), nullptr);
-    sum_per_set<F>(run_sums, sets, out);
-    sum_per_set<F>(total_sums, sets, out + (std::size_t)sets * stride);
+        reduce_segments<F>(t, buckets.data(), bucket_bits, run_bits, runs, run_sums.data());
+    for (int w = 0; w < sets; w++) {
+        xyzz_t<F> acc = xyzz_t<F>::infinity();
+        for (uint32_t j = 0; j < runs_per_window; j++)
+            acc += xyzz_t<F>::load(&run_sums[((std::size_t)w * runs_per_window + j) * stride]);
+        acc.store(out + (std::size_t)w * stride);
+    }
 }
 
 }  // namespace
@@ -186,16 +166,12 @@ void signed_digits(const uint64_t* scalars, long n, int c, int windows, int32_t*
 }
 
 void msm_window_sums_g1(const uint64_t* bases, const uint64_t* scalars, long n, int c,
-                        int windows, int run_bits, int max_total_run_bits, int chunk,
-                        int tabled, uint64_t* out) {
-    msm_window_sums<fq_t>(bases, scalars, n, c, windows, run_bits, max_total_run_bits, chunk,
-                         tabled, out);
+                        int windows, int run_bits, int chunk, int tabled, uint64_t* out) {
+    msm_window_sums<fq_t>(bases, scalars, n, c, windows, run_bits, chunk, tabled, out);
 }
 void msm_window_sums_g2(const uint64_t* bases, const uint64_t* scalars, long n, int c,
-                        int windows, int run_bits, int max_total_run_bits, int chunk,
-                        int tabled, uint64_t* out) {
-    msm_window_sums<fq2_t>(bases, scalars, n, c, windows, run_bits, max_total_run_bits, chunk,
-                         tabled, out);
+                        int windows, int run_bits, int chunk, int tabled, uint64_t* out) {
+    msm_window_sums<fq2_t>(bases, scalars, n, c, windows, run_bits, chunk, tabled, out);
 }
 
 int fq2_apply(int op, const uint64_t* a, const uint64_t* b, uint64_t* out, long n) {

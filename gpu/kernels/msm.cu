@@ -9,12 +9,10 @@
 //   msm_scatter    counting sort: entry = point index | sign << 31, and its key, by bucket
 //   bucket_level*  bucket sums in chunks of equal work, a few levels (see below)
 //   reduce_segments  one thread per run of L buckets: the run's share of
-//                  sum (k + 1) * bucket_k without its offset, and the run's total; then
-//                  again over the runs' totals, weighted by their run index
-//   reduce_windows tree sums of the runs' shares, per window
-// The host weights each window's two sums by 2^(c·w) and L·2^(c·w): that is a chain of
-// ~255 dependent doublings, which one GPU thread runs at the latency of its carry chains
-// (gpu/msm.py).
+//                  sum (k + 1) * bucket_k (suffix sums, plus the run's offset by double-and-add)
+//   reduce_windows one block per window: tree sum of its runs
+// The host weights the window sums by 2^(c·w): that is a chain of ~255 dependent
+// doublings, which one GPU thread runs at the latency of its carry chains (gpu/msm.py).
 // Points in device memory: affine bases in Montgomery form (infinity = (0, 0)); XYZZ
 // (Montgomery) everywhere after; zero-filled XYZZ is infinity.
 #include "curve.cuh"
@@ -108,15 +106,13 @@ extern "C" __global__ void msm_bucket_level_g2(const uint64_t* points, const uin
 
 extern "C" __global__ void msm_reduce_segments_g1(uint64_t* buckets, uint32_t bucket_bits,
                                                   uint32_t run_bits, uint32_t runs_total,
-                                                  uint64_t* run_sums, uint64_t* run_totals) {
-    reduce_segments<fq_t>(thread_index(), buckets, bucket_bits, run_bits, runs_total, run_sums,
-                         run_totals);
+                                                  uint64_t* run_sums) {
+    reduce_segments<fq_t>(thread_index(), buckets, bucket_bits, run_bits, runs_total, run_sums);
 }
 extern "C" __global__ void msm_reduce_segments_g2(uint64_t* buckets, uint32_t bucket_bits,
                                                   uint32_t run_bits, uint32_t runs_total,
-                                                  uint64_t* run_sums, uint64_t* run_totals) {
-    reduce_segments<fq2_t>(thread_index(), buckets, bucket_bits, run_bits, runs_total, run_sums,
-                         run_totals);
+                                                  uint64_t* run_sums) {
+    reduce_segments<fq2_t>(thread_index(), buckets, bucket_bits, run_bits, runs_total, run_sums);
 }
 
 #define MSM_REDUCE_THREADS 128  // G2: 128 XYZZ points fill the 48 KiB of static shared memory

@@ -84,18 +84,13 @@ FIELD_FN void bucket_level(uint32_t t, Source source, const uint32_t* keys, uint
 }
 
 // Thread (window w, run j) over buckets jL .. jL + L - 1 of window w computes the run's
-// share of the window sum sum_b (b + 1) * bucket_b without its offset:
-//   T_j = sum_k (k + 1) * bucket_{jL+k} = sum_k S_k, with S_k the run's suffix sums,
-// and the window sum is sum_j T_j + L * sum_j j * U_j, U_j = S_0 the run's total. With
-// run_totals, U_j goes to slot j - 1 of the window's row there (slot L' - 1 stays the caller's
-// zero, infinity), so a second pass over those rows, itself without run_totals, gives
-// sum_j j * U_j; without, the thread adds the offset jL * U_j itself by double-and-add (that
-// second pass's runs are few and short). Only one point is ever live in registers (G2
-// points are 96 registers each): the suffix sums are made in place, U_j re-read from memory.
+// share sum_k (jL + k + 1) * bucket_{jL+k} of the window sum. Only one point is ever live
+// in registers (G2 points are 96 registers each): a first pass turns the run's buckets
+// into suffix sums S_k in place, then jL * S_0 (double-and-add, S_0 re-read from memory)
+// plus sum_k S_k gives the share.
 template <class F>
 FIELD_FN void reduce_segments(uint32_t t, uint64_t* buckets, uint32_t bucket_bits,
-                              uint32_t run_bits, uint32_t runs_total, uint64_t* run_sums,
-                              uint64_t* run_totals) {
+                              uint32_t run_bits, uint32_t runs_total, uint64_t* run_sums) {
     const uint32_t stride = 4 * F::WORDS;
     if (t >= runs_total) return;
     uint32_t runs_per_window = 1u << (bucket_bits - run_bits);
@@ -107,16 +102,11 @@ FIELD_FN void reduce_segments(uint32_t t, uint64_t* buckets, uint32_t bucket_bit
         acc += xyzz_t<F>::load(run + (uint64_t)k * stride);
         acc.store(run + (uint64_t)k * stride);
     }
+    uint32_t offset = j << run_bits;
     acc = xyzz_t<F>::infinity();
-    if (run_totals == nullptr) {
-        uint32_t offset = j << run_bits;
-        for (int bit = top_bit(offset); bit >= 0; bit--) {
-            acc = acc.dbl();
-            if ((offset >> bit) & 1) acc += xyzz_t<F>::load(run);
-        }
-    } else if (j > 0) {
-        uint64_t slot = (uint64_t)w * runs_per_window + j - 1;
-        xyzz_t<F>::load(run).store(run_totals + slot * stride);
+    for (int bit = top_bit(offset); bit >= 0; bit--) {
+        acc = acc.dbl();
+        if ((offset >> bit) & 1) acc += xyzz_t<F>::load(run);
     }
     for (int k = 0; k < len; k++) acc += xyzz_t<F>::load(run + (uint64_t)k * stride);
     acc.store(run_sums + (uint64_t)t * stride);
