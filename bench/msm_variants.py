@@ -1,6 +1,6 @@
 """A/B of compile-time variants of the MSM kernels, in one process on one GPU.
 
-    python bench/msm_variants.py [--variant NAME=-DX,-DY,runs=K,chunk=K,later=K ...]
+    python bench/msm_variants.py [--variant NAME=-DX,-DY,runs=K,chunk=K,wide=K,later=K ...]
                                  [--cubins DIR]
                                  [--g1 20,22] [--g2 20] [--tables] [--reps 5]
                                  [--out FILE]
@@ -9,8 +9,8 @@ The baseline is ``gpu/kernels/msm.cu`` as the backend loads it (NVRTC). Each var
 same source with extra defines, loaded from ``DIR/NAME.cubin`` when present (built with
 ``nvcc -cubin -arch=sm_90`` on a machine without a GPU, which saves device time) or
 compiled by NVRTC here; ``runs=K`` sets ``gpu.msm.TARGET_RUNS`` to 2^K for it (plain plans:
-a table's plan is fixed when its bases are made), ``chunk=K`` and ``later=K`` the bucket
-levels' ``CHUNK`` and ``LATER_CHUNK``. For every
+a table's plan is fixed when its bases are made), ``chunk=K``, ``wide=K`` and ``later=K``
+the bucket levels' ``CHUNK``, ``WIDE_CHUNK_DIGITS`` (2^K) and ``LATER_CHUNK``. For every
 size, all variants run on the same bases and scalars; a variant whose result differs from
 the baseline's stops the run. Times are medians of ``--reps`` after a warm-up (CUDA
 events), with the steps of ``gpu.msm.phase_times``.
@@ -50,13 +50,14 @@ def variant_module(name: str, defines: list[str], cubins: Path | None):
 
 
 #: Variant tokens that set a ``gpu.msm`` constant instead of a define: runs=K (2^K), chunk=K,
-#: later=K.
-SETTINGS = {"runs": "TARGET_RUNS", "chunk": "CHUNK", "later": "LATER_CHUNK"}
+#: wide=K (2^K), later=K.
+SETTINGS = {"runs": "TARGET_RUNS", "chunk": "CHUNK", "wide": "WIDE_CHUNK_DIGITS",
+            "later": "LATER_CHUNK"}
 
 
 def _setting(token: str) -> tuple[str, int]:
     key, _, value = token.partition("=")
-    return SETTINGS[key], (1 << int(value)) if key == "runs" else int(value)
+    return SETTINGS[key], (1 << int(value)) if key in ("runs", "wide") else int(value)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -43,11 +43,13 @@ FIELD_WORDS = {1: 6, 2: 12}
 THREADS = 128
 #: Threads of msm_reduce_windows (MSM_REDUCE_THREADS in msm.cu).
 REDUCE_THREADS = 128
-#: Sorted digits one thread sums at bucket level 0, and partial sums at the later levels
+#: Sorted digits one thread sums at bucket level 0 (half as many below WIDE_CHUNK_DIGITS
+#: digits, so that small MSMs still fill the GPU), and partial sums at the later levels
 #: (each level shrinks the list chunk/2-fold). The later levels are latency-bound (a few
 #: threads, one general addition after another), so their chunks are short: at 2^20 with
 #: window tables 64 / 8 took G1 from 11.7 to 11.0 ms and G2 from 33.1 to 31.7 (32 / 32 before).
 CHUNK = 64
+WIDE_CHUNK_DIGITS = 1 << 23
 LATER_CHUNK = 8
 #: Key of the unused digit slots (MSM_PAD_KEY in msm.cu).
 PAD_KEY = 0xFFFFFFFF
@@ -316,7 +318,8 @@ def window_sums(bases: MsmBases, digits: SortedDigits, mark=lambda step: None):
 
     buckets = cupy.zeros((p.sets * p.buckets, point_words), dtype=cupy.uint64)  # zeros: infinity
     length, source, slot_keys = digits.n * p.windows, (bases.xy, digits.entries), digits.keys
-    level, chunk = f"msm_bucket_level0_g{group}", CHUNK
+    chunk = CHUNK if length >= WIDE_CHUNK_DIGITS else CHUNK // 2
+    level = f"msm_bucket_level0_g{group}"
     while True:
         chunks = -(-length // chunk)
         next_points = cupy.empty((2 * chunks, point_words), dtype=cupy.uint64)
