@@ -106,7 +106,9 @@ class GpuBackend:
         self._cupy = cupy
         with cupy.cuda.Device(device_id):
             self.stream = cupy.cuda.Stream(non_blocking=True)
-            self.side_stream = cupy.cuda.Stream(non_blocking=True)  # the G2 MSM's
+            # the G2 MSM's stream, and a second one for the G1 MSMs (proof_msms)
+            self.g2_stream = cupy.cuda.Stream(non_blocking=True)
+            self.g1_streams = (cupy.cuda.Stream(non_blocking=True),)
             self.ntt = Ntt(device_id)
             self._spmv = module.function("spmv.cu", "spmv_csr", device_id)
             self._mul_raw = module.function("fr_ops.cu", "fr_mul_raw", device_id)
@@ -247,7 +249,9 @@ class GpuBackend:
 
     def proof_msms(self, key: ProvingKey, witness, h) -> dict:
         """The proof's five MSMs as one ``gpu.msm.msm_many`` batch: a_g1, b_g1, b_g2 and l_g1
-        share the witness's digit sort, and b_g2 runs on the side stream beside the G1 MSMs."""
+        share the witness's digit sort; b_g2 runs on its own stream, and the G1 MSMs take
+        two streams in turn, so that one's latency-bound steps (sorts, reductions) overlap
+        another's bucket sums."""
         bases = self._of(key).bases
         ni = key.r1cs.num_inputs
         for basis, s, count in (("a_g1", witness, len(key.a_g1)), ("h_g1", h, len(key.h_g1)),
@@ -257,8 +261,8 @@ class GpuBackend:
         # every MSM but h_g1 reads the whole witness (l_g1 through its leading infinities)
         jobs = {"a_g1": witness, "b_g1": witness, "b_g2": witness, "l_g1": witness, "h_g1": h}
         with self._on_device():
-            points = msm_many([(bases[b], s) for b, s in jobs.items()],
-                              stream=self.stream, side_stream=self.side_stream)
+            points = msm_many([(bases[b], s) for b, s in jobs.items()], stream=self.stream,
+                              g2_stream=self.g2_stream, g1_streams=self.g1_streams)
         return dict(zip(jobs, points))
 
     def _msm(self, key: ProvingKey, basis: str, scalars):

@@ -20,11 +20,12 @@ synchronisation is the copy of the window sums back to the host.
 ``msm_many`` runs several MSMs as one batch: MSMs over the same scalar vector share one
 digit sort (a proof's a_g1, b_g1 and b_g2 all take the witness), every result is copied
 back only after all are queued (the GPU never waits on the host's weighting), and MSMs
-given a side stream (the G2 one) run beside the rest.
+on different streams (the G2 one, the G1 ones in turn) run beside each other.
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -198,16 +199,17 @@ def msm(bases: MsmBases, scalars, stream=None) -> G1Point | G2Point:
     return msm_many([(bases, scalars)], stream)[0]
 
 
-def msm_many(jobs, stream=None, side_stream=None) -> list[G1Point | G2Point]:
-    """``[msm(bases, scalars) for bases, scalars in jobs]`` as one batch on ``stream``.
+def msm_many(jobs, stream=None, g2_stream=None, g1_streams=()) -> list[G1Point | G2Point]:
+    """``[msm(bases, scalars) for bases, scalars in jobs]`` as one batch.
 
     Jobs that pass the very same scalars array share one digit sort (if their bases lay
-    digits out alike: the same plan and table stride). G2 jobs run on
-    ``side_stream`` when one is given (after the sort they read), beside the G1 work: a
-    G2 MSM costs about three G1 ones, and the two overlap where either leaves the GPU
-    partly idle (sorts, reductions, the tail of each launch). Window sums are copied back
-    only once everything is queued, so the host's weighting of one overlaps the GPU's work
-    on the next."""
+    digits out alike: the same plan and table stride), made on the stream of the first job
+    that reads it. G1 jobs take ``stream`` and ``g1_streams`` in turn; G2 jobs run on
+    ``g2_stream`` when one is given. A G2 MSM costs about three G1 ones, and MSMs on
+    different streams overlap where one leaves the GPU partly idle (sorts, reductions, the
+    later bucket levels, the tail of each launch). Window sums are copied back only once
+    everything is queued, so the host's weighting of one overlaps the GPU's work on the
+    next."""
     cupy = _cupy()
     jobs = list(jobs)
     if not jobs:
@@ -217,31 +219,25 @@ def msm_many(jobs, stream=None, side_stream=None) -> list[G1Point | G2Point]:
     if any(bases.device_id != device_id for bases, _ in jobs):
         raise ValueError("msm_many: every basis must live on the same device")
     stream = stream or cupy.cuda.get_current_stream()
+    g1_turns = itertools.cycle((stream, *g1_streams))
     layouts = [(id(scalars), bases.plan_for(n), bases.table_stride)
                for (bases, scalars), n in zip(jobs, sizes)]
-    last_use = {layout: i for i, layout in enumerate(layouts)}
-    sorts: dict[tuple, SortedDigits] = {}  # by layout, until its last job is queued
-    keep = []  # sorts read on the side stream: held until its results are back
+    sorts: dict[tuple, tuple[SortedDigits, object]] = {}  # by layout: (sort, its stream)
     pending = []
     try:
         with cupy.cuda.Device(device_id):
-            for i, ((bases, scalars), n) in enumerate(zip(jobs, sizes)):
+            for (bases, scalars), n, layout in zip(jobs, sizes, layouts):
                 if n == 0:
                     pending.append((bases, None, None, None))
                     continue
-                layout = layouts[i]
-                digits = sorts.get(layout)
-                if digits is None:
-                    with stream:
-                        digits = sort_digits(cupy.ascontiguousarray(scalars), n, device_id,
-                                             layout[1], layout[2])
-                    sorts[layout] = digits
-                if last_use[layout] == i:
-                    del sorts[layout]  # later launches on `stream` may reuse its memory
-                run_on = side_stream if side_stream is not None and bases.group == 2 else stream
-                if run_on is not stream:
+                run_on = (g2_stream or stream) if bases.group == 2 else next(g1_turns)
+                if layout not in sorts:
+                    with run_on:
+                        sorts[layout] = (sort_digits(cupy.ascontiguousarray(scalars), n,
+                                                     device_id, layout[1], layout[2]), run_on)
+                digits, sorted_on = sorts[layout]
+                if run_on is not sorted_on:
                     run_on.wait_event(digits.ready)
-                    keep.append(digits)
                 with run_on:
                     pending.append((bases, digits.plan, window_sums(bases, digits), run_on))
             # each result is weighted on the host while the GPU still runs the later ones

@@ -177,8 +177,8 @@ def test_leading_infinities_ignore_the_first_scalars(pools, np_rng):
 
 @on_gpu
 def test_msm_many_shares_sorts_and_matches_single_msms(pools, np_rng):
-    """One batch: the same scalars for G1 and G2 (one sort, G2 on a side stream), a slice
-    of them, another vector, and an empty one."""
+    """One batch: the same scalars for G1 and G2 (one sort, read on three streams: G2 on
+    its own, G1 on two in turn), a slice of them, another vector, and an empty one."""
     import cupy
     from gpu.msm import MsmBases, msm_many
 
@@ -188,7 +188,8 @@ def test_msm_many_shares_sorts_and_matches_single_msms(pools, np_rng):
     g1, g2 = MsmBases(pools[1][:n]), MsmBases(pools[2][:n])
     jobs = [(g1, shared), (g2, shared), (g1, other), (g2, shared[7:]), (g1, shared),
             (g1, shared[:0])]
-    got = msm_many(jobs, side_stream=cupy.cuda.Stream(non_blocking=True))
+    got = msm_many(jobs, g2_stream=cupy.cuda.Stream(non_blocking=True),
+                   g1_streams=(cupy.cuda.Stream(non_blocking=True),))
     ints = {id(v): limbs_to_ints(cupy.asnumpy(v)) for v in (shared, other)}
     expected = [reference(G1Point, pools[1][:n], ints[id(shared)]),
                 reference(G2Point, pools[2][:n], ints[id(shared)]),
@@ -227,7 +228,8 @@ def test_msm_many_mixes_tabled_and_plain_bases(pools, np_rng):
     g1_tabled = MsmBases(pools[1][:n], table=table_plan(n))
     g2_tabled = MsmBases(pools[2][:n], table=table_plan(n))
     got = msm_many([(g1, shared), (g1_tabled, shared), (g2_tabled, shared), (g1_tabled, shared)],
-                   side_stream=cupy.cuda.Stream(non_blocking=True))
+                   g2_stream=cupy.cuda.Stream(non_blocking=True),
+                   g1_streams=(cupy.cuda.Stream(non_blocking=True),))
     g1_sum = reference(G1Point, pools[1][:n], ints)
     assert got == [g1_sum, g1_sum, reference(G2Point, pools[2][:n], ints), g1_sum]
 
