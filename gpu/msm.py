@@ -205,11 +205,12 @@ def msm_many(jobs, stream=None, g2_stream=None, g1_streams=()) -> list[G1Point |
     Jobs that pass the very same scalars array share one digit sort (if their bases lay
     digits out alike: the same plan and table stride), made on the stream of the first job
     that reads it. G1 jobs take ``stream`` and ``g1_streams`` in turn; G2 jobs run on
-    ``g2_stream`` when one is given. A G2 MSM costs about three G1 ones, and MSMs on
-    different streams overlap where one leaves the GPU partly idle (sorts, reductions, the
-    later bucket levels, the tail of each launch). Window sums are copied back only once
-    everything is queued, so the host's weighting of one overlaps the GPU's work on the
-    next."""
+    ``g2_stream`` when one is given. The inputs must be ready in ``stream``'s order: the
+    other streams first wait for what it has queued. A G2 MSM costs about three G1 ones,
+    and MSMs on different streams overlap where one leaves the GPU partly idle (sorts,
+    reductions, the later bucket levels, the tail of each launch). Window sums are copied
+    back only once everything is queued, so the host's weighting of one overlaps the GPU's
+    work on the next."""
     cupy = _cupy()
     jobs = list(jobs)
     if not jobs:
@@ -226,6 +227,12 @@ def msm_many(jobs, stream=None, g2_stream=None, g1_streams=()) -> list[G1Point |
     pending = []
     try:
         with cupy.cuda.Device(device_id):
+            # the inputs (bases, tables, scalars) were made in `stream`'s order: the other
+            # streams start after them
+            inputs_ready = cupy.cuda.Event(block=False, disable_timing=True)
+            inputs_ready.record(stream)
+            for other in {g2_stream, *g1_streams} - {None, stream}:
+                other.wait_event(inputs_ready)
             for (bases, scalars), n, layout in zip(jobs, sizes, layouts):
                 if n == 0:
                     pending.append((bases, None, None, None))
