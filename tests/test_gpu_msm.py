@@ -201,6 +201,31 @@ def test_msm_many_shares_sorts_and_matches_single_msms(pools, np_rng):
 
 
 @on_gpu
+def test_msm_many_other_streams_wait_for_the_inputs(pools, np_rng):
+    """Scalars still being written on the batch's stream when the batch is queued (behind
+    ~10 ms of other work): the job that runs on the second G1 stream sorts them only after
+    they are there."""
+    import cupy
+    from gpu.msm import MsmBases, msm_many
+
+    n = 1 << 14
+    ints = [random_scalars(np_rng, n) for _ in range(2)]
+    bases = MsmBases(pools[1][:n])
+    batch_stream = cupy.cuda.Stream(non_blocking=True)
+    with batch_stream:
+        first = cupy.asarray(fr_to_limbs(ints[0]))
+        staged = cupy.asarray(fr_to_limbs(ints[1]))
+        busy = cupy.ones(1 << 25)
+        for _ in range(30):
+            busy = cupy.sin(busy)
+        second = cupy.zeros_like(staged)
+        second[...] = staged
+    got = msm_many([(bases, first), (bases, second)], stream=batch_stream,
+                   g1_streams=(cupy.cuda.Stream(non_blocking=True),))
+    assert got == [reference(G1Point, pools[1][:n], v) for v in ints]
+
+
+@on_gpu
 @pytest.mark.parametrize("group, cls", GROUPS)
 @pytest.mark.parametrize("n", [1, 5, 1000, 1 << 14, 1 << 16])
 def test_window_tables_match_arkworks(pools, group, cls, n, np_rng):
