@@ -203,7 +203,7 @@ def test_msm_many_shares_sorts_and_matches_single_msms(pools, np_rng):
 @on_gpu
 def test_msm_many_other_streams_wait_for_the_inputs(pools, np_rng):
     """Scalars still being written on the batch's stream when the batch is queued (behind
-    ~10 ms of other work): the job that runs on the second G1 stream sorts them only after
+    ~100 ms of other work): the job that runs on the second G1 stream sorts them only after
     they are there."""
     import cupy
     from gpu.msm import MsmBases, msm_many
@@ -214,9 +214,10 @@ def test_msm_many_other_streams_wait_for_the_inputs(pools, np_rng):
     batch_stream = cupy.cuda.Stream(non_blocking=True)
     with batch_stream:
         first = cupy.asarray(fr_to_limbs(ints[0]))
+        msm_many([(bases, first)], stream=batch_stream)  # loads the kernels: that syncs
         staged = cupy.asarray(fr_to_limbs(ints[1]))
-        busy = cupy.ones(1 << 25)
-        for _ in range(30):
+        busy = cupy.ones(1 << 26)
+        for _ in range(400):
             busy = cupy.sin(busy)
         second = cupy.zeros_like(staged)
         second[...] = staged
