@@ -48,7 +48,8 @@ REDUCE_THREADS = 128
 #: digits, so that small MSMs still fill the GPU), and partial sums at the later levels
 #: (each level shrinks the list chunk/2-fold). The later levels are latency-bound (a few
 #: threads, one general addition after another), so their chunks are short: at 2^20 with
-#: window tables 64 / 8 took G1 from 11.7 to 11.0 ms and G2 from 33.1 to 31.7 (32 / 32 before).
+#: window tables 64 / 8 took G1 from 11.7 to 11.0 ms and G2 from 33.1 to 31.7 (32 / 32 before);
+#: at 2^16 chunks of 64 lost (G1 2.61 against 2.35 ms: too few blocks).
 CHUNK = 64
 WIDE_CHUNK_DIGITS = 1 << 23
 LATER_CHUNK = 8
