@@ -1,6 +1,7 @@
 """A/B of compile-time variants of the MSM kernels, in one process on one GPU.
 
-    python bench/msm_variants.py [--variant NAME=-DX,-DY,runs=K,chunk=K,wide=K,later=K ...]
+    python bench/msm_variants.py [--variant NAME=-DX,-DY,runs=K,chunk=K,wide=K,later=K,
+                                            affine1=K,affine2=K,pairs=K ...]
                                  [--cubins DIR]
                                  [--g1 20,22] [--g2 20] [--tables] [--reps 5]
                                  [--out FILE]
@@ -10,7 +11,9 @@ same source with extra defines, loaded from ``DIR/NAME.cubin`` when present (bui
 ``nvcc -cubin -arch=sm_90`` on a machine without a GPU, which saves device time) or
 compiled by NVRTC here; ``runs=K`` sets ``gpu.msm.TARGET_RUNS`` to 2^K for it (plain plans:
 a table's plan is fixed when its bases are made), ``chunk=K``, ``wide=K`` and ``later=K``
-the bucket levels' ``CHUNK``, ``WIDE_CHUNK_DIGITS`` (2^K) and ``LATER_CHUNK``. For every
+the bucket levels' ``CHUNK``, ``WIDE_CHUNK_DIGITS`` (2^K) and ``LATER_CHUNK``, ``affine1=K``
+and ``affine2=K`` the batch-affine levels of G1 and G2 (``AFFINE_LEVELS_G*``) and
+``pairs=K`` the pairs a thread of them takes (``AFFINE_PAIRS``). For every
 size, all variants run on the same bases and scalars; a variant whose result differs from
 the baseline's stops the run. Times are medians of ``--reps`` after a warm-up (CUDA
 events), with the steps of ``gpu.msm.phase_times``.
@@ -50,9 +53,10 @@ def variant_module(name: str, defines: list[str], cubins: Path | None):
 
 
 #: Variant tokens that set a ``gpu.msm`` constant instead of a define: runs=K (2^K), chunk=K,
-#: wide=K (2^K), later=K.
+#: wide=K (2^K), later=K, affine1=K / affine2=K (batch-affine levels of G1 / G2), pairs=K.
 SETTINGS = {"runs": "TARGET_RUNS", "chunk": "CHUNK", "wide": "WIDE_CHUNK_DIGITS",
-            "later": "LATER_CHUNK"}
+            "later": "LATER_CHUNK", "affine1": "AFFINE_LEVELS_G1",
+            "affine2": "AFFINE_LEVELS_G2", "pairs": "AFFINE_PAIRS"}
 
 
 def _setting(token: str) -> tuple[str, int]:

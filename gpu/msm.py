@@ -13,6 +13,10 @@ window's digits go into one set of buckets, so the window size is no longer held
 reduction per window: at 2^20 c = 20 and 13 digits a scalar instead of c = 16 and 16, for
 13× the bases' memory (``table_plan`` says how it is chosen).
 
+Optional **batch-affine levels** (``AFFINE_LEVELS_G1`` / ``_G2``, off by default) go before
+the bucket sums: each adds the points of a bucket in pairs, in affine form, with one
+inversion shared by a thread's pairs, and halves the sorted list (``affine_level``).
+
 Scalars at or above r are reduced mod r on the device (any 256-bit value is < 3r), which
 matches Σ s_i·P_i for points of order r. Every launch is on the given stream; the only
 synchronisation is the copy of the window sums back to the host.
@@ -55,6 +59,17 @@ WIDE_CHUNK_DIGITS = 1 << 23
 LATER_CHUNK = 8
 #: Key of the unused digit slots (MSM_PAD_KEY in msm.cu).
 PAD_KEY = 0xFFFFFFFF
+#: Batch-affine levels (``affine_level`` in msm_buckets.cuh) before the XYZZ bucket levels,
+#: by group, and the pairs a thread of such a level takes (one ~570-product inversion
+#: shared among them). Each level halves the sorted list at ~6 products a sum (G2: 17 Fq
+#: products) against the XYZZ mixed addition's 10 (28), for scratch of about the list's
+#: size in affine points, the running products beside it. Off until timed on the device
+#: (``bench/msm_variants.py --variant a=affine1=2,affine2=2``): an earlier form, whose
+#: running products sat in local memory, took 8% off G1 and 12-14% off G2 at the cost of
+#: that memory.
+AFFINE_LEVELS_G1 = 0
+AFFINE_LEVELS_G2 = 0
+AFFINE_PAIRS = 128
 #: Runs of buckets reduced in parallel across all windows: about two thirds of the G1
 #: threads an H200 holds at once (3 blocks of 128 per SM), so the runs stay short (ncu at 2^22 with
 #: 2^14: 6% achieved occupancy, 24 ms at 2^24) while reduce_windows's share per thread
@@ -320,10 +335,18 @@ def window_sums(bases: MsmBases, digits: SortedDigits, mark=lambda step: None):
     point_words = 4 * words  # XYZZ
     u32 = np.uint32
 
-    buckets = cupy.zeros((p.sets * p.buckets, point_words), dtype=cupy.uint64)  # zeros: infinity
     length, source, slot_keys = digits.n * p.windows, (bases.xy, digits.entries), digits.keys
     chunk = CHUNK if length >= WIDE_CHUNK_DIGITS else CHUNK // 2
     level = f"msm_bucket_level0_g{group}"
+    affine_levels = (AFFINE_LEVELS_G1 if group == 1 else AFFINE_LEVELS_G2) if length > 1 else 0
+    for step in range(affine_levels):  # a level's list is never shorter than 2
+        source, slot_keys, length = affine_level(group, dev, source, slot_keys, length,
+                                                 p.sets * p.buckets, first=step == 0)
+        level = f"msm_bucket_level0_list_g{group}"
+    if affine_levels:
+        mark("affine_levels")
+
+    buckets = cupy.zeros((p.sets * p.buckets, point_words), dtype=cupy.uint64)  # zeros: infinity
     while True:
         chunks = -(-length // chunk)
         next_points = cupy.empty((2 * chunks, point_words), dtype=cupy.uint64)
@@ -358,6 +381,31 @@ def window_sums(bases: MsmBases, digits: SortedDigits, mark=lambda step: None):
             break
     mark("reduce_windows")
     return sums
+
+
+def affine_level(group: int, dev: int, source: tuple, keys, length: int, keys_total: int,
+                 first: bool) -> tuple[tuple, object, int]:
+    """One batch-affine level on the current stream: (its affine point list, keys, length).
+
+    The list keeps a slot for every output a pair could make, pairs + one split per key
+    at most, so its length is known without reading the device; the slots past the last
+    point keep PAD_KEY, which the bucket levels skip."""
+    cupy = _cupy()
+    words, u32 = FIELD_WORDS[group], np.uint32
+    pairs = -(-length // 2)
+    threads = -(-pairs // AFFINE_PAIRS)
+    out_length = pairs + min(pairs, keys_total)
+    counts = cupy.zeros(pairs + 1, dtype=cupy.uint32)
+    _kernel("msm_affine_pair_counts", dev)(_blocks(pairs), (THREADS,), (keys, u32(length), counts))
+    out_slot = cupy.cumsum(counts, dtype=cupy.uint32)  # pair j writes from out_slot[j]
+    del counts
+    prefix = cupy.empty((pairs, words), dtype=cupy.uint64)
+    points = cupy.empty((out_length, 2 * words), dtype=cupy.uint64)
+    out_keys = cupy.full(out_length, PAD_KEY, dtype=cupy.uint32)
+    _kernel(f"msm_affine_level{'0' if first else ''}_g{group}", dev)(
+        _blocks(threads), (THREADS,),
+        (*source, keys, u32(length), u32(threads), out_slot, prefix, points, out_keys))
+    return (points,), out_keys, out_length
 
 
 def combine_windows(window_sums: np.ndarray, group: int, c: int) -> G1Point | G2Point:

@@ -126,6 +126,7 @@ def reference_point(op: str, p, q):
         "add_proj": lambda: (p + p) + (q + q),
         "madd_proj": lambda: (p + p) + q,
         "madd_neg": lambda: p - q,
+        "affine_pair": lambda: p + q,
     }[op]()
 
 
@@ -200,7 +201,20 @@ def test_window_tables_match_arkworks_multiexp(group, cls, n, c, run_bits, chunk
     check_bucket_phase(group, cls, n, c, run_bits, chunk, rng, tabled=True)
 
 
-def check_bucket_phase(group, cls, n, c, run_bits, chunk, rng, *, tabled):
+@pytest.mark.parametrize("group, cls", [(1, G1Point), (2, G2Point)])
+@pytest.mark.parametrize("n, c, tabled, levels, pairs", [
+    (1, 5, False, 1, 1), (37, 6, False, 1, 3), (37, 6, False, 3, 1), (64, 7, False, 2, 64),
+    (23, 6, True, 2, 2), (50, 3, False, 4, 5)])
+def test_affine_levels_match_arkworks_multiexp(group, cls, n, c, tabled, levels, pairs, rng):
+    """Batch-affine levels before the XYZZ ones (one inversion per thread over its pairs;
+    P + P, P + (-P) and infinity inside a shared product among the cases) leave every sum
+    as the multiexp has it, whatever the pairs a thread takes."""
+    check_bucket_phase(group, cls, n, c, 2, 4, rng, tabled=tabled, affine_levels=levels,
+                       pairs_per_thread=pairs)
+
+
+def check_bucket_phase(group, cls, n, c, run_bits, chunk, rng, *, tabled, affine_levels=0,
+                       pairs_per_thread=1):
     from gpu.msm import combine_windows
 
     g = cls()
@@ -217,7 +231,8 @@ def check_bucket_phase(group, cls, n, c, run_bits, chunk, rng, *, tabled):
         points = PointArray.from_points(bases)
         for scalar_name, scalars in skewed_scalar_sets(rng, n).items():
             sums = hostlib.msm_window_sums(points, ints_to_limbs(scalars, 4), c, windows,
-                                           run_bits, chunk, tabled)
+                                           run_bits, chunk, tabled, affine_levels,
+                                           pairs_per_thread)
             assert sums.shape[0] == (1 if tabled else windows)
             expected = cls.multiexp_unchecked(bases, [Scalar(s % R) for s in scalars])
             assert combine_windows(sums, group, c) == expected, f"{base_name}, {scalar_name}"

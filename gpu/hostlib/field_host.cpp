@@ -32,7 +32,8 @@ int apply(int op, const uint64_t* a, const uint64_t* b, uint64_t* out, long n, i
     return 0;
 }
 
-enum PointOp { P_ADD, P_MADD, P_DBL, P_DBL_AFFINE, P_ADD_PROJ, P_MADD_PROJ, P_MADD_NEG };
+enum PointOp { P_ADD, P_MADD, P_DBL, P_DBL_AFFINE, P_ADD_PROJ, P_MADD_PROJ, P_MADD_NEG,
+               P_AFFINE_PAIR };
 
 // Affine standard-form inputs in, affine standard-form output: the XYZZ formulas are
 // exercised with unit and non-unit Z (the *_PROJ ops double first) and the inversion.
@@ -52,6 +53,9 @@ int point_apply(int op, const uint64_t* a, const uint64_t* b, uint64_t* out, lon
             case P_ADD_PROJ: r = X::from_affine(p).dbl() + X::from_affine(q).dbl(); break;
             case P_MADD_PROJ: r = X::from_affine(p).dbl().add_affine(q); break;
             case P_MADD_NEG: r = X::from_affine(p).add_affine(-q); break;
+            case P_AFFINE_PAIR:
+                r = X::from_affine(A::pair_sum(p, q, A::pair_denominator(p, q).inverse()));
+                break;
             default: return -1;
         }
         r.to_affine().from_mont().store(out + i * words);
@@ -62,12 +66,14 @@ int point_apply(int op, const uint64_t* a, const uint64_t* b, uint64_t* out, lon
 // The MSM's bucket phase on the CPU with msm_buckets.cuh's per-thread functions, run for
 // every thread index in turn: with `tabled`, the window table first (window_table_rows);
 // counting sort of the signed digits (PAD-keyed slots to n * windows, as on the device),
-// bucket levels until one chunk remains, reduce_segments, then a plain sum of each bucket
-// set's runs. Writes the XYZZ sums (Montgomery form): one per window, or one in all when
-// tabled.
+// `affine_levels` batch-affine levels of `pairs_per_thread` pairs a thread (the output
+// list sized and padded as gpu/msm.py does), bucket levels until one chunk remains,
+// reduce_segments, then a plain sum of each bucket set's runs. Writes the XYZZ sums
+// (Montgomery form): one per window, or one in all when tabled.
 template <class F>
 void msm_window_sums(const uint64_t* bases_std, const uint64_t* scalars, long n, int c,
-                     int windows, int run_bits, int chunk, int tabled, uint64_t* out) {
+                     int windows, int run_bits, int chunk, int tabled, int affine_levels,
+                     int pairs_per_thread, uint64_t* out) {
     const int stride = 4 * F::WORDS, bucket_bits = c - 1, sets = tabled ? 1 : windows;
     const uint32_t keys_total = (uint32_t)sets << bucket_bits;
     const uint32_t table_stride = tabled ? (uint32_t)n : 0;
@@ -102,15 +108,44 @@ void msm_window_sums(const uint64_t* bases_std, const uint64_t* scalars, long n,
         keys[slot] = key_of[j];
     }
 
-    std::vector<uint64_t> buckets((std::size_t)keys_total * stride, 0), points;
-    bool first_level = true;
+    std::vector<uint64_t> points;
+    for (int level = 0; level < affine_levels; level++) {
+        uint32_t pairs = (len + 1) / 2, threads = (pairs + pairs_per_thread - 1) / pairs_per_thread;
+        uint32_t out_len = pairs + (pairs < keys_total ? pairs : keys_total);
+        std::vector<uint32_t> out_slot(pairs + 1, 0), out_keys(out_len, MSM_PAD_KEY);
+        for (uint32_t j = 0; j < pairs; j++)
+            out_slot[j + 1] = out_slot[j] + affine_pair_outputs(keys.data(), len, j);
+        std::vector<uint64_t> prefix((std::size_t)pairs * F::WORDS);
+        std::vector<uint64_t> out_points((std::size_t)out_len * 2 * F::WORDS);
+        for (uint32_t t = 0; t < threads; t++) {
+            if (level == 0) {
+                affine_entries<F> source = {bases.data(), entries.data()};
+                affine_level<F>(t, threads, source, keys.data(), len, out_slot.data(),
+                                prefix.data(), out_points.data(), out_keys.data());
+            } else {
+                affine_list<F> source = {points.data()};
+                affine_level<F>(t, threads, source, keys.data(), len, out_slot.data(),
+                                prefix.data(), out_points.data(), out_keys.data());
+            }
+        }
+        points.swap(out_points);
+        keys.swap(out_keys);
+        len = out_len;
+    }
+
+    std::vector<uint64_t> buckets((std::size_t)keys_total * stride, 0);
+    int first_level = affine_levels > 0 ? 1 : 0;  // 0: bases through entries, 1: affine list
     while (true) {
         uint32_t chunks = (len + chunk - 1) / chunk;
         std::vector<uint64_t> next_points((std::size_t)2 * chunks * stride);
         std::vector<uint32_t> next_keys(2 * chunks);
         for (uint32_t t = 0; t < chunks; t++) {
-            if (first_level) {
+            if (first_level == 0) {
                 affine_entries<F> source = {bases.data(), entries.data()};
+                bucket_level<F>(t, source, keys.data(), len, chunk, buckets.data(),
+                                next_points.data(), next_keys.data());
+            } else if (first_level == 1) {
+                affine_list<F> source = {points.data()};
                 bucket_level<F>(t, source, keys.data(), len, chunk, buckets.data(),
                                 next_points.data(), next_keys.data());
             } else {
@@ -123,7 +158,7 @@ void msm_window_sums(const uint64_t* bases_std, const uint64_t* scalars, long n,
         points.swap(next_points);
         keys.swap(next_keys);
         len = 2 * chunks;
-        first_level = false;
+        first_level = 2;  // XYZZ partial sums from here on
     }
 
     uint32_t runs_per_window = 1u << (bucket_bits - run_bits), runs = sets * runs_per_window;
@@ -166,12 +201,16 @@ void signed_digits(const uint64_t* scalars, long n, int c, int windows, int32_t*
 }
 
 void msm_window_sums_g1(const uint64_t* bases, const uint64_t* scalars, long n, int c,
-                        int windows, int run_bits, int chunk, int tabled, uint64_t* out) {
-    msm_window_sums<fq_t>(bases, scalars, n, c, windows, run_bits, chunk, tabled, out);
+                        int windows, int run_bits, int chunk, int tabled, int affine_levels,
+                        int pairs_per_thread, uint64_t* out) {
+    msm_window_sums<fq_t>(bases, scalars, n, c, windows, run_bits, chunk, tabled, affine_levels,
+                        pairs_per_thread, out);
 }
 void msm_window_sums_g2(const uint64_t* bases, const uint64_t* scalars, long n, int c,
-                        int windows, int run_bits, int chunk, int tabled, uint64_t* out) {
-    msm_window_sums<fq2_t>(bases, scalars, n, c, windows, run_bits, chunk, tabled, out);
+                        int windows, int run_bits, int chunk, int tabled, int affine_levels,
+                        int pairs_per_thread, uint64_t* out) {
+    msm_window_sums<fq2_t>(bases, scalars, n, c, windows, run_bits, chunk, tabled, affine_levels,
+                        pairs_per_thread, out);
 }
 
 int fq2_apply(int op, const uint64_t* a, const uint64_t* b, uint64_t* out, long n) {

@@ -27,14 +27,30 @@ static FIELD_FN int top_bit(uint32_t k) {
 #define MSM_PAD_KEY 0xffffffffu
 #define MSM_NO_KEY 0xfffffffeu  // neighbour of the list's ends: equals no key
 
+// Affine points of the sorted list: the bases through the sorted entries (level 0), or a
+// batch-affine level's output list (affine_level below).
 template <class F>
 struct affine_entries {
     const uint64_t* bases;
     const uint32_t* entries;
-    FIELD_FN xyzz_t<F> add(const xyzz_t<F>& acc, uint32_t slot) const {
+    FIELD_FN affine_t<F> point(uint32_t slot) const {
         uint32_t e = entries[slot];
         affine_t<F> p = affine_t<F>::load(bases + (uint64_t)(e & 0x7fffffffu) * 2 * F::WORDS);
-        return acc.add_affine((e >> 31) ? -p : p);
+        return (e >> 31) ? -p : p;
+    }
+    FIELD_FN xyzz_t<F> add(const xyzz_t<F>& acc, uint32_t slot) const {
+        return acc.add_affine(point(slot));
+    }
+};
+
+template <class F>
+struct affine_list {
+    const uint64_t* points;
+    FIELD_FN affine_t<F> point(uint32_t slot) const {
+        return affine_t<F>::load(points + (uint64_t)slot * 2 * F::WORDS);
+    }
+    FIELD_FN xyzz_t<F> add(const xyzz_t<F>& acc, uint32_t slot) const {
+        return acc.add_affine(point(slot));
     }
 };
 
@@ -80,6 +96,66 @@ FIELD_FN void bucket_level(uint32_t t, Source source, const uint32_t* keys, uint
             acc = xyzz_t<F>::infinity();
         }
         if (key != MSM_PAD_KEY) acc = source.add(acc, s);
+    }
+}
+
+// Batch-affine levels, optional, before the XYZZ ones: slots 2j and 2j + 1 of the sorted
+// list are pair j. A pair of one key becomes P + Q, affine, in one slot; any other pair
+// keeps its points and drops its MSM_PAD_KEY slot. Pair j writes from out_slot[j] (the
+// prefix sum of affine_pair_outputs), so the output stays sorted, about half as long, with
+// MSM_PAD_KEY slots (filled beforehand) after its last point.
+// Thread t takes pairs t, t + threads, ... and shares one inversion among them
+// (Montgomery's trick): a forward pass multiplies the pairs' denominators, storing each
+// running product in `prefix` (global scratch indexed by pair, so a warp's stores are
+// coalesced and no local memory is reserved), one inversion, then a backward pass peels
+// each pair's inverse off and writes the sums. An affine sum costs 3 products, the trick 3
+// more, against 10 for the XYZZ mixed addition (G2: 17 Fq products against 28), plus the
+// inversion (~570 Fq products) over the thread's pairs.
+static FIELD_FN uint32_t pair_key(const uint32_t* keys, uint32_t len, uint32_t slot) {
+    return slot < len ? keys[slot] : MSM_PAD_KEY;
+}
+
+// Slots pair j fills in the next list: 1 for a sum, else one per slot that is not padding.
+static FIELD_FN uint32_t affine_pair_outputs(const uint32_t* keys, uint32_t len, uint32_t j) {
+    uint32_t k0 = pair_key(keys, len, 2 * j), k1 = pair_key(keys, len, 2 * j + 1);
+    if (k0 == k1) return k0 != MSM_PAD_KEY;
+    return (k0 != MSM_PAD_KEY) + (k1 != MSM_PAD_KEY);
+}
+
+template <class F, class Source>
+FIELD_FN void affine_level(uint32_t t, uint32_t threads, Source source, const uint32_t* keys,
+                           uint32_t len, const uint32_t* out_slot, uint64_t* prefix,
+                           uint64_t* out_points, uint32_t* out_keys) {
+    typedef affine_t<F> A;
+    const uint32_t pairs = (len + 1) / 2;
+    if (t >= pairs) return;
+    F acc = F::one();
+    for (uint32_t j = t; j < pairs; j += threads) {
+        uint32_t k0 = keys[2 * j];
+        if (k0 == MSM_PAD_KEY || k0 != pair_key(keys, len, 2 * j + 1)) continue;
+        acc.store(prefix + (uint64_t)j * F::WORDS);
+        acc = acc * A::pair_denominator(source.point(2 * j), source.point(2 * j + 1));
+    }
+    F inv = acc.inverse();
+    for (uint32_t j = t + (pairs - 1 - t) / threads * threads;; j -= threads) {
+        uint32_t k0 = keys[2 * j], k1 = pair_key(keys, len, 2 * j + 1), slot = out_slot[j];
+        if (k0 == k1 && k0 != MSM_PAD_KEY) {
+            A p = source.point(2 * j), q = source.point(2 * j + 1);
+            F share = inv * F::load(prefix + (uint64_t)j * F::WORDS);
+            inv = inv * A::pair_denominator(p, q);
+            A::pair_sum(p, q, share).store(out_points + (uint64_t)slot * 2 * F::WORDS);
+            out_keys[slot] = k0;
+        } else {
+            if (k0 != MSM_PAD_KEY) {
+                source.point(2 * j).store(out_points + (uint64_t)slot * 2 * F::WORDS);
+                out_keys[slot++] = k0;
+            }
+            if (k1 != MSM_PAD_KEY) {
+                source.point(2 * j + 1).store(out_points + (uint64_t)slot * 2 * F::WORDS);
+                out_keys[slot] = k1;
+            }
+        }
+        if (j < threads) break;
     }
 }
 
