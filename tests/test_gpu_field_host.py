@@ -60,6 +60,7 @@ def prime_field_reference(op: str, a: int, b: int, p: int, r_mont: int) -> int:
         "from_mont": a * r_inv % p,
         # a is a Montgomery value a·R: its inverse in Montgomery form is R^2 / a
         "inverse": pow(a, -1, p) * r_mont * r_mont % p if a else 0,
+        "inverse_binary": pow(a, -1, p) * r_mont * r_mont % p if a else 0,
         "neg": -a % p,
     }[op]
 
@@ -73,6 +74,20 @@ def test_prime_field_op_matches_python_ints(entry, p, limbs, op, rng):
     r_mont = 1 << (64 * limbs)
     expected = [prime_field_reference(op, x, y, p, r_mont) for x, y in zip(a, b)]
     assert limbs_to_ints(out) == expected
+
+
+@pytest.mark.parametrize("entry, p, limbs", [("fr", R, 4), ("fq", Q, 6)])
+def test_binary_inverse_on_values_that_take_long_or_short_walks(entry, p, limbs):
+    """Powers of two, their neighbours and the halves of p: the inputs whose binary Euclid
+    walks are the shortest and the longest."""
+    bits = p.bit_length()
+    walks = {v % p for k in range(bits) for v in (1 << k, (1 << k) - 1, (1 << k) + 1)}
+    values = sorted((walks | {p - 1, p - 2, (p - 1) // 2, (p + 1) // 2}) - {0})
+    ones = [1] * len(values)
+    out = hostlib.apply(entry, "inverse_binary", ints_to_limbs(values, limbs),
+                        ints_to_limbs(ones, limbs))
+    r_mont = 1 << (64 * limbs)
+    assert limbs_to_ints(out) == [pow(a, -1, p) * r_mont * r_mont % p for a in values]
 
 
 def fq2_limbs(values: list[Fq2]) -> np.ndarray:
@@ -94,7 +109,7 @@ def test_fq2_op_matches_python_ints(op, rng):
     r_inv = pow(r_mont, -1, Q)
 
     def reference(x: Fq2, y: Fq2) -> Fq2:
-        if op == "inverse":
+        if op in ("inverse", "inverse_binary"):
             if x.c == (0, 0):
                 return Fq2(0, 0)
             return x.scale(r_inv).inverse().scale(r_mont)

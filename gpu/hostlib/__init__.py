@@ -23,7 +23,8 @@ KERNELS = HERE.parent / "kernels"
 SOURCE = HERE / "field_host.cpp"
 
 #: Operation codes of ``*_apply`` (same order as the enums in field_host.cpp).
-FIELD_OPS = ("add", "sub", "mul", "sqr", "to_mont", "from_mont", "inverse", "neg")
+FIELD_OPS = ("add", "sub", "mul", "sqr", "to_mont", "from_mont", "inverse", "neg",
+             "inverse_binary")
 POINT_OPS = ("add", "madd", "dbl", "dbl_affine", "add_proj", "madd_proj", "madd_neg",
              "affine_pair")
 

@@ -10,7 +10,7 @@
 
 namespace {
 
-enum Op { ADD, SUB, MUL, SQR, TO_MONT, FROM_MONT, INVERSE, NEG };
+enum Op { ADD, SUB, MUL, SQR, TO_MONT, FROM_MONT, INVERSE, NEG, INVERSE_BINARY };
 
 template <class F>
 int apply(int op, const uint64_t* a, const uint64_t* b, uint64_t* out, long n, int words) {
@@ -25,6 +25,7 @@ int apply(int op, const uint64_t* a, const uint64_t* b, uint64_t* out, long n, i
             case FROM_MONT: r = x.from_mont(); break;
             case INVERSE: r = x.inverse(); break;
             case NEG: r = -x; break;
+            case INVERSE_BINARY: r = x.inverse_binary(); break;
             default: return -1;
         }
         r.store(out + i * words);

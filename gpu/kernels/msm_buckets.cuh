@@ -110,7 +110,8 @@ FIELD_FN void bucket_level(uint32_t t, Source source, const uint32_t* keys, uint
 // coalesced and no local memory is reserved), one inversion, then a backward pass peels
 // each pair's inverse off and writes the sums. An affine sum costs 3 products, the trick 3
 // more, against 10 for the XYZZ mixed addition (G2: 17 Fq products against 28), plus the
-// inversion (~570 Fq products) over the thread's pairs.
+// binary inversion over the thread's pairs, on the integer ALU (field.cuh inverse_binary:
+// Fermat's ~570 products would cost a G1 pair at 128 a thread about what it saves).
 static FIELD_FN uint32_t pair_key(const uint32_t* keys, uint32_t len, uint32_t slot) {
     return slot < len ? keys[slot] : MSM_PAD_KEY;
 }
@@ -136,7 +137,7 @@ FIELD_FN void affine_level(uint32_t t, uint32_t threads, Source source, const ui
         acc.store(prefix + (uint64_t)j * F::WORDS);
         acc = acc * A::pair_denominator(source.point(2 * j), source.point(2 * j + 1));
     }
-    F inv = acc.inverse();
+    F inv = acc.inverse_binary();
     for (uint32_t j = t + (pairs - 1 - t) / threads * threads;; j -= threads) {
         uint32_t k0 = keys[2 * j], k1 = pair_key(keys, len, 2 * j + 1), slot = out_slot[j];
         if (k0 == k1 && k0 != MSM_PAD_KEY) {
