@@ -210,6 +210,13 @@ def bench_partition(log_c: int, g1: PointArray, g2: PointArray, backend, reps: i
 
 
 # -- driver -------------------------------------------------------------------------------
+def set_affine_levels(gpu_msm, levels: str, pairs: int) -> None:
+    if levels:
+        gpu_msm.AFFINE_LEVELS_G1, gpu_msm.AFFINE_LEVELS_G2 = (int(v) for v in levels.split(","))
+    if pairs:
+        gpu_msm.AFFINE_PAIRS = pairs
+
+
 def log_range(text: str) -> list[int]:
     if not text:
         return []
@@ -280,6 +287,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--table-bytes", type=int, default=0,
                         help="also time the MSMs with window tables and the partitions on a "
                              "backend with this table budget (PROOFQ_MSM_TABLE_BYTES)")
+    parser.add_argument("--affine-levels", default="",
+                        help="'G1,G2': batch-affine levels for every MSM of the run "
+                             "(gpu.msm.AFFINE_LEVELS_G1 / _G2; off by default)")
+    parser.add_argument("--affine-pairs", type=int, default=0,
+                        help="pairs a thread of those levels takes (gpu.msm.AFFINE_PAIRS)")
     parser.add_argument("--sppark", default=None,
                         help="output of sppark's bench from the same run (its last line is JSON)")
     args = parser.parse_args(argv)
@@ -330,6 +342,8 @@ def main(argv: list[str] | None = None) -> int:
         try:
             for name in ("gpu.msm", "gpu.fixed_base"):
                 importlib.import_module(name)
+            set_affine_levels(importlib.import_module("gpu.msm"), args.affine_levels,
+                              args.affine_pairs)
         except ImportError as exc:
             print(f"skipping MSM and partitions: {exc}")
             result["skipped"] = f"MSM and partitions: {exc}"
