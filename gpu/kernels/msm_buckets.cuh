@@ -33,10 +33,13 @@ template <class F>
 struct affine_entries {
     const uint64_t* bases;
     const uint32_t* entries;
+    FIELD_FN const uint64_t* row(uint32_t slot) const {
+        return bases + (uint64_t)(entries[slot] & 0x7fffffffu) * 2 * F::WORDS;
+    }
+    FIELD_FN F x(uint32_t slot) const { return F::load(row(slot)); }  // the sign is y's
     FIELD_FN affine_t<F> point(uint32_t slot) const {
-        uint32_t e = entries[slot];
-        affine_t<F> p = affine_t<F>::load(bases + (uint64_t)(e & 0x7fffffffu) * 2 * F::WORDS);
-        return (e >> 31) ? -p : p;
+        affine_t<F> p = affine_t<F>::load(row(slot));
+        return (entries[slot] >> 31) ? -p : p;
     }
     FIELD_FN xyzz_t<F> add(const xyzz_t<F>& acc, uint32_t slot) const {
         return acc.add_affine(point(slot));
@@ -46,6 +49,7 @@ struct affine_entries {
 template <class F>
 struct affine_list {
     const uint64_t* points;
+    FIELD_FN F x(uint32_t slot) const { return F::load(points + (uint64_t)slot * 2 * F::WORDS); }
     FIELD_FN affine_t<F> point(uint32_t slot) const {
         return affine_t<F>::load(points + (uint64_t)slot * 2 * F::WORDS);
     }
@@ -105,13 +109,14 @@ FIELD_FN void bucket_level(uint32_t t, Source source, const uint32_t* keys, uint
 // prefix sum of affine_pair_outputs), so the output stays sorted, about half as long, with
 // MSM_PAD_KEY slots (filled beforehand) after its last point.
 // Thread t takes pairs t, t + threads, ... and shares one inversion among them
-// (Montgomery's trick): a forward pass multiplies the pairs' denominators, storing each
-// running product in `prefix` (global scratch indexed by pair, so a warp's stores are
-// coalesced and no local memory is reserved), one inversion, then a backward pass peels
-// each pair's inverse off and writes the sums. An affine sum costs 3 products, the trick 3
-// more, against 10 for the XYZZ mixed addition (G2: 17 Fq products against 28), plus the
-// binary inversion over the thread's pairs, on the integer ALU (field.cuh inverse_binary:
-// Fermat's ~570 products would cost a G1 pair at 128 a thread about what it saves).
+// (Montgomery's trick): a forward pass reads the points' x and multiplies the pairs'
+// denominators, storing each running product in `prefix` (global scratch indexed by pair:
+// a warp's stores are coalesced and no local memory is reserved), one inversion, then a
+// backward pass peels each pair's inverse off and writes the sums. An affine sum costs 3
+// products, the trick 3 more, against 10 for the XYZZ mixed addition (G2: 17 Fq products
+// against 28), plus the inversion over the thread's pairs: the binary one, on the integer
+// ALU (field.cuh inverse_binary), since Fermat's 613 products would cost a G1 pair at 128
+// a thread more than it saves.
 static FIELD_FN uint32_t pair_key(const uint32_t* keys, uint32_t len, uint32_t slot) {
     return slot < len ? keys[slot] : MSM_PAD_KEY;
 }
@@ -121,6 +126,15 @@ static FIELD_FN uint32_t affine_pair_outputs(const uint32_t* keys, uint32_t len,
     uint32_t k0 = pair_key(keys, len, 2 * j), k1 = pair_key(keys, len, 2 * j + 1);
     if (k0 == k1) return k0 != MSM_PAD_KEY;
     return (k0 != MSM_PAD_KEY) + (k1 != MSM_PAD_KEY);
+}
+
+// pair_denominator of slots s and s + 1, reading only their x where the chord applies (the
+// common case: both x non-zero, as the infinity marker's is not, and different).
+template <class F, class Source>
+FIELD_FN F slot_pair_denominator(const Source& source, uint32_t s) {
+    F x0 = source.x(s), x1 = source.x(s + 1);
+    if (!x0.is_zero() && !x1.is_zero() && x0 != x1) return x1 - x0;
+    return affine_t<F>::pair_denominator(source.point(s), source.point(s + 1));
 }
 
 template <class F, class Source>
@@ -135,7 +149,7 @@ FIELD_FN void affine_level(uint32_t t, uint32_t threads, Source source, const ui
         uint32_t k0 = keys[2 * j];
         if (k0 == MSM_PAD_KEY || k0 != pair_key(keys, len, 2 * j + 1)) continue;
         acc.store(prefix + (uint64_t)j * F::WORDS);
-        acc = acc * A::pair_denominator(source.point(2 * j), source.point(2 * j + 1));
+        acc = acc * slot_pair_denominator<F>(source, 2 * j);
     }
     F inv = acc.inverse_binary();
     for (uint32_t j = t + (pairs - 1 - t) / threads * threads;; j -= threads) {
