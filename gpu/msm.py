@@ -60,13 +60,13 @@ LATER_CHUNK = 8
 #: Key of the unused digit slots (MSM_PAD_KEY in msm.cu).
 PAD_KEY = 0xFFFFFFFF
 #: Batch-affine levels (``affine_level`` in msm_buckets.cuh) before the XYZZ bucket levels,
-#: by group, and the pairs a thread of such a level takes (one ~570-product inversion
-#: shared among them). Each level halves the sorted list at ~6 products a sum (G2: 17 Fq
-#: products) against the XYZZ mixed addition's 10 (28), for scratch of about the list's
-#: size in affine points, the running products beside it. Off until timed on the device
-#: (``bench/msm_variants.py --variant a=affine1=2,affine2=2``): an earlier form, whose
-#: running products sat in local memory, took 8% off G1 and 12-14% off G2 at the cost of
-#: that memory.
+#: by group, and the pairs a thread of such a level takes (sharing one inversion, the
+#: binary one on the integer ALU). Each level halves the sorted list at ~6 products a sum
+#: (G2: 17 Fq products) against the XYZZ mixed addition's 10 (28), for scratch of about the
+#: list's size in affine points, the running products beside it. Off until timed on the
+#: device (``bench/msm_variants.py --variant a=affine1=2,affine2=2``; bench/NOTES.md says
+#: what to expect): an earlier form, with Fermat inversions and the running products in
+#: local memory, took 8% off G1 and 12-14% off G2 at the cost of that memory.
 AFFINE_LEVELS_G1 = 0
 AFFINE_LEVELS_G2 = 0
 AFFINE_PAIRS = 128
