@@ -116,20 +116,15 @@ MSM_AFFINE_LEVEL(msm_affine_level_g1, fq_t, affine_list<fq_t>{points}, const uin
 MSM_AFFINE_LEVEL(msm_affine_level_g2, fq2_t, affine_list<fq2_t>{points}, const uint64_t* points)
 
 // The first XYZZ level after affine levels: it reads their affine output list.
-extern "C" __global__ void msm_bucket_level0_list_g1(const uint64_t* points, const uint32_t* keys,
-                                                     uint32_t len, uint32_t chunk,
-                                                     uint64_t* buckets, uint64_t* next_points,
-                                                     uint32_t* next_keys) {
-    affine_list<fq_t> source = {points};
-    bucket_level<fq_t>(thread_index(), source, keys, len, chunk, buckets, next_points, next_keys);
-}
-extern "C" __global__ void msm_bucket_level0_list_g2(const uint64_t* points, const uint32_t* keys,
-                                                     uint32_t len, uint32_t chunk,
-                                                     uint64_t* buckets, uint64_t* next_points,
-                                                     uint32_t* next_keys) {
-    affine_list<fq2_t> source = {points};
-    bucket_level<fq2_t>(thread_index(), source, keys, len, chunk, buckets, next_points, next_keys);
-}
+#define MSM_BUCKET_LEVEL0_LIST(NAME, F)                                                          \
+    extern "C" __global__ void NAME(const uint64_t* points, const uint32_t* keys, uint32_t len, \
+                                    uint32_t chunk, uint64_t* buckets, uint64_t* next_points,  \
+                                    uint32_t* next_keys) {                                     \
+        bucket_level<F>(thread_index(), affine_list<F>{points}, keys, len, chunk, buckets,     \
+                        next_points, next_keys);                                               \
+    }
+MSM_BUCKET_LEVEL0_LIST(msm_bucket_level0_list_g1, fq_t)
+MSM_BUCKET_LEVEL0_LIST(msm_bucket_level0_list_g2, fq2_t)
 extern "C" __global__ void msm_bucket_level_g1(const uint64_t* points, const uint32_t* keys,
                                                uint32_t len, uint32_t chunk, uint64_t* buckets,
                                                uint64_t* next_points, uint32_t* next_keys) {
