@@ -49,10 +49,9 @@ struct affine_entries {
 template <class F>
 struct affine_list {
     const uint64_t* points;
-    FIELD_FN F x(uint32_t slot) const { return F::load(points + (uint64_t)slot * 2 * F::WORDS); }
-    FIELD_FN affine_t<F> point(uint32_t slot) const {
-        return affine_t<F>::load(points + (uint64_t)slot * 2 * F::WORDS);
-    }
+    FIELD_FN const uint64_t* row(uint32_t slot) const { return points + (uint64_t)slot * 2 * F::WORDS; }
+    FIELD_FN F x(uint32_t slot) const { return F::load(row(slot)); }
+    FIELD_FN affine_t<F> point(uint32_t slot) const { return affine_t<F>::load(row(slot)); }
     FIELD_FN xyzz_t<F> add(const xyzz_t<F>& acc, uint32_t slot) const {
         return acc.add_affine(point(slot));
     }
@@ -121,11 +120,16 @@ static FIELD_FN uint32_t pair_key(const uint32_t* keys, uint32_t len, uint32_t s
     return slot < len ? keys[slot] : MSM_PAD_KEY;
 }
 
+// Whether pair j is summed: both slots of one key, not padding.
+static FIELD_FN bool pair_merges(const uint32_t* keys, uint32_t len, uint32_t j) {
+    uint32_t k0 = keys[2 * j];
+    return k0 != MSM_PAD_KEY && k0 == pair_key(keys, len, 2 * j + 1);
+}
+
 // Slots pair j fills in the next list: 1 for a sum, else one per slot that is not padding.
 static FIELD_FN uint32_t affine_pair_outputs(const uint32_t* keys, uint32_t len, uint32_t j) {
-    uint32_t k0 = pair_key(keys, len, 2 * j), k1 = pair_key(keys, len, 2 * j + 1);
-    if (k0 == k1) return k0 != MSM_PAD_KEY;
-    return (k0 != MSM_PAD_KEY) + (k1 != MSM_PAD_KEY);
+    if (pair_merges(keys, len, j)) return 1;
+    return (keys[2 * j] != MSM_PAD_KEY) + (pair_key(keys, len, 2 * j + 1) != MSM_PAD_KEY);
 }
 
 // pair_denominator of slots s and s + 1, reading only their x where the chord applies (the
@@ -146,15 +150,14 @@ FIELD_FN void affine_level(uint32_t t, uint32_t threads, Source source, const ui
     if (t >= pairs) return;
     F acc = F::one();
     for (uint32_t j = t; j < pairs; j += threads) {
-        uint32_t k0 = keys[2 * j];
-        if (k0 == MSM_PAD_KEY || k0 != pair_key(keys, len, 2 * j + 1)) continue;
+        if (!pair_merges(keys, len, j)) continue;
         acc.store(prefix + (uint64_t)j * F::WORDS);
         acc = acc * slot_pair_denominator<F>(source, 2 * j);
     }
     F inv = acc.inverse_binary();
     for (uint32_t j = t + (pairs - 1 - t) / threads * threads;; j -= threads) {
         uint32_t k0 = keys[2 * j], k1 = pair_key(keys, len, 2 * j + 1), slot = out_slot[j];
-        if (k0 == k1 && k0 != MSM_PAD_KEY) {
+        if (pair_merges(keys, len, j)) {
             A p = source.point(2 * j), q = source.point(2 * j + 1);
             F share = inv * F::load(prefix + (uint64_t)j * F::WORDS);
             inv = inv * A::pair_denominator(p, q);
