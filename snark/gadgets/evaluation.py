@@ -1,0 +1,120 @@
+"""A program's witness, evaluated call group by call group.
+
+A call can run once every variable it reads is known. Its *level* is one more than the
+highest level among the calls that allocated what it reads (0 if it reads only private
+data), and the calls of one level and one template run together: one vectorised pass of
+the block's gadget code over their batch. A circuit's depth (a Merkle path's levels, a
+SHA-256 message's blocks) bounds the number of passes, not its size.
+
+The witness is kept as limbs (``snark.fields``): bits straight from the bool arrays,
+numbers through ints; ``aux_is_bit`` records which variables the circuit made as bits (the
+GPU's MSMs sum those bases without buckets).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+
+from snark.fields import fr_to_limbs, limbs_to_ints
+from snark.gadgets.program import Calls, Program
+
+
+@dataclass
+class Witness:
+    inputs: np.ndarray       # (num_inputs, 4) limbs, ONE first
+    aux: np.ndarray          # (num_aux, 4) limbs
+    aux_is_bit: np.ndarray   # (num_aux,) bool
+
+    def assignment(self) -> np.ndarray:
+        """``[ONE, inputs…, aux…]`` as one ``(num_variables, 4)`` array."""
+        return np.concatenate([self.inputs, self.aux])
+
+    def public_inputs(self) -> list[int]:
+        return limbs_to_ints(self.inputs[1:])
+
+
+def _levels(program: Program, calls: Calls) -> np.ndarray:
+    templates = program.book.templates
+    num_aux = np.asarray([templates[t].num_aux for t in calls.template])
+    num_inputs = np.asarray([templates[t].num_inputs for t in calls.template])
+    aux_producers = np.flatnonzero(num_aux)
+    input_producers = np.flatnonzero(num_inputs)
+    levels = np.zeros(len(calls.template), dtype=np.int64)
+    for c in range(len(levels)):
+        refs = calls.ext_of(c)
+        deps = [aux_producers[np.searchsorted(calls.aux_base[aux_producers], refs[refs >= 0],
+                                              side="right") - 1]]
+        inputs = -refs[refs < -1] - 2  # allocated input index (ONE excluded)
+        if inputs.size:
+            deps.append(input_producers[np.searchsorted(
+                calls.input_base[input_producers], inputs, side="right") - 1])
+        deps = np.concatenate(deps)
+        levels[c] = 1 + levels[deps].max() if deps.size else 0
+    return levels
+
+
+def _gather(witness: Witness, refs: np.ndarray, is_bit: bool) -> np.ndarray:
+    aux = refs >= 0
+    limbs = np.where(aux[:, None], witness.aux[np.where(aux, refs, 0)],
+                     witness.inputs[np.where(aux, 0, -refs - 1)])
+    if is_bit:
+        return limbs[:, 0].astype(bool)
+    out = np.empty(len(refs), dtype=object)
+    out[:] = limbs_to_ints(limbs)
+    return out
+
+
+def _scatter(target: np.ndarray, rows: np.ndarray, columns: list, is_bit: np.ndarray) -> None:
+    """Write the values of ``columns`` (an array over the batch, or one value for all) at
+    ``rows[j]``."""
+    if not columns:
+        return
+    batch = rows.shape[1]
+    bit_cols = np.flatnonzero(is_bit)
+    num_cols = np.flatnonzero(~is_bit)
+    if bit_cols.size:
+        values = np.empty((bit_cols.size, batch), dtype=np.uint64)
+        for i, j in enumerate(bit_cols):
+            values[i] = columns[j]
+        target[rows[bit_cols], 0] = values
+    if num_cols.size:
+        values = np.empty((num_cols.size, batch), dtype=object)
+        for i, j in enumerate(num_cols):
+            values[i] = columns[j]
+        target[rows[num_cols].reshape(-1)] = fr_to_limbs(values.reshape(-1).tolist())
+
+
+def evaluate(program: Program, *, check: bool = False) -> Witness:
+    """The witness of a program recorded with ``keep_data`` (its calls' private data).
+
+    ``check`` evaluates every row inside every block as it runs (slow; for tests)."""
+    calls = program.calls()
+    templates = program.book.templates
+    witness = Witness(np.zeros((program.num_inputs, 4), dtype=np.uint64),
+                      np.zeros((program.num_aux, 4), dtype=np.uint64),
+                      np.zeros(program.num_aux, dtype=bool))
+    witness.inputs[0, 0] = 1
+    groups: dict[tuple[int, int], list[int]] = defaultdict(list)
+    for c, (level, t) in enumerate(zip(_levels(program, calls), calls.template)):
+        groups[(int(level), int(t))].append(c)
+    for (_, t), members in sorted(groups.items()):
+        template = templates[t]
+        members = np.asarray(members)
+        refs = np.stack([calls.ext_of(c) for c in members]) if template.num_slots else None
+        values = [_gather(witness, refs[:, s], bit) for s, bit in enumerate(template.slot_is_bit)]
+        data = None
+        if template.data_shapes:
+            data = {name: np.stack([program.data[c][name] for c in members])
+                    for name in template.data_shapes}
+        result = template.evaluate(values, data, len(members), check)
+        aux_rows = calls.aux_base[members][None, :] + np.arange(template.num_aux)[:, None]
+        _scatter(witness.aux, aux_rows, result.aux, template.aux_is_bit)
+        witness.aux_is_bit[aux_rows.reshape(-1)] = np.repeat(template.aux_is_bit, len(members))
+        input_rows = (1 + calls.input_base[members][None, :]
+                      + np.arange(template.num_inputs)[:, None])
+        _scatter(witness.inputs, input_rows, result.inputs,
+                 np.zeros(template.num_inputs, dtype=bool))
+    return witness
