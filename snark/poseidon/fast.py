@@ -72,7 +72,7 @@ def _factor_partial_matrices(params: PoseidonParams) -> tuple[tuple[SparseRound,
     return tuple(sparse), pending
 
 
-@lru_cache(maxsize=4)
+@lru_cache(maxsize=16)
 def fast_schedule(params: PoseidonParams | None = None) -> FastSchedule:
     params = params or poseidon_x5_255_3()
     half = params.half_full_rounds

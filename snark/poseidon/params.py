@@ -1,4 +1,5 @@
-"""The Poseidon instance proofq uses: ``poseidonperm_x5_255_3`` over BLS12-381 Fr."""
+"""Poseidon instances over BLS12-381 Fr: the reference ``poseidonperm_x5_255_3`` (the stand-in
+porep type's) and the generic derivation ``neptune.py`` uses for Filecoin's."""
 
 from __future__ import annotations
 
@@ -33,12 +34,17 @@ class PoseidonParams:
 
 
 def derive_params(modulus: int, field_bits: int, t: int, alpha: int, full_rounds: int,
-                  partial_rounds: int) -> PoseidonParams:
-    """Regenerate an instance's constants with the reference Grain procedure."""
-    lfsr = GrainLFSR(FIELD_PRIME, SBOX_POWER, field_bits, t, full_rounds, partial_rounds)
+                  partial_rounds: int, *, sbox_tag: int = SBOX_POWER,
+                  mds: Matrix | None = None) -> PoseidonParams:
+    """Regenerate an instance's constants with the reference Grain procedure.
+
+    ``sbox_tag`` is the S-box field of the Grain seed; ``mds`` replaces the Cauchy matrix the
+    reference draws from the same LFSR after the round constants (an instance that fixes its
+    matrix otherwise, as neptune does, passes it here)."""
+    lfsr = GrainLFSR(FIELD_PRIME, sbox_tag, field_bits, t, full_rounds, partial_rounds)
     rounds = full_rounds + partial_rounds
     flat = round_constants(lfsr, rounds * t, field_bits, modulus)
-    mds = cauchy_mds(lfsr, t, field_bits, modulus)
+    mds = mds or cauchy_mds(lfsr, t, field_bits, modulus)
     return PoseidonParams(
         modulus=modulus, t=t, alpha=alpha, full_rounds=full_rounds,
         partial_rounds=partial_rounds,
