@@ -154,3 +154,29 @@ def assemble(program: Program) -> tuple[CodedMatrix, CodedMatrix, CodedMatrix]:
             codes[indptr[program.num_rows]:] = one_code
         out.append(CodedMatrix(indptr, indices, codes, table))
     return tuple(out)
+
+
+def products(matrix: CodedMatrix, assignment: np.ndarray) -> np.ndarray:
+    """``matrix · assignment`` over Fr, one int per row (object arithmetic: for checks)."""
+    from snark.fields import FR_MODULUS, limbs_to_ints
+
+    values = np.empty(len(assignment), dtype=object)
+    values[:] = limbs_to_ints(assignment)
+    table = np.empty(len(matrix.table), dtype=object)
+    table[:] = limbs_to_ints(matrix.table)
+    terms = values[matrix.indices.astype(np.int64)] * table[matrix.codes.astype(np.int64)]
+    out = np.zeros(matrix.rows, dtype=object)
+    nonempty = np.flatnonzero(np.diff(matrix.indptr))
+    if nonempty.size:
+        sums = np.add.reduceat(terms, matrix.indptr[nonempty])
+        out[nonempty] = sums % FR_MODULUS
+    return out
+
+
+def unsatisfied_rows(matrices: tuple[CodedMatrix, CodedMatrix, CodedMatrix],
+                     assignment: np.ndarray) -> np.ndarray:
+    """Rows where ``(A·w)(B·w) ≠ C·w`` for the full assignment ``[ONE, inputs…, aux…]``."""
+    from snark.fields import FR_MODULUS
+
+    a, b, c = (products(m, assignment) for m in matrices)
+    return np.flatnonzero((a * b - c) % FR_MODULUS)

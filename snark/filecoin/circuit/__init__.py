@@ -1,0 +1,48 @@
+"""Filecoin's PoRep circuit, ``StackedCircuit``, exactly as rust-fil-proofs builds it.
+
+``structure(shape)`` runs the circuit's synthesis on a blank partition (the R1CS does not
+depend on values) and keeps the program for the process; ``fingerprint`` counts its
+constraints, inputs, auxiliaries, non-zeros and densities from the templates;
+``matrices`` stamps A, B and C; ``witness`` evaluates one partition from its private data.
+The shape of a registered proof is ``StackedShape.of(proof)``.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from snark.filecoin.circuit.stacked import PartitionData, StackedShape, synthesize
+from snark.gadgets.assembly import CodedMatrix, Fingerprint, assemble, fingerprint
+from snark.gadgets.evaluation import Witness, evaluate
+from snark.gadgets.program import Program, TemplateBook
+from snark.poseidon.neptune import neptune_constants
+
+#: One book for the process: shapes share most of their templates (SHA-256 blocks, Poseidon).
+_BOOK = TemplateBook()
+
+
+@lru_cache(maxsize=4)
+def structure(shape: StackedShape) -> Program:
+    program = Program(_BOOK)
+    synthesize(program, shape, PartitionData.blank(shape), neptune_constants)
+    return program
+
+
+def circuit_fingerprint(shape: StackedShape) -> Fingerprint:
+    return fingerprint(structure(shape))
+
+
+@lru_cache(maxsize=2)
+def matrices(shape: StackedShape) -> tuple[CodedMatrix, CodedMatrix, CodedMatrix]:
+    return assemble(structure(shape))
+
+
+def witness(shape: StackedShape, data: PartitionData) -> Witness:
+    """One partition's full assignment: its program with the data, then evaluated."""
+    program = Program(_BOOK, keep_data=True)
+    synthesize(program, shape, data, neptune_constants)
+    return evaluate(program)
+
+
+__all__ = ["PartitionData", "StackedShape", "circuit_fingerprint", "matrices", "structure",
+           "witness"]

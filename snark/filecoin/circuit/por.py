@@ -16,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from snark.filecoin.circuit.insertion import insert
-from snark.filecoin.circuit.poseidon import CircuitConstants, poseidon_hash
+from snark.filecoin.circuit.poseidon import poseidon_hash
+from snark.poseidon.neptune import PoseidonConstants
 from snark.gadgets.blocks import block
 from snark.gadgets.boolean import FALSE, Boolean, alloc_bit, is_bit
 from snark.gadgets.num import (CAPACITY, AllocatedNum, alloc_num, equal, pack_bits,
@@ -58,7 +59,7 @@ def sha256_level(cs, current: AllocatedNum, *, data: dict):
 
 @block
 def poseidon_level(cs, current: AllocatedNum, *, data: dict, arity: int,
-                   constants: CircuitConstants):
+                   constants: PoseidonConstants):
     bits, nodes = _level(cs, current, data, arity)
     return bits, poseidon_hash(cs, nodes, constants=constants)
 

@@ -14,24 +14,11 @@ the domain tag's S-box is folded into a constant. 31·t + 4·R_P − 2 rows in a
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
 
 from snark.gadgets.blocks import block
 from snark.gadgets.num import AllocatedNum, Num, alloc_num, square
 from snark.gadgets.system import ONE, R, add_term
-
-
-class CircuitConstants(Protocol):
-    """The parts of neptune's ``PoseidonConstants`` its circuit reads."""
-
-    width: int
-    full_rounds: int
-    partial_rounds: int
-    domain_tag: int
-    compressed_round_constants: Sequence[int]
-    mds: Sequence[Sequence[int]]
-    pre_sparse_matrix: Sequence[Sequence[int]]
-    sparse_matrices: Sequence[tuple[Sequence[int], Sequence[int]]]  # (w_hat, v_rest)
+from snark.poseidon.neptune import PoseidonConstants, SparseMatrix
 
 
 def _allocated(cs, element: AllocatedNum | Num) -> AllocatedNum:
@@ -96,7 +83,7 @@ def _scalar_product(elements: list, scalars: Sequence[int]) -> Num:
 class _Permutation:
     """The state of one hash: elements, the next compressed constant, the round."""
 
-    def __init__(self, constants: CircuitConstants, elements: list) -> None:
+    def __init__(self, constants: PoseidonConstants, elements: list) -> None:
         self.c = constants
         self.elements = elements
         self.offset = 0
@@ -133,9 +120,9 @@ class _Permutation:
         if self.round == half - 1:
             self._dense(self.c.pre_sparse_matrix)
         elif half - 1 < self.round < half + self.c.partial_rounds:
-            self._sparse(*self.c.sparse_matrices[self.round - half])
+            self._sparse(self.c.sparse_matrices[self.round - half])
         else:
-            self._dense(self.c.mds)
+            self._dense(self.c.mds_matrices.m)
         self.round += 1
 
     def _dense(self, matrix: Sequence[Sequence[int]]) -> None:
@@ -143,15 +130,15 @@ class _Permutation:
         self.elements = [_scalar_product(self.elements, [matrix[i][j] for i in range(t)])
                          for j in range(t)]
 
-    def _sparse(self, w_hat: Sequence[int], v_rest: Sequence[int]) -> None:
+    def _sparse(self, matrix: SparseMatrix) -> None:
         first = _as_num(self.elements[0])
-        self.elements = [_scalar_product(self.elements, w_hat)] + [
-            _as_num(self.elements[j]).add(first.scale(v_rest[j - 1]))
+        self.elements = [_scalar_product(self.elements, matrix.w_hat)] + [
+            _as_num(self.elements[j]).add(first.scale(matrix.v_rest[j - 1]))
             for j in range(1, self.c.width)]
 
 
 @block
-def poseidon_hash(cs, preimage: list[AllocatedNum], *, constants: CircuitConstants
+def poseidon_hash(cs, preimage: list[AllocatedNum], *, constants: PoseidonConstants
                   ) -> AllocatedNum:
     """The hash of ``arity`` numbers (the MerkleTree domain tag in element 0), output
     element 1, allocated."""

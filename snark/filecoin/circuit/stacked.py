@@ -24,10 +24,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from snark.filecoin.registry import RegisteredProof, TreeShape
 from snark.filecoin.circuit.label import create_label, expand_parents
 from snark.filecoin.circuit.por import (enforce_equal, enforce_inclusion, level_data,
                                         reverse_bit_numbering)
-from snark.filecoin.circuit.poseidon import CircuitConstants, poseidon_hash
+from snark.filecoin.circuit.poseidon import poseidon_hash
+from snark.poseidon.neptune import PoseidonConstants
 from snark.gadgets.blocks import block
 from snark.gadgets.boolean import Boolean, alloc_bit, is_bit
 from snark.gadgets.num import (AllocatedNum, add, alloc_num, inputize, pack_into_inputs,
@@ -39,25 +41,21 @@ EXP_DEGREE = 8
 
 @dataclass(frozen=True)
 class StackedShape:
-    """What fixes the circuit: sector nodes, layers, challenges per partition, tree arities
-    (sub and top 0 where the tree has no such level)."""
+    """What fixes the circuit: sector nodes, layers, challenges per partition and the shape
+    of trees C and R_last."""
 
     nodes: int
     layers: int
     challenges: int
-    base_arity: int = 8
-    sub_arity: int = 0
-    top_arity: int = 0
+    tree: TreeShape
+
+    @classmethod
+    def of(cls, proof: RegisteredProof) -> "StackedShape":
+        return cls(proof.nodes, proof.layers, proof.challenges_per_partition, proof.shape)
 
     def tree_arities(self) -> list[int]:
         """Arities of a tree C / R_last path, leaf level first."""
-        leaves = self.nodes // max(1, self.sub_arity) // max(1, self.top_arity)
-        base_levels = round(np.log(leaves) / np.log(self.base_arity))
-        if self.base_arity ** base_levels != leaves:
-            raise ValueError(f"tree: {self.nodes} nodes do not make a "
-                             f"{self.base_arity}-{self.sub_arity}-{self.top_arity} tree")
-        return [self.base_arity] * base_levels + [a for a in (self.sub_arity, self.top_arity)
-                                                  if a]
+        return list(self.tree.level_arities(self.nodes))
 
     @property
     def tree_d_depth(self) -> int:
@@ -65,8 +63,7 @@ class StackedShape:
 
     @property
     def name(self) -> str:
-        return (f"stacked-{self.nodes}n-{self.layers}l-{self.challenges}c-"
-                f"{self.base_arity}-{self.sub_arity}-{self.top_arity}")
+        return f"stacked-{self.nodes}n-{self.layers}l-{self.challenges}c-{self.tree.display}"
 
 
 def _path(depth: int, arities: list[int], k: int) -> list[dict]:
@@ -157,7 +154,7 @@ def synthesize(cs, shape: StackedShape, data: PartitionData, constants_for) -> N
     """``constants_for(arity)``: neptune's circuit constants for that arity (2, 4, 8, 11)."""
     poseidon = {a: constants_for(a) for a in {2, shape.layers, *shape.tree_arities()}}
 
-    def tree_constants(arity: int) -> CircuitConstants:
+    def tree_constants(arity: int) -> PoseidonConstants:
         return poseidon[arity]
 
     replica_id = alloc_value(cs, data=_value(data.replica_id))
