@@ -31,12 +31,13 @@ from snark.poseidon.neptune import hash_optimized_static, neptune_constants
 def bits_block(cs, *, data):
     """Allocated bits from private data (bellperson's ``bytes_into_boolean_vec`` shape)."""
     bits = data["bits"]
-    return [B.is_bit(B.alloc_bit(cs, bits[..., i])) for i in range(bits.shape[-1])]
+    return [B.is_bit(B.alloc_bit(cs, bits[..., i], ("data", "bits", i, None)))
+            for i in range(bits.shape[-1])]
 
 
 @block
 def value_block(cs, *, data):
-    return alloc_num(cs, data["value"])
+    return alloc_num(cs, data["value"], ("data", "value", 0, None))
 
 
 @block
@@ -51,8 +52,12 @@ def rows(program: Program) -> int:
 
 
 def assert_satisfied(program: Program):
+    """The tape's witness satisfies every row and equals the gadgets' own evaluation."""
     witness = evaluate(program)
     assert unsatisfied_rows(assemble(program), witness.assignment()).size == 0
+    reference = evaluate(program, reference=True)
+    assert np.array_equal(witness.aux, reference.aux)
+    assert np.array_equal(witness.inputs, reference.inputs)
     return witness
 
 

@@ -24,6 +24,7 @@ from snark.gadgets.boolean import CONSTANT, IS, AllocatedBit, Boolean
 from snark.gadgets.num import NUMBER, AllocatedNum
 from snark.gadgets.system import (EXTERNAL, ONE, Evaluator, Recorder, input_index,
                                   is_local_input)
+from snark.gadgets.tape import Tape, compile_tape
 from snark.gadgets.uint32 import UInt32, word_value
 
 
@@ -85,6 +86,7 @@ class Template:
     matrices: tuple[Matrix, Matrix, Matrix] = field(default=None)
     outputs: Any = None             # structure with leaves ("const", v) | ("aux"|"ext"|"input", i)
     codes: tuple = ()               # per matrix: coefficient codes of its terms (TemplateBook)
+    tape: Tape | None = None
 
     @property
     def num_aux(self) -> int:
@@ -125,6 +127,8 @@ class Template:
         result = self.run(recorder, None, None)
         self.aux_is_bit = np.asarray(recorder.aux_is_bit, dtype=bool)
         self.num_inputs = recorder.n_inputs
+        self.tape = compile_tape(recorder.aux_ops, recorder.aux_is_bit, recorder.input_ops,
+                                 recorder.sums, self.slot_is_bit)
         self.matrices = tuple(_matrix([row[m] for row in recorder.rows]) for m in range(3))
         self.outputs = _output_spec(result)
         codes = {c: coefficient_code(c) for m in self.matrices for c in set(m.coeffs)}
@@ -133,7 +137,8 @@ class Template:
 
     def evaluate(self, values: list[np.ndarray], data: dict | None, batch: int,
                  check: bool = False) -> Evaluator:
-        """The values a batch of calls allocates: the gadget run on the batch."""
+        """The values a batch of calls allocates, the gadget's own code run on the batch:
+        the reference the tape is tested against (``check`` also checks every row)."""
         external = {EXTERNAL + s: v for s, v in enumerate(values)} if check else None
         evaluator = Evaluator(batch, check=check, external=external)
         self.run(evaluator, values, data)

@@ -25,48 +25,41 @@ class AllocatedBit:
     value: np.ndarray
 
 
-def alloc_bit(cs, value: np.ndarray) -> AllocatedBit:
-    """A new bit with its boolean constraint ``(1 − v)·v = 0``."""
+def alloc_bit(cs, value: np.ndarray, op: tuple) -> AllocatedBit:
+    """A new bit with its boolean constraint ``(1 − v)·v = 0``; ``op`` says how the
+    witness tape computes it (``tape``)."""
     value = np.asarray(value, dtype=bool)
-    key = cs.alloc(value, True)
+    key = cs.alloc(value, True, op)
     if cs.records:
         cs.enforce(lambda: ({ONE: 1, key: R - 1}, {key: 1}, {}))
     return AllocatedBit(key, value)
 
 
-def alloc_bit_conditionally(cs, value: np.ndarray, must_be_false: AllocatedBit) -> AllocatedBit:
-    """A bit that must be 0 where ``must_be_false`` is 1: ``(1 − m − v)·v = 0``."""
-    value = np.asarray(value, dtype=bool)
-    key = cs.alloc(value, True)
-    if cs.records:
-        cs.enforce(lambda: ({ONE: 1, must_be_false.key: R - 1, key: R - 1}, {key: 1}, {}))
-    return AllocatedBit(key, value)
-
-
-def _bit_op(cs, value: np.ndarray, rows) -> AllocatedBit:
-    key = cs.alloc(value, True)
+def _bit_op(cs, value: np.ndarray, op: tuple, rows) -> AllocatedBit:
+    key = cs.alloc(value, True, op)
     if cs.records:
         cs.enforce(lambda: rows(key))
     return AllocatedBit(key, value)
 
 
 def bit_xor(cs, a: AllocatedBit, b: AllocatedBit) -> AllocatedBit:
-    return _bit_op(cs, a.value ^ b.value,
+    return _bit_op(cs, a.value ^ b.value, ("xor", a.key, b.key),
                    lambda r: (add_term({a.key: 1}, a.key, 1), {b.key: 1},
                               add_term(add_term({a.key: 1}, b.key, 1), r, R - 1)))
 
 
 def bit_and(cs, a: AllocatedBit, b: AllocatedBit) -> AllocatedBit:
-    return _bit_op(cs, a.value & b.value, lambda r: ({a.key: 1}, {b.key: 1}, {r: 1}))
+    return _bit_op(cs, a.value & b.value, ("and", a.key, b.key),
+                   lambda r: ({a.key: 1}, {b.key: 1}, {r: 1}))
 
 
 def bit_and_not(cs, a: AllocatedBit, b: AllocatedBit) -> AllocatedBit:
-    return _bit_op(cs, a.value & ~b.value,
+    return _bit_op(cs, a.value & ~b.value, ("andnot", a.key, b.key),
                    lambda r: ({a.key: 1}, {ONE: 1, b.key: R - 1}, {r: 1}))
 
 
 def bit_nor(cs, a: AllocatedBit, b: AllocatedBit) -> AllocatedBit:
-    return _bit_op(cs, ~a.value & ~b.value,
+    return _bit_op(cs, ~a.value & ~b.value, ("nor", a.key, b.key),
                    lambda r: ({ONE: 1, a.key: R - 1}, {ONE: 1, b.key: R - 1}, {r: 1}))
 
 
@@ -111,6 +104,13 @@ class Boolean:
 
     def sub_from(self, lc: LC, coeff: int) -> LC:
         return self.add_to(lc, R - coeff)
+
+    @property
+    def literal(self) -> tuple[int, int]:
+        """``(key, negated)`` for the witness tape; a constant is ONE, negated for false."""
+        if self.kind == CONSTANT:
+            return ONE, int(not self.const)
+        return self.bit.key, int(self.kind == NOT)
 
 
 FALSE = Boolean(CONSTANT, const=False)
@@ -175,7 +175,7 @@ def sha256_ch(cs, a: Boolean, b: Boolean, c: Boolean) -> Boolean:
         return and_(cs, a, b.negated()).negated()
     if b.kind == CONSTANT:
         return and_(cs, a.negated(), c.negated()).negated()
-    ch = cs.alloc(np.asarray(value, dtype=bool), True)
+    ch = cs.alloc(np.asarray(value, dtype=bool), True, ("ch", a.literal, b.literal, c.literal))
     if cs.records:
         cs.enforce(lambda: (_minus(b.add_to({}, 1), c), a.add_to({}, 1),
                             _minus({ch: 1}, c)))
@@ -199,7 +199,7 @@ def sha256_maj(cs, a: Boolean, b: Boolean, c: Boolean) -> Boolean:
     if a.kind == CONSTANT:
         return and_(cs, b.negated(), c.negated()).negated()
     value = np.asarray(value, dtype=bool)
-    maj = cs.alloc(value, True)
+    maj = cs.alloc(value, True, ("maj", a.literal, b.literal, c.literal))
     bc = and_(cs, b, c)
     if cs.records:
         cs.enforce(lambda: (_minus(_minus(bc.add_to({}, 2), b), c), a.add_to({}, 1),

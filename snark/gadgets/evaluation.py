@@ -67,30 +67,35 @@ def _gather(witness: Witness, refs: np.ndarray, is_bit: bool) -> np.ndarray:
     return out
 
 
-def _scatter(target: np.ndarray, rows: np.ndarray, columns: list, is_bit: np.ndarray) -> None:
-    """Write the values of ``columns`` (an array over the batch, or one value for all) at
-    ``rows[j]``."""
-    if not columns:
-        return
+def _scatter_columns(target: np.ndarray, rows: np.ndarray, columns: list,
+                     is_bit: np.ndarray) -> None:
+    """Write ``columns`` (one array over the batch, or one value for all, per variable) at
+    ``rows[j]``: the gadget evaluator's output."""
     batch = rows.shape[1]
-    bit_cols = np.flatnonzero(is_bit)
-    num_cols = np.flatnonzero(~is_bit)
-    if bit_cols.size:
-        values = np.empty((bit_cols.size, batch), dtype=np.uint64)
-        for i, j in enumerate(bit_cols):
-            values[i] = columns[j]
-        target[rows[bit_cols], 0] = values
-    if num_cols.size:
-        values = np.empty((num_cols.size, batch), dtype=object)
-        for i, j in enumerate(num_cols):
-            values[i] = columns[j]
-        target[rows[num_cols].reshape(-1)] = fr_to_limbs(values.reshape(-1).tolist())
+    bits = np.zeros((len(columns), batch), dtype=np.uint8)
+    nums = np.zeros((len(columns), batch), dtype=object)
+    for j, column in enumerate(columns):
+        (bits if is_bit[j] else nums)[j] = column
+    _scatter(target, rows, bits, nums, is_bit)
 
 
-def evaluate(program: Program, *, check: bool = False) -> Witness:
-    """The witness of a program recorded with ``keep_data`` (its calls' private data).
+def _scatter(target: np.ndarray, rows: np.ndarray, bits: np.ndarray, nums: np.ndarray | None,
+             is_bit: np.ndarray) -> None:
+    """Write the values of variables ``j`` (rows of ``bits`` or ``nums``) at ``rows[j]``."""
+    if not len(is_bit):
+        return
+    bit_rows = np.flatnonzero(is_bit)
+    if bit_rows.size:
+        target[rows[bit_rows], 0] = bits[bit_rows]
+    num_rows = np.flatnonzero(~is_bit)
+    if num_rows.size:
+        target[rows[num_rows].reshape(-1)] = fr_to_limbs(nums[num_rows].reshape(-1).tolist())
 
-    ``check`` evaluates every row inside every block as it runs (slow; for tests)."""
+
+def evaluate(program: Program, *, reference: bool = False, check: bool = False) -> Witness:
+    """The witness of a program recorded with ``keep_data`` (its calls' private data), by
+    the templates' tapes; ``reference`` runs the gadgets' own code instead, and ``check``
+    (with it) evaluates every row as it is made (slow: for tests)."""
     calls = program.calls()
     templates = program.book.templates
     witness = Witness(np.zeros((program.num_inputs, 4), dtype=np.uint64),
@@ -109,12 +114,17 @@ def evaluate(program: Program, *, check: bool = False) -> Witness:
         if template.data_shapes:
             data = {name: np.stack([program.data[c][name] for c in members])
                     for name in template.data_shapes}
-        result = template.evaluate(values, data, len(members), check)
         aux_rows = calls.aux_base[members][None, :] + np.arange(template.num_aux)[:, None]
-        _scatter(witness.aux, aux_rows, result.aux, template.aux_is_bit)
-        witness.aux_is_bit[aux_rows.reshape(-1)] = np.repeat(template.aux_is_bit, len(members))
         input_rows = (1 + calls.input_base[members][None, :]
                       + np.arange(template.num_inputs)[:, None])
-        _scatter(witness.inputs, input_rows, result.inputs,
-                 np.zeros(template.num_inputs, dtype=bool))
+        no_bits = np.zeros(template.num_inputs, dtype=bool)
+        if reference or check:
+            result = template.evaluate(values, data, len(members), check)
+            _scatter_columns(witness.aux, aux_rows, result.aux, template.aux_is_bit)
+            _scatter_columns(witness.inputs, input_rows, result.inputs, no_bits)
+        else:
+            (bits, nums), inputs = template.tape.run(values, data, len(members))
+            _scatter(witness.aux, aux_rows, bits, nums, template.aux_is_bit)
+            _scatter(witness.inputs, input_rows, None, inputs, no_bits)
+        witness.aux_is_bit[aux_rows.reshape(-1)] = np.repeat(template.aux_is_bit, len(members))
     return witness

@@ -39,14 +39,15 @@ class AllocatedNum:
     const = False
 
 
-def alloc_num(cs, value) -> AllocatedNum:
+def alloc_num(cs, value, op: tuple) -> AllocatedNum:
+    """A new number; ``op`` says how the witness tape computes it (``tape``)."""
     value = as_values(value)
-    return AllocatedNum(cs.alloc(value, False), value)
+    return AllocatedNum(cs.alloc(value, False, op), value)
 
 
 def inputize(cs, num: AllocatedNum) -> None:
     """A public input equal to ``num``: ``input·1 = num``."""
-    key = cs.alloc_input(num.value)
+    key = cs.alloc_input(num.value, ("lin", {num.key: 1}))
     if cs.records:
         cs.enforce(lambda: ({key: 1}, {ONE: 1}, {num.key: 1}))
 
@@ -61,7 +62,8 @@ def bits_of(value: np.ndarray, count: int) -> np.ndarray:
 
 def to_bits_le(cs, num: AllocatedNum) -> list[Boolean]:
     """255 bits, least significant first, and the unpacking row (not range checked)."""
-    bits = [alloc_bit(cs, row) for row in bits_of(num.value, NUM_BITS)]
+    bits = [alloc_bit(cs, row, ("numbit", num.key, i))
+            for i, row in enumerate(bits_of(num.value, NUM_BITS))]
     if cs.records:
         def rows():
             lc: LC = {}
@@ -73,7 +75,7 @@ def to_bits_le(cs, num: AllocatedNum) -> list[Boolean]:
 
 
 def square(cs, num: AllocatedNum) -> AllocatedNum:
-    out = alloc_num(cs, num.value * num.value)
+    out = alloc_num(cs, num.value * num.value, ("square", num.key))
     if cs.records:
         cs.enforce(lambda: ({num.key: 1}, {num.key: 1}, {out.key: 1}))
     return out
@@ -121,7 +123,7 @@ def pack_bits(cs, bits: list[Boolean]) -> AllocatedNum:
     num = Num.zero()
     for i, bit in enumerate(bits[:CAPACITY]):
         num = num.add_bool_with_coeff(bit, pow(2, i, R))
-    out = alloc_num(cs, num.value)
+    out = alloc_num(cs, num.value, ("lin", num.combination()))
     if cs.records:
         cs.enforce(lambda: (num.combination(), {ONE: 1}, {out.key: 1}))
     return out
@@ -133,7 +135,7 @@ def pack_into_inputs(cs, bits: list[Boolean]) -> None:
         num = Num.zero()
         for i, bit in enumerate(bits[start:start + CAPACITY]):
             num = num.add_bool_with_coeff(bit, pow(2, i, R))
-        key = cs.alloc_input(as_values(num.value))
+        key = cs.alloc_input(as_values(num.value), ("lin", num.combination()))
         if cs.records:
             cs.enforce(lambda num=num, key=key: (num.combination(), {ONE: 1}, {key: 1}))
 
@@ -146,7 +148,7 @@ def equal(cs, a: AllocatedNum, b: AllocatedNum) -> None:
 
 def add(cs, a: AllocatedNum, b: AllocatedNum) -> AllocatedNum:
     """storage-proofs' ``constraint::add``: a new ``res`` with ``(a + b)·1 = res``."""
-    out = alloc_num(cs, a.value + b.value)
+    out = alloc_num(cs, a.value + b.value, ("lin", add_term({a.key: 1}, b.key, 1)))
     if cs.records:
         cs.enforce(lambda: (add_term({a.key: 1}, b.key, 1), {ONE: 1}, {out.key: 1}))
     return out
@@ -155,7 +157,8 @@ def add(cs, a: AllocatedNum, b: AllocatedNum) -> AllocatedNum:
 def pick(cs, condition: Boolean, a: AllocatedNum, b: AllocatedNum) -> AllocatedNum:
     """storage-proofs' ``insertion::pick``: ``a`` where the condition holds, else ``b``;
     ``(b − a)·condition = b − c``."""
-    out = alloc_num(cs, np.where(np.asarray(condition.value, dtype=bool), a.value, b.value))
+    out = alloc_num(cs, np.where(np.asarray(condition.value, dtype=bool), a.value, b.value),
+                    ("select", condition.literal, a.key, b.key))
     if cs.records:
         cs.enforce(lambda: (add_term({b.key: 1}, a.key, R - 1), condition.lc(1),
                             add_term({b.key: 1}, out.key, R - 1)))

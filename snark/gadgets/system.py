@@ -67,16 +67,28 @@ class Recorder:
     def __init__(self) -> None:
         self.batch = 1
         self.aux_is_bit: list[bool] = []
-        self.n_inputs = 0
+        self.aux_ops: list[tuple] = []
+        self.input_ops: list[tuple] = []
+        self.sums: list[list] = []
         self.rows: list[tuple[LC, LC, LC]] = []
 
-    def alloc(self, value: np.ndarray, is_bit: bool) -> int:
-        self.aux_is_bit.append(is_bit)
-        return len(self.aux_is_bit) - 1
+    @property
+    def n_inputs(self) -> int:
+        return len(self.input_ops)
 
-    def alloc_input(self, value: np.ndarray) -> int:
-        self.n_inputs += 1
-        return input_key(self.n_inputs - 1)
+    def alloc(self, value: np.ndarray, is_bit: bool, op: tuple) -> int:
+        self.aux_is_bit.append(is_bit)
+        self.aux_ops.append(op)
+        return len(self.aux_ops) - 1
+
+    def alloc_input(self, value: np.ndarray, op: tuple) -> int:
+        self.input_ops.append(op)
+        return input_key(len(self.input_ops) - 1)
+
+    def define_sum(self, terms: list) -> int:
+        """A sum of literals ``(key, negated) << shift`` the tape's ``sumbit`` ops read."""
+        self.sums.append(terms)
+        return len(self.sums) - 1
 
     def enforce(self, rows: Rows) -> None:
         self.rows.append(rows())
@@ -102,16 +114,19 @@ class Evaluator:
         self.external = external or {}
         self.records = check
 
-    def alloc(self, value: np.ndarray, is_bit: bool) -> int:
+    def alloc(self, value: np.ndarray, is_bit: bool, op: tuple) -> int:
         """Keeps ``value`` as given: an array over the batch, or a scalar that holds for
         every instance (broadcast when the values are written out)."""
         self.aux.append(value)
         self.aux_is_bit.append(is_bit)
         return len(self.aux) - 1
 
-    def alloc_input(self, value: np.ndarray) -> int:
+    def alloc_input(self, value: np.ndarray, op: tuple) -> int:
         self.inputs.append(value)
         return input_key(len(self.inputs) - 1)
+
+    def define_sum(self, terms: list) -> None:
+        return None
 
     def enforce(self, rows: Rows) -> None:
         if not self.check:

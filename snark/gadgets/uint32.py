@@ -33,11 +33,14 @@ class MultiEq:
         self.lhs: LC = {}
         self.rhs: LC = {}
 
-    def alloc(self, value, is_bit: bool) -> int:
-        return self.cs.alloc(value, is_bit)
+    def alloc(self, value, is_bit: bool, op: tuple) -> int:
+        return self.cs.alloc(value, is_bit, op)
 
-    def alloc_input(self, value) -> int:
-        return self.cs.alloc_input(value)
+    def alloc_input(self, value, op: tuple) -> int:
+        return self.cs.alloc_input(value, op)
+
+    def define_sum(self, terms) -> int | None:
+        return self.cs.define_sum(terms)
 
     def enforce(self, rows) -> None:
         self.cs.enforce(rows)
@@ -132,7 +135,10 @@ def addmany(multieq: MultiEq, operands: list[UInt32]) -> UInt32:
                 bit.add_to(lc, 1 << i)
     width = (len(operands) * MASK32).bit_length()
     total = np.asarray(total, dtype=np.uint64)
-    bits = [alloc_bit(multieq, (total >> np.uint64(i)) & np.uint64(1)) for i in range(width)]
+    sum_id = multieq.define_sum([(bit.literal, i) for op in operands
+                                 for i, bit in enumerate(op.bits)])
+    bits = [alloc_bit(multieq, (total >> np.uint64(i)) & np.uint64(1), ("sumbit", sum_id, i))
+            for i in range(width)]
     result_lc = None
     if multieq.records:
         result_lc = {}

@@ -46,8 +46,10 @@ def pack_digest(cs, digest: list[Boolean]) -> AllocatedNum:
 def _level(cs, current: AllocatedNum, data: dict, arity: int):
     bit_count = arity.bit_length() - 1
     index = np.asarray(data["index"]).astype(np.int64)
-    bits = [is_bit(alloc_bit(cs, (index >> i) & 1)) for i in range(bit_count)]
-    siblings = [alloc_num(cs, data["siblings"][..., i]) for i in range(arity - 1)]
+    bits = [is_bit(alloc_bit(cs, (index >> i) & 1, ("data", "index", 0, i)))
+            for i in range(bit_count)]
+    siblings = [alloc_num(cs, data["siblings"][..., i], ("data", "siblings", i, None))
+                for i in range(arity - 1)]
     return bits, insert(cs, current, bits, siblings)
 
 

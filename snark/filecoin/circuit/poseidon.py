@@ -25,7 +25,7 @@ def _allocated(cs, element: AllocatedNum | Num) -> AllocatedNum:
     """neptune's ``ensure_allocated(enforce = true)``: a Num becomes a variable, one row."""
     if isinstance(element, AllocatedNum):
         return element
-    out = alloc_num(cs, element.value)
+    out = alloc_num(cs, element.value, ("lin", element.combination()))
     if cs.records:
         cs.enforce(lambda: (element.combination(), {ONE: 1}, {out.key: 1}))
     return out
@@ -35,7 +35,7 @@ def _mul_sum(cs, a: AllocatedNum, b: AllocatedNum, pre: int | None,
              post: int | None) -> AllocatedNum:
     """``(b + pre)·a + post``: ``(b + pre·1)·a = res − post·1``."""
     value = (b.value + (pre or 0)) * a.value + (post or 0)
-    out = alloc_num(cs, value)
+    out = alloc_num(cs, value, ("mulsum", a.key, b.key, pre, post))
     if cs.records:
         def rows():
             lhs = {b.key: 1}
@@ -50,7 +50,7 @@ def _mul_sum(cs, a: AllocatedNum, b: AllocatedNum, pre: int | None,
 
 
 def _square_sum(cs, to_add: int, num: AllocatedNum) -> AllocatedNum:
-    out = alloc_num(cs, (num.value + to_add) ** 2)
+    out = alloc_num(cs, (num.value + to_add) ** 2, ("sqsum", num.key, to_add))
     if cs.records:
         cs.enforce(lambda: (add_term({num.key: 1}, ONE, to_add),
                             add_term({num.key: 1}, ONE, to_add), {out.key: 1}))

@@ -113,13 +113,13 @@ def _value(v) -> dict:
 
 @block
 def alloc_value(cs, *, data: dict) -> AllocatedNum:
-    return alloc_num(cs, data["value"])
+    return alloc_num(cs, data["value"], ("data", "value", 0, None))
 
 
 @block
 def alloc_column(cs, *, data: dict) -> list[AllocatedNum]:
     rows = data["rows"]
-    return [alloc_num(cs, rows[..., i]) for i in range(rows.shape[-1])]
+    return [alloc_num(cs, rows[..., i], ("data", "rows", i, None)) for i in range(rows.shape[-1])]
 
 
 @block
@@ -136,7 +136,8 @@ def bits_of(cs, num: AllocatedNum) -> list[Boolean]:
 def challenge_bits(cs, *, data: dict) -> list[Boolean]:
     """storage-proofs' ``UInt64::alloc`` then ``pack_into_input``."""
     node = np.asarray(data["value"]).astype(np.uint64)
-    bits = [is_bit(alloc_bit(cs, (node >> np.uint64(i)) & np.uint64(1))) for i in range(64)]
+    bits = [is_bit(alloc_bit(cs, (node >> np.uint64(i)) & np.uint64(1), ("data", "value", 0, i)))
+            for i in range(64)]
     pack_into_inputs(cs, bits)
     return bits
 
