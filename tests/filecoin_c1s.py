@@ -1,0 +1,42 @@
+"""C1s of any registered proof's shape filled with random values (for parsing tests: the values
+satisfy the schema, not the checks)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from snark.filecoin.c1 import (COLUMNS, ColumnProofs, EncodingProofs, FilecoinC1,
+                               LabelingProofs, MerklePath, PathLevel, VanillaProofs)
+from snark.filecoin.registry import LABEL_PARENTS, RegisteredProof
+
+
+def random_domains(rng: np.random.Generator, *shape: int) -> np.ndarray:
+    values = rng.integers(0, 256, size=(*shape, 32), dtype=np.uint8)
+    values[..., 31] &= 0x3F
+    return values
+
+
+def random_path(rng, lead: tuple[int, ...], shape: str, arities: tuple[int, ...]) -> MerklePath:
+    levels = tuple(PathLevel(a, random_domains(rng, *lead, a - 1),
+                             rng.integers(0, a, size=lead).astype(np.int64)) for a in arities)
+    return MerklePath(shape, random_domains(rng, *lead), random_domains(rng, *lead), levels)
+
+
+def random_c1(proof: RegisteredProof, rng: np.random.Generator, **extra) -> FilecoinC1:
+    p, k, layers = proof.partitions, proof.challenges_per_partition, proof.layers
+    lead, cols = (p, k), (p, k, COLUMNS)
+    arities = proof.shape.level_arities(proof.nodes)
+    nodes = lambda *shape: rng.integers(0, proof.nodes, size=shape).astype(np.int64)  # noqa: E731
+    vanilla = VanillaProofs(
+        comm_d=random_path(rng, lead, "Single", (2,) * (proof.nodes.bit_length() - 1)),
+        comm_r_last=random_path(rng, lead, proof.shape.name, arities),
+        columns=ColumnProofs(nodes(*cols), random_domains(rng, *cols, layers),
+                             random_path(rng, cols, proof.shape.name, arities)),
+        labeling=LabelingProofs(random_domains(rng, p, k, layers, LABEL_PARENTS),
+                                np.broadcast_to(np.arange(1, layers + 1), (p, k, layers)).copy(),
+                                nodes(p, k, layers)),
+        encoding=EncodingProofs(random_domains(rng, p, k, LABEL_PARENTS),
+                                np.full(lead, layers, dtype=np.int64), nodes(p, k)))
+    commitments = {name: random_domains(rng).tobytes()
+                   for name in ("comm_d", "comm_r", "replica_id", "seed", "ticket")}
+    return FilecoinC1(proof=proof, vanilla=vanilla, **commitments, **extra)
