@@ -91,5 +91,7 @@ def call(name: str, *args, lib: ctypes.CDLL | None = None) -> None:
         raise ValueError(lib.pq_last_error().decode())
 
 
-def ptr(array: np.ndarray | None) -> ctypes.c_void_p | None:
-    return None if array is None else ctypes.c_void_p(array.ctypes.data)
+def ptr(array: np.ndarray | None):
+    """An array as a pointer argument; the object holds a reference to the array, so a
+    temporary lives through the call."""
+    return None if array is None else array.ctypes
