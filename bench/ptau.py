@@ -48,9 +48,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from snark import native  # noqa: E402
 from snark.domain import Domain, powers  # noqa: E402
-from snark.fields import FQ_BYTES, FQ_MODULUS, FR_MODULUS, fr_to_limbs  # noqa: E402
-from snark.groth16 import CpuFixedBase, FixedBaseMul, lagrange_at  # noqa: E402
+from snark.fields import (FQ_BYTES, FQ_MODULUS, FR_MODULUS, fr_to_limbs,  # noqa: E402
+                          limbs_to_object)
+from snark.groth16 import CpuFixedBase, FixedBaseMul  # noqa: E402
 from snark.snarkjs.binfile import write_sections  # noqa: E402
 from snark.snarkjs.points import encode_points  # noqa: E402
 from snark.snarkjs.roots import constraint_positions  # noqa: E402
@@ -67,7 +69,7 @@ def snarkjs_lagrange(log_n: int, tau: int, *, without_top_power: bool = False) -
     if n == 1:
         return np.array([1], dtype=object)
     domain = Domain(n)
-    ours = lagrange_at(domain, tau)  # this project's order: point ω^i
+    ours = limbs_to_object(native.lagrange_at(n, tau))  # this project's order: point ω^i
     if without_top_power:
         ours = (ours - pow(tau, n - 1, FR_MODULUS) * domain.n_inv * domain.elements()) % FR_MODULUS
     return ours[constraint_positions(np.arange(n, dtype=np.int64), n)]

@@ -1,8 +1,9 @@
-"""The CPU prover backend: exact object-array arithmetic plus arkworks multi-exponentiation.
+"""The CPU prover backend, on the native library (``snark.native``).
 
-Handles are 1-D object arrays of Python ints. ``prepare`` converts a key's bases into
-arkworks points (object arrays, with a mask of the finite ones) and its matrices into object
-arrays once, kept in ``key.cache``.
+Handles are standard-form Fr limb arrays ``(rows, 4)``: the witness, A·w, B·w, C·w
+(zero-padded to the domain), H. ``prepare`` converts a key's bases once to the library's
+form (``native.Bases``, kept in ``key.cache``) and, for a density key (``snark.keys``), the
+witness rows that a_g1, b_g1 and b_g2 pair with; the MSMs gather those rows natively.
 """
 
 from __future__ import annotations
@@ -11,27 +12,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from snark import native
 from snark.backend import G1Basis, G2Basis
-from snark.curve import G1Point, G2Point, scalars_from_ints
-from snark.domain import Domain
-from snark.r1cs import sparse_matvec
-from snark.fields import FR_MODULUS, limbs_to_object
+from snark.curve import G1Point, G2Point
+from snark.fields import FR_MODULUS, is_canonical
 from snark.keys import H_FORM_ODD, POINT_BASES, ProvingKey
-
 
 
 @dataclass
 class _Resident:
-    domain: Domain
-    matrices: tuple[np.ndarray, np.ndarray, np.ndarray]
-    bases: dict[str, np.ndarray]   # object arrays of arkworks points
-    finite: dict[str, np.ndarray]  # which bases are not the point at infinity
-
-
-def _object_array(items: list) -> np.ndarray:
-    out = np.empty(len(items), dtype=object)
-    out[:] = items
-    return out
+    bases: dict[str, native.Bases]
+    rows: dict[str, np.ndarray]  # witness rows of a density key's bases, by basis
 
 
 class CpuBackend:
@@ -40,56 +31,44 @@ class CpuBackend:
     def _resident(self, key: ProvingKey) -> _Resident:
         resident = key.cache.get(self.name)
         if resident is None:
-            r1cs = key.r1cs
-            resident = _Resident(
-                Domain(key.domain_size),
-                tuple(limbs_to_object(m.data) for m in (r1cs.a, r1cs.b, r1cs.c)),
-                {name: _object_array(getattr(key, name).to_points()) for name in POINT_BASES},
-                {name: ~np.asarray(getattr(key, name).inf) for name in POINT_BASES})
-            key.cache[self.name] = resident
+            bases = {name: native.Bases.from_points(getattr(key, name)) for name in POINT_BASES}
+            rows = {name: np.flatnonzero(key.density_of(name)) for name in POINT_BASES
+                    if key.density_of(name) is not None}
+            resident = key.cache[self.name] = _Resident(bases, rows)
         return resident
 
     def prepare(self, key: ProvingKey) -> None:
         self._resident(key)
 
     def load_witness(self, key: ProvingKey, witness: np.ndarray) -> np.ndarray:
-        if witness.shape != (key.r1cs.num_variables, 4):
-            raise ValueError(f"witness: expected shape ({key.r1cs.num_variables}, 4), "
-                             f"got {witness.shape}")
-        return limbs_to_object(witness)
+        expected = (key.r1cs.num_variables, 4)
+        if witness.shape != expected or witness.dtype != np.uint64:
+            raise ValueError(f"witness: expected uint64 limbs of shape {expected}, "
+                             f"got {witness.dtype} {witness.shape}")
+        bad = np.flatnonzero(~is_canonical(witness, FR_MODULUS))
+        if bad.size:
+            raise ValueError(f"witness: entry {bad[0]} is not a canonical Fr element (>= r)")
+        return np.ascontiguousarray(witness)
 
     def evaluate_abc(self, key: ProvingKey, witness: np.ndarray) -> tuple[np.ndarray, ...]:
-        resident = self._resident(key)
         n = key.domain_size
         out = []
-        for matrix, data in zip((key.r1cs.a, key.r1cs.b, key.r1cs.c), resident.matrices):
-            padded = np.zeros(n, dtype=object)
-            padded[:matrix.rows] = sparse_matvec(matrix, witness, data)
+        for matrix in (key.r1cs.a, key.r1cs.b, key.r1cs.c):
+            padded = np.zeros((n, 4), dtype=np.uint64)
+            padded[:matrix.rows] = native.matvec(matrix, witness)
             out.append(padded)
         return tuple(out)
 
     def quotient(self, key: ProvingKey, abc: tuple[np.ndarray, ...]) -> np.ndarray:
-        domain = self._resident(key).domain
-        if key.h_form == H_FORM_ODD:
-            a, b, _ = abc
-            a, b, c = (domain.odd_ntt(domain.intt(v)) for v in (a, b, a * b % FR_MODULUS))
-            return (a * b - c) % FR_MODULUS
-        a, b, c = (domain.coset_ntt(domain.intt(v)) for v in abc)
-        h = (a * b - c) % FR_MODULUS * domain.vanishing_on_coset_inverse() % FR_MODULUS
-        return domain.coset_intt(h)[: domain.n - 1]
+        return native.quotient(*abc, odd=key.h_form == H_FORM_ODD)
 
     def _msm(self, key: ProvingKey, basis: str, scalars: np.ndarray):
-        """Only the terms that count: bases at infinity (signals a matrix never uses) and
-        zero scalars (circom's bits and flags) are left out before arkworks sees them."""
         resident = self._resident(key)
-        points = resident.bases[basis]
-        if len(scalars) != len(points):
-            raise ValueError(f"{basis}: {len(scalars)} scalars for {len(points)} bases")
-        group = G2Point if basis == "b_g2" else G1Point
-        terms = np.flatnonzero(resident.finite[basis] & (scalars != 0))
-        if not terms.size:
-            return group.identity()
-        return group.multiexp_unchecked(points[terms].tolist(), scalars_from_ints(scalars[terms]))
+        rows = resident.rows.get(basis)
+        if rows is not None and scalars.shape[0] != key.r1cs.num_variables:
+            raise ValueError(f"{basis}: a density key's basis takes the whole witness "
+                             f"({key.r1cs.num_variables} rows), got {scalars.shape[0]}")
+        return native.msm(resident.bases[basis], scalars, rows)
 
     def msm_g1(self, key: ProvingKey, basis: G1Basis, scalars: np.ndarray) -> G1Point:
         return self._msm(key, basis, scalars)

@@ -117,11 +117,6 @@ def scalars_from_ints(values) -> list[Scalar]:
     return [Scalar.from_le_bytes(int(v).to_bytes(FR_BYTES, "little")) for v in values]
 
 
-def scalars_from_limbs(limbs: np.ndarray) -> list[Scalar]:
-    raw = np.ascontiguousarray(limbs, dtype="<u8").tobytes()
-    return [Scalar.from_le_bytes(raw[i:i + FR_BYTES]) for i in range(0, len(raw), FR_BYTES)]
-
-
 def g1_generator() -> G1Point:
     return G1Point()
 
@@ -132,6 +127,5 @@ def g2_generator() -> G2Point:
 
 __all__ = [
     "GT", "G1Point", "G2Point", "Scalar", "PointArray", "PointFormatError", "decode_compressed",
-    "point_from_xy", "scalars_from_ints",
-    "scalars_from_limbs", "g1_generator", "g2_generator",
+    "point_from_xy", "scalars_from_ints", "g1_generator", "g2_generator",
 ]

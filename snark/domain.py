@@ -1,8 +1,9 @@
-"""Evaluation domains over Fr and the CPU NTTs, on 1-D object arrays of Python ints.
+"""Evaluation domains over Fr and the reference NTTs, on 1-D object arrays of Python ints.
 
-The CPU backend is the reference every other backend is checked against, so it favours
-plainness: numpy object arrays let each radix-2 stage run as a handful of whole-vector
-operations (no Python loop per element per stage) while the arithmetic stays exact.
+Proving does not run these: the CPU backend's NTTs are native (``snark.native.ntt``) and
+the GPU's are kernels. This plain version is the reference both are tested against
+(tests/test_native_ntt.py, tests/test_gpu_ntt.py): numpy object arrays let each radix-2
+stage run as a handful of whole-vector operations while the arithmetic stays exact.
 
 Conventions shared with the GPU kernels:
 - ``omega`` = FR_ROOT_OF_UNITY^(2^32 / n), natural-order input and output;

@@ -20,15 +20,13 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from snark import native
 from snark.backend import ProofMsmBackend, ProverBackend
-from snark.curve import (GT, G1Point, G2Point, PointArray, Scalar, scalars_from_ints,
-                         scalars_from_limbs)
-from snark.domain import Domain, batch_inverse, powers
-from snark.fields import FR_MODULUS, fr_to_limbs
+from snark.curve import GT, G1Point, G2Point, PointArray, Scalar, scalars_from_ints
+from snark.fields import FR_MODULUS
 from snark.keys import H_FORM_COSET, H_FORM_ODD, ProvingKey, VerifyingKey
 from snark.proof import Proof
-from snark.r1cs import R1CS, sparse_transposed_matvec
-
+from snark.r1cs import R1CS
 
 
 # -- setup -------------------------------------------------------------------------------
@@ -42,20 +40,14 @@ class FixedBaseMul(Protocol):
 
 
 class CpuFixedBase:
-    """One arkworks scalar multiplication per point (~0.15 ms G1, ~0.5 ms G2)."""
+    """Windowed tables of the generators in native code (``snark.native.fixed_base_mul``):
+    about 16 affine additions a point, the two cores' worth of threads."""
 
     def mul_g1(self, scalars: np.ndarray) -> PointArray:
-        return self._mul(G1Point(), G1Point.identity(), scalars)
+        return native.fixed_base_mul(1, scalars)
 
     def mul_g2(self, scalars: np.ndarray) -> PointArray:
-        return self._mul(G2Point(), G2Point.identity(), scalars)
-
-    @staticmethod
-    def _mul(generator, identity, scalars: np.ndarray) -> PointArray:
-        nonzero = scalars.any(axis=1)
-        points = [generator * s if k else identity
-                  for k, s in zip(nonzero, scalars_from_limbs(scalars))]
-        return PointArray.from_points(points)
+        return native.fixed_base_mul(2, scalars)
 
 
 #: ``progress(step, done, total)`` during a setup: ``total`` points of a basis, or None for
@@ -83,58 +75,55 @@ def _random_nonzero() -> int:
     return secrets.randbelow(FR_MODULUS - 1) + 1
 
 
-def lagrange_at(domain: Domain, tau: int) -> np.ndarray:
-    """L_i(τ) = (τ^n − 1)·ω^i / (n·(τ − ω^i)) for every i (τ outside the domain)."""
-    omegas = domain.elements()
-    z_tau = (pow(tau, domain.n, FR_MODULUS) - 1) % FR_MODULUS
-    scale = z_tau * domain.n_inv % FR_MODULUS
-    return scale * omegas % FR_MODULUS * batch_inverse((tau - omegas) % FR_MODULUS) % FR_MODULUS
-
-
-def h_basis_scalars(domain: Domain, tau: int, delta_inv: int, h_form: str) -> np.ndarray:
-    """The H basis's discrete logs for ``h_form`` (``snark.keys``). coset: τ^i·Z(τ)/δ for
-    the coefficients of H. odd: A·B − C has degree < 2n and vanishes on the domain, so
-    (A·B − C)(τ) = Σ_i h_i·L'_{2i+1}(τ) over the odd points of the 2n-domain (L' its
-    Lagrange basis): the basis is L'_{2i+1}(τ)/δ, as in snarkjs keys."""
+def h_basis_scalars(n: int, tau: int, delta_inv: int, h_form: str) -> np.ndarray:
+    """The H basis's discrete logs for ``h_form`` (``snark.keys``) on the n-domain, as
+    limbs. coset: τ^i·Z(τ)/δ for the coefficients of H. odd: A·B − C has degree < 2n and
+    vanishes on the domain, so (A·B − C)(τ) = Σ_i h_i·L'_{2i+1}(τ) over the odd points of
+    the 2n-domain (L' its Lagrange basis): the basis is L'_{2i+1}(τ)/δ, as in snarkjs keys."""
     if h_form == H_FORM_ODD:
-        return lagrange_at(Domain(2 * domain.n), tau)[1::2] * delta_inv % FR_MODULUS
-    z_over_delta = (pow(tau, domain.n, FR_MODULUS) - 1) * delta_inv % FR_MODULUS
-    return powers(tau, domain.n - 1) * z_over_delta % FR_MODULUS
+        return native.fr_mul(native.lagrange_at(2 * n, tau)[1::2], delta_inv)
+    z_over_delta = (pow(tau, n, FR_MODULUS) - 1) * delta_inv % FR_MODULUS
+    return native.fr_powers(tau, n - 1, z_over_delta)
 
 
 def setup(r1cs: R1CS, *, fixed_base: FixedBaseMul | None = None,
-          h_form: str = H_FORM_COSET, progress: SetupProgress | None = None) -> ProvingKey:
-    """Generate a proving key for ``r1cs`` (development ceremony; see module docstring)."""
+          h_form: str = H_FORM_COSET, density: bool = False,
+          progress: SetupProgress | None = None) -> ProvingKey:
+    """Generate a proving key for ``r1cs`` (development ceremony; see module docstring).
+    With ``density``, the key is in bellperson's density form (``snark.keys``): A's and
+    B's bases only for the variables with a term in A, in B."""
     fixed_base = fixed_base or CpuFixedBase()
     if progress is not None:
         progress("evaluate the QAP at tau", 0, None)
-    domain = Domain(r1cs.domain_size)
+    n = r1cs.domain_size
     tau, alpha, beta, gamma, delta = (_random_nonzero() for _ in range(5))
-    while pow(tau, 2 * domain.n, FR_MODULUS) == 1:  # τ in the 2n-domain: a division by 0
+    while pow(tau, 2 * n, FR_MODULUS) == 1:  # τ in the 2n-domain: a division by 0
         tau = _random_nonzero()
-    lagrange = lagrange_at(domain, tau)[: r1cs.num_constraints]
-    a, b, c = (sparse_transposed_matvec(m, lagrange, r1cs.num_variables)
+    lagrange = native.lagrange_at(n, tau, r1cs.num_constraints)
+    a, b, c = (native.matvec_transposed(m, lagrange, r1cs.num_variables)
                for m in (r1cs.a, r1cs.b, r1cs.c))
-    combined = (beta * a + alpha * b + c) % FR_MODULUS
+    combined = native.fr_add(native.fr_add(native.fr_mul(a, beta), native.fr_mul(b, alpha)), c)
     gamma_inv, delta_inv = pow(gamma, -1, FR_MODULUS), pow(delta, -1, FR_MODULUS)
     ni = r1cs.num_inputs
+    a_density, b_density = r1cs.density() if density else (None, None)
+    if density:
+        a, b = a[a_density], b[b_density]
 
     def bases_g1(name: str, limbs: np.ndarray) -> PointArray:
         return _basis(fixed_base.mul_g1, limbs, 1, name, progress)
 
-    ic = bases_g1("ic", fr_to_limbs(combined[:ni] * gamma_inv % FR_MODULUS)).to_points()
+    ic = bases_g1("ic", native.fr_mul(combined[:ni], gamma_inv)).to_points()
     g1, g2 = G1Point(), G2Point()
     alpha_g1, beta_g1, delta_g1 = (g1 * Scalar(k) for k in (alpha, beta, delta))
     beta_g2, gamma_g2, delta_g2 = (g2 * Scalar(k) for k in (beta, gamma, delta))
     vk = VerifyingKey(r1cs.circuit_id(), alpha_g1, beta_g2, gamma_g2, delta_g2, ic)
-    b_limbs = fr_to_limbs(b)
     return ProvingKey(
         r1cs=r1cs, vk=vk, beta_g1=beta_g1, delta_g1=delta_g1,
-        a_g1=bases_g1("a_g1", fr_to_limbs(a)), b_g1=bases_g1("b_g1", b_limbs),
-        b_g2=_basis(fixed_base.mul_g2, b_limbs, 2, "b_g2", progress),
-        l_g1=bases_g1("l_g1", fr_to_limbs(combined[ni:] * delta_inv % FR_MODULUS)),
-        h_g1=bases_g1("h_g1", fr_to_limbs(h_basis_scalars(domain, tau, delta_inv, h_form))),
-        h_form=h_form,
+        a_g1=bases_g1("a_g1", a), b_g1=bases_g1("b_g1", b),
+        b_g2=_basis(fixed_base.mul_g2, b, 2, "b_g2", progress),
+        l_g1=bases_g1("l_g1", native.fr_mul(combined[ni:], delta_inv)),
+        h_g1=bases_g1("h_g1", h_basis_scalars(n, tau, delta_inv, h_form)),
+        h_form=h_form, a_density=a_density, b_density=b_density,
     )
 
 
@@ -163,7 +152,9 @@ def stage(key: ProvingKey, witness: np.ndarray, backend: ProverBackend) -> Any:
 
 
 def compute(key: ProvingKey, witness: Any, backend: ProverBackend) -> MsmParts:
-    """Compute phase: the quotient and all MSMs; frees the handles it used."""
+    """Compute phase: the quotient and all MSMs; frees the handles it used. a_g1, b_g1 and
+    b_g2 take the whole witness: for a density key the backend picks the entries its
+    bases cover (``ProvingKey.density_of``)."""
     abc = backend.evaluate_abc(key, witness)
     h = backend.quotient(key, abc)
     backend.release(abc)

@@ -15,6 +15,14 @@ Verifying key JSON (``proofq-vk/1``)::
 
 Points are zcash-compressed (the proof encoding of ``snark.proof``), hex without 0x, and
 decoded strictly: none of them may be the point at infinity (bellman refuses those too).
+
+Density form (bellperson's): a key may carry boolean masks over the variables,
+``a_density`` and ``b_density`` (``R1CS.density``); then ``a_g1`` holds points only for the
+variables whose A mask is set and ``b_g1``/``b_g2`` only for B's, in variable order, and
+every backend pairs them with those witness entries (``ProvingKey.density_of``). Without
+masks (None) a basis has a point per variable, as keys made before the masks existed.
+The masks are stored as ``a_density.npy``/``b_density.npy`` beside the bases; on load
+their popcounts must equal the point counts.
 """
 
 from __future__ import annotations
@@ -29,7 +37,7 @@ import numpy as np
 
 from snark.curve import G1Point, G2Point, PointArray, PointFormatError, decode_compressed
 from snark.files import atomic_path
-from snark.r1cs import R1CS, SparseMatrix
+from snark.r1cs import R1CS, CodedMatrix, Matrix, SparseMatrix
 
 PK_FORMAT = "proofq-groth16-pk/1"
 VK_FORMAT = "proofq-vk/1"
@@ -44,6 +52,8 @@ H_FORM_COSET = "coset"
 POINT_BASES = ("a_g1", "b_g1", "b_g2", "l_g1", "h_g1")
 H_FORM_ODD = "odd"
 H_FORMS = (H_FORM_COSET, H_FORM_ODD)
+#: The density masks and the bases each one selects points for.
+DENSITY_BASES = {"a_density": ("a_g1",), "b_density": ("b_g1", "b_g2")}
 
 
 class KeyFileError(ValueError):
@@ -134,12 +144,14 @@ class ProvingKey:
     vk: VerifyingKey
     beta_g1: G1Point
     delta_g1: G1Point
-    a_g1: PointArray       # num_variables
-    b_g1: PointArray       # num_variables
-    b_g2: PointArray       # num_variables
+    a_g1: PointArray       # num_variables, or popcount(a_density)
+    b_g1: PointArray       # num_variables, or popcount(b_density)
+    b_g2: PointArray       # num_variables, or popcount(b_density)
     l_g1: PointArray       # num_aux
     h_g1: PointArray       # domain_size − 1 (coset) or domain_size (odd)
     h_form: str = H_FORM_COSET
+    a_density: np.ndarray | None = None  # (num_variables,) bool, or None: dense
+    b_density: np.ndarray | None = None
     cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -150,6 +162,32 @@ class ProvingKey:
     def domain_size(self) -> int:
         return self.r1cs.domain_size
 
+    def density_of(self, basis: str) -> np.ndarray | None:
+        """The mask of the variables ``basis`` has points for (a_g1: ``a_density``; b_g1,
+        b_g2: ``b_density``), or None where it has one per variable or is not a witness
+        basis (l_g1, h_g1)."""
+        for mask, bases in DENSITY_BASES.items():
+            if basis in bases:
+                return getattr(self, mask)
+        return None
+
+    def check_counts(self, source: str = "proving key") -> None:
+        """Masks of the variables' length whose popcounts equal their bases' point
+        counts, and a point per variable without them; ``KeyFileError`` otherwise."""
+        variables = self.r1cs.num_variables
+        for mask_name, bases in DENSITY_BASES.items():
+            mask = getattr(self, mask_name)
+            if mask is not None and mask.shape != (variables,):
+                raise KeyFileError(f"{source}: {mask_name} has shape {mask.shape}, "
+                                   f"expected ({variables},)")
+            wanted = variables if mask is None else int(np.count_nonzero(mask))
+            for basis in bases:
+                if len(getattr(self, basis)) != wanted:
+                    what = f"{mask_name} sets {wanted}" if mask is not None \
+                        else f"the circuit has {wanted}"
+                    raise KeyFileError(f"{source}: {basis} has {len(getattr(self, basis))} "
+                                       f"points but {what} variables")
+
     # -- storage ----------------------------------------------------------------------
     def _arrays(self) -> dict[str, np.ndarray]:
         arrays: dict[str, np.ndarray] = {}
@@ -157,11 +195,18 @@ class ProvingKey:
             points: PointArray = getattr(self, name)
             arrays[name] = points.xy
             arrays[f"{name}_inf"] = points.inf
+        for name in DENSITY_BASES:
+            if getattr(self, name) is not None:
+                arrays[name] = np.asarray(getattr(self, name), dtype=bool)
         for name in ("a", "b", "c"):
-            m: SparseMatrix = getattr(self.r1cs, name)
+            m: Matrix = getattr(self.r1cs, name)
             arrays[f"r1cs_{name}_indptr"] = m.indptr
             arrays[f"r1cs_{name}_indices"] = m.indices
-            arrays[f"r1cs_{name}_data"] = m.data
+            if isinstance(m, CodedMatrix):
+                arrays[f"r1cs_{name}_codes"] = m.codes
+                arrays[f"r1cs_{name}_table"] = m.table
+            else:
+                arrays[f"r1cs_{name}_data"] = m.data
         return arrays
 
     def save(self, params_dir: Path) -> Path:
@@ -205,10 +250,7 @@ class ProvingKey:
                 arrays[fname[:-4]] = np.load(path, mmap_mode="r", allow_pickle=False)
         vk = VerifyingKey.from_json(json.loads((directory / "vk.json").read_text()),
                                     str(directory / "vk.json"))
-        mats = {name: SparseMatrix(np.asarray(arrays[f"r1cs_{name}_indptr"]),
-                                   np.asarray(arrays[f"r1cs_{name}_indices"]),
-                                   np.asarray(arrays[f"r1cs_{name}_data"]))
-                for name in ("a", "b", "c")}
+        mats = {name: _matrix(arrays, name) for name in ("a", "b", "c")}
         r1cs = R1CS(manifest["num_inputs"], manifest["num_aux"], **mats)
         points = {name: PointArray(2 if name == "b_g2" else 1, arrays[name],
                                    np.asarray(arrays[f"{name}_inf"]))
@@ -219,8 +261,23 @@ class ProvingKey:
         if manifest.get("h_form") not in H_FORMS:
             raise KeyFileError(f"{source}: h_form {manifest.get('h_form')!r} is not one "
                                f"of {', '.join(H_FORMS)}")
-        return cls(r1cs, vk, _point(manifest, "beta_g1", 1, source),
-                   _point(manifest, "delta_g1", 1, source), h_form=manifest["h_form"], **points)
+        masks = {name: np.asarray(arrays[name], dtype=bool) if name in arrays else None
+                 for name in DENSITY_BASES}
+        key = cls(r1cs, vk, _point(manifest, "beta_g1", 1, source),
+                  _point(manifest, "delta_g1", 1, source), h_form=manifest["h_form"], **points,
+                  **masks)
+        key.check_counts(source)
+        return key
+
+
+def _matrix(arrays: dict[str, np.ndarray], name: str) -> Matrix:
+    """Matrix ``name`` of a key directory, in the layout it was stored in."""
+    indptr = np.asarray(arrays[f"r1cs_{name}_indptr"])
+    indices = np.asarray(arrays[f"r1cs_{name}_indices"])
+    if f"r1cs_{name}_codes" in arrays:
+        return CodedMatrix(indptr, indices, np.asarray(arrays[f"r1cs_{name}_codes"]),
+                           np.asarray(arrays[f"r1cs_{name}_table"]))
+    return SparseMatrix(indptr, indices, np.asarray(arrays[f"r1cs_{name}_data"]))
 
 
 def _read_manifest(directory: Path) -> dict[str, Any]:

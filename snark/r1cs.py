@@ -8,6 +8,12 @@ whose columns are the final witness order: ``[ONE, inputs…, aux…]``.
 Following bellman, every public input ``x_i`` also gets the constraint ``x_i · 0 = 0``
 appended at compile time: it makes the input polynomials linearly independent, which the
 Groth16 soundness argument needs.
+
+A compiled ``R1CS`` holds each of A, B, C in either layout (``Matrix``): ``SparseMatrix``,
+a coefficient per non-zero (what ``compile()`` writes), or ``CodedMatrix``, a 16- or 32-bit
+code per non-zero into a small table of the distinct coefficients, for circuits of 10^8
+rows whose coefficients take few values (10 bytes a non-zero instead of 40). Everything
+that reads an R1CS (circuit ids, density, satisfaction, the CPU backend, setup) takes both.
 """
 
 from __future__ import annotations
@@ -17,7 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from snark.fields import FR_MODULUS, fr_to_limbs, limbs_to_ints, limbs_to_object
+from snark import native
+from snark.fields import FR_MODULUS, fr_to_limbs
 
 ONE = 0
 
@@ -130,6 +137,66 @@ class SparseMatrix:
         """The row of every non-zero (COO view)."""
         return np.repeat(np.arange(self.rows, dtype=np.int64), np.diff(self.indptr))
 
+    def coefficients(self, start: int, stop: int) -> np.ndarray:
+        """The coefficients of non-zeros ``start`` … ``stop − 1`` as ``(k, 4)`` limbs."""
+        return self.data[start:stop]
+
+
+@dataclass(frozen=True)
+class CodedMatrix:
+    """CSR matrix over Fr whose coefficients are codes into a table: ``indptr`` int64
+    (rows+1,), ``indices`` uint32 (nnz,), ``codes`` uint16 or uint32 (nnz,), ``table``
+    (k, 4) standard-form limbs; non-zero i has coefficient ``table[codes[i]]``."""
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    codes: np.ndarray
+    table: np.ndarray
+
+    @property
+    def rows(self) -> int:
+        return self.indptr.shape[0] - 1
+
+    @property
+    def nnz(self) -> int:
+        return self.indices.shape[0]
+
+    def row_ids(self) -> np.ndarray:
+        return np.repeat(np.arange(self.rows, dtype=np.int64), np.diff(self.indptr))
+
+    def coefficients(self, start: int, stop: int) -> np.ndarray:
+        return self.table[self.codes[start:stop]]
+
+    @classmethod
+    def from_sparse(cls, m: SparseMatrix) -> "CodedMatrix":
+        """The same matrix, its distinct coefficient rows as the table (``np.unique``)."""
+        if m.nnz and int(np.max(m.indices)) >= 1 << 32:
+            raise ValueError(f"indices: column {int(np.max(m.indices))} does not fit 32 bits")
+        data = np.ascontiguousarray(m.data, dtype=np.uint64)
+        rows = data.view(np.dtype((np.void, 32))).reshape(-1)
+        unique, codes = np.unique(rows, return_inverse=True)
+        table = np.frombuffer(unique.tobytes(), dtype=np.uint64).reshape(-1, 4).copy()
+        code_type = np.uint16 if table.shape[0] <= 1 << 16 else np.uint32
+        return cls(np.asarray(m.indptr, dtype=np.int64), np.asarray(m.indices, dtype=np.uint32),
+                   codes.reshape(-1).astype(code_type), table)
+
+    def to_sparse(self) -> SparseMatrix:
+        return SparseMatrix(self.indptr, self.indices.astype(np.int64), self.table[self.codes])
+
+
+Matrix = SparseMatrix | CodedMatrix
+
+#: Non-zeros per step when a matrix is hashed (bounds the memory of a huge one).
+HASH_CHUNK = 1 << 22
+
+
+def column_density(matrix: Matrix, columns: int) -> np.ndarray:
+    """Which columns have a term in ``matrix``, structurally: a stored term counts whatever
+    its coefficient (as bellperson's density counts the terms of its linear combinations)."""
+    mask = np.zeros(columns, dtype=bool)
+    mask[np.asarray(matrix.indices)] = True
+    return mask
+
 
 @dataclass(frozen=True)
 class R1CS:
@@ -137,9 +204,9 @@ class R1CS:
 
     num_inputs: int
     num_aux: int
-    a: SparseMatrix
-    b: SparseMatrix
-    c: SparseMatrix
+    a: Matrix
+    b: Matrix
+    c: Matrix
 
     @property
     def num_variables(self) -> int:
@@ -178,46 +245,36 @@ class R1CS:
         return cls(num_inputs, num_aux, to_csr(0), to_csr(1), to_csr(2))
 
     def circuit_id(self) -> str:
-        """sha256 over the shape and the three matrices: names a proving key's directory."""
+        """sha256 over the shape and the three matrices (as CSR with a coefficient per
+        non-zero, whichever layout holds them): names a proving key's directory."""
         digest = hashlib.sha256()
         digest.update(np.asarray([self.num_inputs, self.num_aux], dtype="<i8").tobytes())
         for m in (self.a, self.b, self.c):
-            for arr in (m.indptr, m.indices, m.data):
-                digest.update(np.ascontiguousarray(arr).astype("<u8", copy=False).tobytes())
+            digest.update(_u64_bytes(m.indptr))
+            for start in range(0, m.nnz, HASH_CHUNK):
+                digest.update(_u64_bytes(m.indices[start:start + HASH_CHUNK]))
+            for start in range(0, m.nnz, HASH_CHUNK):
+                digest.update(_u64_bytes(m.coefficients(start, start + HASH_CHUNK)))
         return digest.hexdigest()[:32]
 
+    def density(self) -> tuple[np.ndarray, np.ndarray]:
+        """bellperson's density masks over the variables ``[ONE, inputs…, aux…]``: which
+        have a term in A (every input does, through its input constraint), and in B."""
+        return (column_density(self.a, self.num_variables),
+                column_density(self.b, self.num_variables))
+
+    def unsatisfied(self, witness: np.ndarray) -> np.ndarray:
+        """The rows where ``(A·w)·(B·w) ≠ C·w`` (native matrix products)."""
+        if witness.shape != (self.num_variables, 4):
+            raise ValueError(f"witness: expected shape ({self.num_variables}, 4), "
+                             f"got {witness.shape}")
+        a, b, c = (native.matvec(m, witness) for m in (self.a, self.b, self.c))
+        return np.flatnonzero((native.fr_mul(a, b) != c).any(axis=1))
+
     def is_satisfied(self, witness: np.ndarray) -> bool:
-        """Check ``(A·w)∘(B·w) = C·w`` row by row (Python ints; for tests)."""
-        w = np.asarray(limbs_to_ints(witness), dtype=object)
-        a, b, c = (sparse_matvec(m, w) for m in (self.a, self.b, self.c))
-        return bool(np.all((a * b - c) % FR_MODULUS == 0))
+        """Every row ``(A·w)·(B·w) = C·w``."""
+        return not self.unsatisfied(witness).size
 
 
-def sparse_matvec(matrix: SparseMatrix, vector: np.ndarray,
-                  data: np.ndarray | None = None) -> np.ndarray:
-    """``matrix · vector`` over Fr with object arrays; ``data`` may pass pre-converted values."""
-    values = limbs_to_object(matrix.data) if data is None else data
-    out = np.zeros(matrix.rows, dtype=object)
-    if matrix.nnz == 0:
-        return out
-    products = values * np.asarray(vector, dtype=object)[matrix.indices]
-    # A trailing zero keeps every start index valid, trailing empty rows included.
-    sums = np.add.reduceat(np.append(products, 0), matrix.indptr[:-1])
-    nonempty = np.diff(matrix.indptr) > 0
-    out[nonempty] = sums[nonempty] % FR_MODULUS
-    return out
-
-
-def sparse_transposed_matvec(matrix: SparseMatrix, vector: np.ndarray, columns: int,
-                             data: np.ndarray | None = None) -> np.ndarray:
-    """``matrixᵀ · vector`` (length ``columns``): column j gets Σ_i M[i, j]·vector[i]."""
-    values = limbs_to_object(matrix.data) if data is None else data
-    out = np.zeros(columns, dtype=object)
-    if matrix.nnz == 0:
-        return out
-    products = values * np.asarray(vector, dtype=object)[matrix.row_ids()]
-    order = np.argsort(matrix.indices, kind="stable")
-    cols = matrix.indices[order]
-    starts = np.flatnonzero(np.r_[True, cols[1:] != cols[:-1]])
-    out[cols[starts]] = np.add.reduceat(products[order], starts) % FR_MODULUS
-    return out
+def _u64_bytes(values: np.ndarray) -> bytes:
+    return np.ascontiguousarray(values).astype("<u8", copy=False).tobytes()

@@ -1,4 +1,5 @@
-"""CPU NTTs against naive polynomial evaluation on fresh random inputs."""
+"""The reference (object-array) NTTs against naive polynomial evaluation on fresh random
+inputs; the native ones are checked against these in tests/test_native_ntt.py."""
 
 from __future__ import annotations
 
@@ -6,10 +7,7 @@ import numpy as np
 import pytest
 
 from snark.domain import Domain, batch_inverse
-from snark.r1cs import sparse_matvec, sparse_transposed_matvec
 from snark.fields import FR_MODULUS as R
-from snark.fields import limbs_to_ints
-from tests.circuits import random_circuit
 
 
 def _random_vector(rng, n):
@@ -64,17 +62,3 @@ def test_batch_inverse_in_another_field(rng):
     values = [rng.randrange(1, Q) for _ in range(20)]
     assert all(v * i % Q == 1 for v, i in zip(values, batch_inverse(values, Q)))
     assert len(batch_inverse([], Q)) == 0
-
-
-def test_sparse_products_match_dense(rng):
-    cs = random_circuit(num_inputs=2, num_constraints=30, rng=rng)
-    r1cs = cs.compile()
-    w = np.array(limbs_to_ints(cs.witness()), dtype=object)
-    for matrix in (r1cs.a, r1cs.b, r1cs.c):
-        dense = np.zeros((matrix.rows, r1cs.num_variables), dtype=object)
-        rows = matrix.row_ids()
-        dense[rows, matrix.indices] = limbs_to_ints(matrix.data)
-        assert list(sparse_matvec(matrix, w)) == list(dense.dot(w) % R)
-        u = _random_vector(rng, matrix.rows)
-        assert list(sparse_transposed_matvec(matrix, u, r1cs.num_variables)) == \
-            list(dense.T.dot(u) % R)

@@ -1,22 +1,20 @@
 """Host build of the kernel headers (g++), for testing the arithmetic without a GPU.
 
 ``load()`` compiles ``field_host.cpp`` (which includes ``gpu/kernels/*.cuh`` — the very text
-the GPU compiles) into a shared library under a cache directory keyed by the sources' hash,
-and returns it through ctypes. Entry points take raw uint64 limb arrays; see the .cpp.
+the GPU compiles) into a shared library with ``snark.native.build`` (cached by the sources'
+hash, the flags and the machine), and returns it through ctypes. Entry points take raw
+uint64 limb arrays; see the .cpp.
 """
 
 from __future__ import annotations
 
 import ctypes
-import hashlib
-import os
-import shutil
-import subprocess
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+
+from snark.native.build import shared_library
 
 HERE = Path(__file__).resolve().parent
 KERNELS = HERE.parent / "kernels"
@@ -29,41 +27,12 @@ POINT_OPS = ("add", "madd", "dbl", "dbl_affine", "add_proj", "madd_proj", "madd_
              "affine_pair")
 
 
-class HostBuildError(RuntimeError):
-    """g++ is missing or rejected the kernel headers."""
-
-
-def _source_hash() -> str:
-    digest = hashlib.sha256()
-    for path in [SOURCE, *sorted(KERNELS.glob("*.cuh"))]:
-        digest.update(path.name.encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]
-
-
-def _cache_dir() -> Path:
-    root = os.environ.get("PROOFQ_HOSTLIB_CACHE") or Path(
-        os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "proofq" / "hostlib"
-    return Path(root)
-
-
 @lru_cache(maxsize=1)
 def load() -> ctypes.CDLL:
-    """Build (once per source version) and load the host library."""
-    compiler = shutil.which("g++")
-    if compiler is None:
-        raise HostBuildError("g++ not found")
-    target = _cache_dir() / f"field_host-{_source_hash()}.so"
-    if not target.exists():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
-            built = Path(tmp) / target.name
-            result = subprocess.run(
-                [compiler, "-O2", "-std=c++17", "-shared", "-fPIC", f"-I{KERNELS}",
-                 str(SOURCE), "-o", str(built)], capture_output=True, text=True)
-            if result.returncode != 0:
-                raise HostBuildError(result.stderr[-4000:])
-            os.replace(built, target)  # atomic: parallel test runs share the cache
+    """Build (once per source version) and load the host library; without g++,
+    ``snark.native.build.NativeUnavailable``."""
+    target = shared_library("field_host", [SOURCE], headers=sorted(KERNELS.glob("*.cuh")),
+                            flags=["-O2", "-std=c++17", f"-I{KERNELS}"])
     lib = ctypes.CDLL(str(target))
     pointer, long_ = ctypes.c_void_p, ctypes.c_long
     for name in ("fr_apply", "fq_apply", "fq2_apply", "g1_apply", "g2_apply"):
