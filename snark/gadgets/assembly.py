@@ -17,9 +17,10 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from snark.fields import fr_to_limbs
+from snark.fields import FR_MODULUS, fr_to_limbs, limbs_to_ints
 from snark.gadgets.program import Calls, Program
 from snark.gadgets.system import EXTERNAL, ONE
+from snark.r1cs import R1CS, CodedMatrix
 
 #: Call-by-term entries handled at once while stamping (bounds the temporaries).
 CHUNK_ENTRIES = 1 << 24
@@ -41,24 +42,6 @@ class Fingerprint:
 
     def as_dict(self) -> dict:
         return asdict(self)
-
-
-@dataclass
-class CodedMatrix:
-    """CSR over Fr with coefficients by code: ``table[codes[k]]`` is term k's coefficient."""
-
-    indptr: np.ndarray   # (rows + 1,) int64
-    indices: np.ndarray  # (nnz,) uint32 or int64 columns
-    codes: np.ndarray    # (nnz,) uint32
-    table: np.ndarray    # (k, 4) standard-form limbs
-
-    @property
-    def rows(self) -> int:
-        return len(self.indptr) - 1
-
-    @property
-    def nnz(self) -> int:
-        return len(self.indices)
 
 
 def _columns(template, keys: np.ndarray, members: np.ndarray, calls: Calls,
@@ -156,10 +139,13 @@ def assemble(program: Program) -> tuple[CodedMatrix, CodedMatrix, CodedMatrix]:
     return tuple(out)
 
 
+def to_r1cs(program: Program) -> R1CS:
+    """The program's R1CS in coded form, for ``snark.groth16``."""
+    return R1CS(program.num_inputs, program.num_aux, *assemble(program))
+
+
 def products(matrix: CodedMatrix, assignment: np.ndarray) -> np.ndarray:
     """``matrix · assignment`` over Fr, one int per row (object arithmetic: for checks)."""
-    from snark.fields import FR_MODULUS, limbs_to_ints
-
     values = np.empty(len(assignment), dtype=object)
     values[:] = limbs_to_ints(assignment)
     table = np.empty(len(matrix.table), dtype=object)
@@ -176,7 +162,5 @@ def products(matrix: CodedMatrix, assignment: np.ndarray) -> np.ndarray:
 def unsatisfied_rows(matrices: tuple[CodedMatrix, CodedMatrix, CodedMatrix],
                      assignment: np.ndarray) -> np.ndarray:
     """Rows where ``(A·w)(B·w) ≠ C·w`` for the full assignment ``[ONE, inputs…, aux…]``."""
-    from snark.fields import FR_MODULUS
-
     a, b, c = (products(m, assignment) for m in matrices)
     return np.flatnonzero((a * b - c) % FR_MODULUS)

@@ -3,7 +3,7 @@
 ``structure(shape)`` runs the circuit's synthesis on a blank partition (the R1CS does not
 depend on values) and keeps the program for the process; ``fingerprint`` counts its
 constraints, inputs, auxiliaries, non-zeros and densities from the templates;
-``matrices`` stamps A, B and C; ``witness`` evaluates one partition from its private data.
+``circuit_r1cs`` stamps A, B and C; ``witness`` evaluates one partition from its private data.
 The shape of a registered proof is ``StackedShape.of(proof)``.
 """
 
@@ -12,10 +12,11 @@ from __future__ import annotations
 from functools import lru_cache
 
 from snark.filecoin.circuit.stacked import PartitionData, StackedShape, synthesize
-from snark.gadgets.assembly import CodedMatrix, Fingerprint, assemble, fingerprint
+from snark.gadgets.assembly import Fingerprint, fingerprint, to_r1cs
 from snark.gadgets.evaluation import Witness, evaluate
 from snark.gadgets.program import Program, TemplateBook
 from snark.poseidon.neptune import neptune_constants
+from snark.r1cs import R1CS
 
 #: One book for the process: shapes share most of their templates (SHA-256 blocks, Poseidon).
 _BOOK = TemplateBook()
@@ -33,8 +34,8 @@ def circuit_fingerprint(shape: StackedShape) -> Fingerprint:
 
 
 @lru_cache(maxsize=2)
-def matrices(shape: StackedShape) -> tuple[CodedMatrix, CodedMatrix, CodedMatrix]:
-    return assemble(structure(shape))
+def circuit_r1cs(shape: StackedShape) -> R1CS:
+    return to_r1cs(structure(shape))
 
 
 def witness(shape: StackedShape, data: PartitionData) -> Witness:
@@ -44,5 +45,5 @@ def witness(shape: StackedShape, data: PartitionData) -> Witness:
     return evaluate(program)
 
 
-__all__ = ["PartitionData", "StackedShape", "circuit_fingerprint", "matrices", "structure",
+__all__ = ["PartitionData", "StackedShape", "circuit_fingerprint", "circuit_r1cs", "structure",
            "witness"]
