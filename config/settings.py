@@ -41,6 +41,10 @@ class Settings(BaseSettings):
     params_dir: Path = Field(Path.home() / ".cache" / "proofq" / "params",
                              description="proving keys, one directory per circuit id")
     redis_url: str | None = Field(None, description="broker/result/state Redis; None = embedded")
+    filecoin_params_dir: Path = Field(Path("/var/tmp/filecoin-proof-parameters"),
+                                      description="Filecoin's official .params/.vk files, by "
+                                                  "their official names (where Filecoin's "
+                                                  "tools keep them)")
 
     # Proving.
     backend: Literal["auto", "cpu", "gpu"] = "auto"

@@ -27,6 +27,9 @@ import numpy as np
 
 from snark.curve import G1Point, G2Point, PointArray, point_from_xy
 from snark.fields import FQ_BYTES, FQ_MODULUS, ints_to_limbs
+from snark.files import atomic_path
+from snark.keys import H_FORM_COSET, ProvingKey, VerifyingKey
+from snark.r1cs import R1CS
 
 G1_BYTES = 2 * FQ_BYTES
 G2_BYTES = 4 * FQ_BYTES
@@ -246,3 +249,65 @@ def digest(path: Path, chunk: int = 1 << 24) -> str:
         while block := handle.read(chunk):
             h.update(block)
     return h.hexdigest()[:32]
+
+
+# -- proving keys ---------------------------------------------------------------------------
+def write_key(key: ProvingKey, params_path: Path, vk_path: Path) -> None:
+    """A density-form, coset-H proving key as bellperson's ``.params`` and ``.vk``."""
+    if key.a_density is None or key.b_density is None:
+        raise BellpersonFormatError("bellperson's keys are in density form: make the key with "
+                                    "setup(density=True)")
+    if key.h_form != H_FORM_COSET:
+        raise BellpersonFormatError(f"bellperson's H query is the coset form, not {key.h_form}")
+    vk = BellpersonVk(key.vk.alpha_g1, key.beta_g1, key.vk.beta_g2, key.vk.gamma_g2,
+                      key.delta_g1, key.vk.delta_g2, list(key.vk.ic))
+    with atomic_path(Path(params_path)) as tmp, open(tmp, "wb") as out:
+        write_params(out, vk, {"h": key.h_g1, "l": key.l_g1, "a": key.a_g1,
+                               "b_g1": key.b_g1, "b_g2": key.b_g2})
+    with atomic_path(Path(vk_path)) as tmp:
+        Path(tmp).write_bytes(vk.to_bytes())
+
+
+def _section(params: ParamsFile, name: str) -> PointArray:
+    """A whole section, decoded chunk by chunk into arrays made once."""
+    section = params.sections[name]
+    shape = (section.count, 2, 6) if section.group == 1 else (section.count, 2, 2, 6)
+    xy = np.empty(shape, dtype=np.uint64)
+    inf = np.empty(section.count, dtype=bool)
+    for start in range(0, section.count, CHUNK):
+        chunk = params.points(name, start, start + CHUNK)
+        xy[start:start + len(chunk)] = chunk.xy
+        inf[start:start + len(chunk)] = chunk.inf
+    return PointArray(section.group, xy, inf)
+
+
+def read_key(params: ParamsFile, r1cs: R1CS, circuit_id: str) -> ProvingKey:
+    """The proving key of ``r1cs`` from a ``.params`` file, its counts checked against the
+    circuit (H: domain − 1, L: aux, A and B: the densities' popcounts, IC: inputs)."""
+    a_density, b_density = r1cs.density()
+    expected = {"h": r1cs.domain_size - 1, "l": r1cs.num_aux,
+                "a": int(a_density.sum()), "b_g1": int(b_density.sum()),
+                "b_g2": int(b_density.sum())}
+    for name, count in params.counts().items():
+        if count != expected[name]:
+            raise BellpersonFormatError(f"{params.path}: {name} has {count} points, the circuit "
+                                        f"needs {expected[name]}: a key for another circuit")
+    vk = params.vk
+    if len(vk.ic) != r1cs.num_inputs:
+        raise BellpersonFormatError(f"{params.path}: the verifying key has {len(vk.ic)} IC "
+                                    f"points, the circuit {r1cs.num_inputs} inputs")
+    sections = {name: _section(params, name) for name in SECTIONS}
+    for name in ("l", "a", "b_g1", "b_g2"):
+        if sections[name].inf.any():
+            raise BellpersonFormatError(f"{params.path}: {name} holds the point at infinity")
+    key = ProvingKey(r1cs, verifying_key(vk, circuit_id), vk.beta_g1, vk.delta_g1,
+                     a_g1=sections["a"], b_g1=sections["b_g1"], b_g2=sections["b_g2"],
+                     l_g1=sections["l"], h_g1=sections["h"], h_form=H_FORM_COSET,
+                     a_density=a_density, b_density=b_density)
+    key.check_counts(str(params.path))
+    return key
+
+
+def verifying_key(vk: BellpersonVk, circuit_id: str) -> VerifyingKey:
+    return VerifyingKey(circuit_id, vk.alpha_g1, vk.beta_g2, vk.gamma_g2, vk.delta_g2,
+                        list(vk.ic))

@@ -1,0 +1,109 @@
+"""Groth16 keys for Filecoin's PoRep: the ceremony's official files, and development keys.
+
+Official ``.params`` and ``.vk`` files come from Filecoin's trusted-setup ceremony, by the
+names the registry derives (``RegisteredProof.params_file_stem``), in
+``PROOFQ_FILECOIN_PARAMS_DIR``. rust-fil-proofs' ``parameters.json`` gives each one's digest
+(the first 32 hex digits of its blake2b-512); a file by an official name whose digest
+differs is refused. Those digests are facts copied here; nothing else of the files is.
+
+A *development key* is proofq's own setup of the same circuit (``snark.groth16.setup``
+in bellperson's density form), written in bellperson's formats under a name that cannot be
+taken for an official one (``proofq-dev-…``), with a JSON label beside it. Proofs under it
+verify with its ``.vk`` and nowhere else: a chain accepts only proofs under the ceremony's
+keys.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from snark import groth16
+from snark.bellperson import ParamsFile, digest, read_key, read_vk, verifying_key, write_key
+from snark.filecoin.circuit import StackedShape, circuit_r1cs
+from snark.filecoin.errors import FilecoinError
+from snark.filecoin.registry import RegisteredProof
+from snark.keys import ProvingKey, VerifyingKey
+
+#: rust-fil-proofs ``parameters.json`` (v28): digest of every official PoRep file, by name.
+OFFICIAL_DIGESTS = {
+    "v28-stacked-proof-of-replication-merkletree-poseidon_hasher-8-0-0-sha256_hasher-"
+    "032d3138d22506ec0082ed72b2dcba18df18477904e35bafee82b3793b06832f":
+        ("434fb1338ecfaf0f59256f30dde4968f", "dc1ade9929ade1708238f155343044ac"),
+    "v28-stacked-proof-of-replication-merkletree-poseidon_hasher-8-0-0-sha256_hasher-"
+    "ecd683648512ab1765faa2a5f14bab48f676e633467f0aa8aad4b55dcb0652bb":
+        ("09e612e4eeb7a0eb95679a88404f960c", "b687beb9adbd9dabe265a7e3620813e4"),
+    "v28-stacked-proof-of-replication-merkletree-poseidon_hasher-8-0-0-sha256_hasher-"
+    "6babf46ce344ae495d558e7770a585b2382d54f225af8ed0397b8be7c3fcd472":
+        ("6c77597eb91ab936c1cef4cf19eba1b3", "065179da19fbe515507267677f02823e"),
+    "v28-stacked-proof-of-replication-merkletree-poseidon_hasher-8-8-0-sha256_hasher-"
+    "82a357d2f2ca81dc61bb45f4a762807aedee1b0a53fd6c4e77b46a01bfef7820":
+        ("6a388072a518cf46ebd661f5cc46900a", "0c7b4aac1c40fdb7eb82bc355b41addf"),
+    "v28-stacked-proof-of-replication-merkletree-poseidon_hasher-8-8-2-sha256_hasher-"
+    "96f1b4a04c5c51e4759bbf224bbc2ef5a42c7100f16ec0637123f16a845ddfb2":
+        ("1801f8a6e1b00bceb00cc27314bb5ce3", "a89884252c04c298d0b3c81bfd884164"),
+}
+DEV_PREFIX = "proofq-dev-"
+DEV_WARNING = ("development key made by proofq: NOT from Filecoin's trusted-setup ceremony; "
+               "proofs under it verify only with its own .vk, never on chain")
+
+
+def official_paths(proof: RegisteredProof, directory: Path) -> tuple[Path, Path]:
+    stem = proof.params_file_stem
+    return Path(directory) / f"{stem}.params", Path(directory) / f"{stem}.vk"
+
+
+def check_digest(path: Path) -> None:
+    """Refuse a file named as an official one whose digest is not parameters.json's."""
+    path = Path(path)
+    stem, ext = path.stem, path.suffix
+    expected = OFFICIAL_DIGESTS.get(stem)
+    if expected is None:
+        return
+    wanted = expected[0] if ext == ".params" else expected[1]
+    got = digest(path)
+    if got != wanted:
+        raise FilecoinError(f"{path}: digest {got} is not parameters.json's {wanted} for this "
+                            "official name: a corrupt or foreign file (fetch it again)")
+
+
+def dev_stem(proof: RegisteredProof) -> str:
+    return f"{DEV_PREFIX}{proof.params_file_stem.removeprefix('v28-')}"
+
+
+def make_development_key(proof: RegisteredProof, out_dir: Path, *, fixed_base=None,
+                         progress=None) -> tuple[Path, Path]:
+    """Set up the partition circuit of ``proof`` and write it in bellperson's formats."""
+    shape = StackedShape.of(proof)
+    key = groth16.setup(circuit_r1cs(shape), fixed_base=fixed_base, density=True,
+                        progress=progress)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    stem = dev_stem(proof)
+    params_path, vk_path = out_dir / f"{stem}.params", out_dir / f"{stem}.vk"
+    write_key(key, params_path, vk_path)
+    (out_dir / f"{stem}.json").write_text(json.dumps({
+        "development": True, "warning": DEV_WARNING, "registered_proof": proof.name,
+        "circuit": shape.name, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }, indent=1))
+    return params_path, vk_path
+
+
+def is_development(path: Path) -> bool:
+    return Path(path).name.startswith(DEV_PREFIX)
+
+
+def load_proving_key(proof: RegisteredProof, params_path: Path) -> ProvingKey:
+    """The proving key in a .params file (official names digest-checked first)."""
+    check_digest(params_path)
+    params = ParamsFile(params_path)
+    try:
+        return read_key(params, circuit_r1cs(StackedShape.of(proof)), Path(params_path).stem)
+    finally:
+        params.close()
+
+
+def load_verifying_key(vk_path: Path) -> VerifyingKey:
+    check_digest(vk_path)
+    return verifying_key(read_vk(vk_path), Path(vk_path).stem)
