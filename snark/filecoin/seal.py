@@ -96,7 +96,7 @@ def seal(proof: RegisteredProof, rng: np.random.Generator, *, data: bytes | None
                             f"{proof.name}), got {len(data)}")
     else:
         leaves = np.frombuffer(data, dtype=np.uint8).reshape(nodes, DOMAIN_BYTES)
-        bad = np.flatnonzero(leaves[:, -1] & ~TRIM_MASK)
+        bad = np.flatnonzero(leaves[:, -1] > TRIM_MASK)
         if bad.size:
             raise FilecoinError(f"data: node {bad[0]} is not fr32 (its top two bits are set)")
     prover_id = prover_id if prover_id is not None else random_fields(rng, 1)[0].tobytes()
