@@ -8,7 +8,9 @@ import json
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 
+from client.cli import main
 from snark.filecoin import registry
 from snark.filecoin.c1_lift import lift_domains
 from snark.filecoin.c1_schema import parse_c1
@@ -234,7 +236,8 @@ def small_doc(module_rng):
 
 
 @pytest.mark.parametrize("mutate, expected", BAD.values(), ids=BAD.keys())
-def test_malformed_c1_names_the_field(mutate, expected, small_doc):
+def test_malformed_c1_names_the_field(mutate, expected, small_doc, tmp_path):
+    """In both encodings, and from the CLI: one line, exit code 2."""
     doc = json.loads(small_doc)
     mutate(doc)
     text = json.dumps(doc, separators=(",", ":")).encode()
@@ -247,6 +250,12 @@ def test_malformed_c1_names_the_field(mutate, expected, small_doc):
     with pytest.raises(FilecoinError) as info:
         parse_c1(json.dumps(wrapper))
     assert str(info.value) == f"Phase1Out.{message}"
+    path = tmp_path / "c1.json"
+    path.write_text(json.dumps(wrapper))
+    result = CliRunner().invoke(main, ["filecoin", "check", str(path)])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert result.output.strip().splitlines() == [f"Error: {path}: Phase1Out.{message}"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c1.json"]  # nothing else written
 
 
 WRAPPER_BAD = {

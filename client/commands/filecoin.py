@@ -1,0 +1,171 @@
+"""Commands for Filecoin's PoRep (``snark.filecoin``): parent caches, C1 checks, test sectors.
+
+    proofq filecoin parent-cache --sector-size 2KiB --api-version 1.1 [--write DIR]
+    proofq filecoin check c1.json [--miner-id N]
+    proofq seal --registered-proof StackedDrg2KiBV1_1 -o c1.json [--sparse]
+
+``seal --registered-proof`` shares its name with the stand-in porep type's ``seal`` and is
+told apart by that option. Bad input (a malformed C1, one failing a check, a wrong size) is
+one line naming the field, exit code 2; nothing is written unless the command succeeds.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import click
+import numpy as np
+
+from client.commands import local
+from client.commands.common import JSON_OPTION, BadInput, output_path, read_input, reports
+from client.commands.snarkjs import InputForms
+from config.settings import SettingsError, get_settings
+from snark.files import write_atomic
+from snark.filecoin import (ApiVersion, FilecoinError, check_c1, curio_json, for_sector,
+                            parent_cache, parent_cache_name, parse_c1, prover_id_for_miner,
+                            registered_proof, seal, seal_sparse)
+from snark.porep.c1 import C1Error, parse_size, size_name
+
+reports_bad_input = reports(FilecoinError, C1Error, SettingsError, OSError)
+
+#: Sizes whose whole-sector sealing finishes here in minutes (Python SHA-256 and Poseidon).
+SEALABLE = (2 << 10, 8 << 20)
+
+
+@click.group("filecoin")
+def filecoin() -> None:
+    """Filecoin PoRep (StackedDrg): parent caches and C1 checks."""
+
+
+@filecoin.command("parent-cache")
+@click.option("--sector-size", required=True, help="2KiB, 8MiB, 512MiB, 32GiB or 64GiB")
+@click.option("--api-version", default="1.1", show_default=True, help="1.0 or 1.1")
+@click.option("--write", "directory", type=click.Path(file_okay=False),
+              help="also write the cache file <name>.cache into this directory")
+@click.option("--name-only", is_flag=True,
+              help="print the name only (instant; the digest needs every node's parents)")
+@JSON_OPTION
+@reports_bad_input
+def parent_cache_command(sector_size: str, api_version: str, directory: str | None,
+                         name_only: bool, as_json: bool) -> None:
+    """The SDR parent cache's name and SHA-256 digest, as rust-fil-proofs' parent_cache.json
+    lists them (computing the digest takes about a minute at 8 MiB, hours at 32 GiB)."""
+    size = parse_size(sector_size)
+    proof = for_sector(size, ApiVersion.parse(api_version))
+    if directory is not None and not Path(directory).is_dir():
+        raise BadInput(f"{directory}: is not a directory")
+    if name_only:
+        name, digest = parent_cache_name(proof), None
+    else:
+        started = time.perf_counter()
+        with local.progress_bar(not as_json) as progress:
+            task = progress.add_task(f"parents of {proof.nodes} nodes", total=proof.nodes)
+            name, digest = parent_cache(size, proof.api_version, directory=directory,
+                                        on_progress=lambda done: progress.update(
+                                            task, completed=done))
+        seconds = time.perf_counter() - started
+    result = {"name": name, "digest": digest, "sector_size": size,
+              "api_version": proof.api_version.value, "registered_proof": proof.name}
+    lines = [name] + ([digest] if digest else [])
+    if directory is not None and digest:
+        result["file"] = str(Path(directory) / f"{name}.cache")
+        lines.append(f"written to {result['file']} ({seconds:.1f}s)")
+    local.emit(as_json, result, lines)
+
+
+@filecoin.command("check")
+@click.argument("c1_path", metavar="C1", type=click.Path(dir_okay=False))
+@click.option("--miner-id", type=click.IntRange(min=0),
+              help="the sealing miner's actor id: replica_id is then checked against it "
+                   "and the C1's SectorNum")
+@JSON_OPTION
+@reports_bad_input
+def check(c1_path: str, miner_id: int | None, as_json: bool) -> None:
+    """Parse a C1 (Curio's c1.json or a raw SealCommitPhase1Output) and make every check a
+    C2 prover makes before proving."""
+    raw = read_input(c1_path, get_settings().max_c1_bytes,
+                     "max_c1_bytes, PROOFQ_MAX_C1_BYTES")
+    started = time.perf_counter()
+    try:
+        c1 = parse_c1(raw)
+        parsed = time.perf_counter()
+        ids = {}
+        if miner_id is not None:
+            if c1.sector_num is None and c1.sector_id is None:
+                raise FilecoinError("--miner-id: the C1 names no sector (no SectorNum)")
+            ids = {"prover_id": prover_id_for_miner(miner_id),
+                   "sector_id": c1.sector_num if c1.sector_id is None else c1.sector_id}
+        check_c1(c1, **ids)
+    except FilecoinError as exc:
+        raise FilecoinError(f"{c1_path}: {exc}") from None
+    checked = time.perf_counter()
+    proof = c1.proof
+    local.emit(as_json, {
+        "c1": c1_path, "registered_proof": proof.name, "encoding": c1.encoding,
+        "partitions": proof.partitions, "challenges": proof.challenges,
+        "replica_id_checked": bool(ids) or c1.prover_id is not None,
+        "comm_r": c1.comm_r.hex(), "parse_seconds": round(parsed - started, 3),
+        "check_seconds": round(checked - parsed, 3)},
+        [f"{c1_path}: {proof.name} C1 ({c1.encoding} encoding, {proof.partitions} partitions "
+         f"of {proof.challenges_per_partition} challenges) passes every check "
+         f"(parse {parsed - started:.2f}s, checks {checked - parsed:.2f}s)"])
+
+
+@click.command("seal")
+@click.option("--registered-proof", "proof_name", required=True,
+              help="e.g. StackedDrg2KiBV1_1 (2 KiB and 8 MiB seal whole sectors)")
+@click.option("-o", "--output", required=True, type=click.Path(),
+              help="where to write the C1 (Curio's c1.json encoding)")
+@click.option("--sparse", is_flag=True,
+              help="build only what the challenges touch (any size: 512MiB, 32GiB, 64GiB)")
+@click.option("--data", "data_path", type=click.Path(dir_okay=False),
+              help="sector data, exactly the sector size, fr32 (default: random)")
+@click.option("--sector-num", type=click.IntRange(min=0), default=1, show_default=True)
+@click.option("--miner-id", type=click.IntRange(min=0), default=1000, show_default=True,
+              help="the prover id the replica_id is derived from (not with --sparse)")
+@JSON_OPTION
+@reports_bad_input
+def seal_filecoin(proof_name: str, output: str, sparse: bool, data_path: str | None,
+                  sector_num: int, miner_id: int, as_json: bool) -> None:
+    """Seal a Filecoin TEST sector and write its C1 as Curio does: a fixture for tests and
+    benchmarks (random data, a made-up miner), not a production sector."""
+    proof = registered_proof(proof_name)
+    target = output_path(output)
+    if not sparse and proof.sector_size not in SEALABLE:
+        raise BadInput(f"--registered-proof: sealing a whole {size_name(proof.sector_size)} "
+                       f"sector takes hours here; use --sparse")
+    if sparse and data_path:
+        raise BadInput("--data: a sparse sector has no data file")
+    data = read_input(data_path, proof.sector_size, "the sector size") if data_path else None
+    rng = np.random.default_rng()
+    started = time.perf_counter()
+    with local.progress_bar(not as_json) as progress:
+        task = progress.add_task(f"sealing {proof.name}", total=None)
+
+        def phase(name: str) -> None:
+            progress.update(task, description=f"sealing {proof.name}: {name}")
+
+        if sparse:
+            c1 = seal_sparse(proof, rng, on_phase=phase)
+        else:
+            c1 = seal(proof, rng, data=data, prover_id=prover_id_for_miner(miner_id),
+                      sector_id=sector_num, on_phase=phase)
+    write_atomic(target, curio_json(c1, sector_num))
+    seconds = time.perf_counter() - started
+    kind = "sparse test C1" if sparse else "test sector"
+    local.emit(as_json, {"c1": output, "registered_proof": proof.name, "sparse": sparse,
+                         "sector_num": sector_num, "miner_id": None if sparse else miner_id,
+                         "comm_d": c1.comm_d.hex(), "comm_r": c1.comm_r.hex(),
+                         "seconds": round(seconds, 3)},
+               [f"sealed a {proof.name} {kind} in {seconds:.2f}s → {output} (Curio's "
+                f"encoding; a fixture for tests, not a production sector)",
+                f"comm_r {c1.comm_r.hex()}"
+                + ("" if sparse else f" (check with --miner-id {miner_id})")])
+
+
+COMMANDS: list[click.Command] = [
+    filecoin,
+    InputForms(local.seal, seal_filecoin, ("--registered-proof",),
+               "Seal a sector and write its C1 (porep, or Filecoin with --registered-proof)."),
+]
