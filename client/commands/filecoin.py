@@ -2,6 +2,8 @@
 
     proofq filecoin parent-cache --sector-size 2KiB --api-version 1.1 [--write DIR]
     proofq filecoin check c1.json [--miner-id N]
+    proofq filecoin circuit-info --registered-proof P   (or a test shape: --nodes --tree …)
+    proofq filecoin setup --registered-proof P -o DIR   (a development key, bellperson's)
     proofq seal --registered-proof StackedDrg2KiBV1_1 -o c1.json [--sparse]
 
 ``seal --registered-proof`` shares its name with the stand-in porep type's ``seal`` and is
@@ -21,13 +23,15 @@ from client.commands import local
 from client.commands.common import JSON_OPTION, BadInput, output_path, read_input, reports
 from client.commands.snarkjs import InputForms
 from config.settings import SettingsError, get_settings
+from snark.backend import BackendUnavailable
 from snark.files import write_atomic
-from snark.filecoin import (ApiVersion, FilecoinError, check_c1, curio_json, for_sector,
+from snark.filecoin import (ApiVersion, FilecoinError, TreeShape, check_c1, curio_json,
+                            for_sector,
                             parent_cache, parent_cache_name, parse_c1, prover_id_for_miner,
                             registered_proof, seal, seal_sparse)
 from snark.porep.c1 import C1Error, parse_size, size_name
 
-reports_bad_input = reports(FilecoinError, C1Error, SettingsError, OSError)
+reports_bad_input = reports(FilecoinError, C1Error, SettingsError, BackendUnavailable, OSError)
 
 #: Sizes whose whole-sector sealing finishes here in minutes (Python SHA-256 and Poseidon).
 SEALABLE = (2 << 10, 8 << 20)
@@ -35,7 +39,8 @@ SEALABLE = (2 << 10, 8 << 20)
 
 @click.group("filecoin")
 def filecoin() -> None:
-    """Filecoin PoRep (StackedDrg): parent caches and C1 checks."""
+    """Filecoin PoRep (StackedDrg): parent caches, C1 checks, circuit fingerprints,
+    development keys."""
 
 
 @filecoin.command("parent-cache")
@@ -72,6 +77,72 @@ def parent_cache_command(sector_size: str, api_version: str, directory: str | No
         result["file"] = str(Path(directory) / f"{name}.cache")
         lines.append(f"written to {result['file']} ({seconds:.1f}s)")
     local.emit(as_json, result, lines)
+
+
+def _tree(text: str) -> TreeShape:
+    try:
+        base, sub, top = (int(x) for x in text.split("-"))
+    except ValueError:
+        raise BadInput(f"--tree: expected base-sub-top arities like 8-0-0, got {text!r}") \
+            from None
+    return TreeShape(base, sub, top)
+
+
+@filecoin.command("circuit-info")
+@click.option("--registered-proof", "proof_name", help="e.g. StackedDrg32GiBV1_1")
+@click.option("--nodes", type=click.IntRange(min=2), help="a test shape: sector nodes")
+@click.option("--layers", type=click.IntRange(min=1), default=2, show_default=True)
+@click.option("--challenges", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--tree", "tree_text", default="8-0-0", show_default=True,
+              help="tree C / R_last arities base-sub-top")
+@JSON_OPTION
+@reports_bad_input
+def circuit_info(proof_name, nodes, layers, challenges, tree_text, as_json) -> None:
+    """Constraints, inputs, aux, non-zeros and densities of one partition's R1CS,
+    counted from the circuit's blocks (a 32 GiB partition in about a minute, 1 GB)."""
+    from snark.filecoin.circuit import StackedShape, circuit_fingerprint
+
+    if (proof_name is None) == (nodes is None):
+        raise BadInput("give --registered-proof, or --nodes (with --layers, --challenges, "
+                       "--tree) for a test shape")
+    shape = (StackedShape.of(registered_proof(proof_name)) if proof_name
+             else StackedShape(nodes, layers, challenges, _tree(tree_text)))
+    fp = circuit_fingerprint(shape)
+    result = {"circuit": shape.name, **fp.as_dict()}
+    local.emit(as_json, result, [
+        f"circuit        {shape.name}",
+        f"constraints    {fp.constraints - fp.input_constraints:,} "
+        f"(+ {fp.input_constraints:,} input constraints = {fp.constraints:,})",
+        f"public inputs  {fp.inputs:,} (with ONE)",
+        f"aux variables  {fp.aux:,}",
+        f"non-zeros      A {fp.nnz_a:,}  B {fp.nnz_b:,}  C {fp.nnz_c:,}",
+        f"density        a_aux {fp.a_aux_density:,}  b_input {fp.b_input_density:,}  "
+        f"b_aux {fp.b_aux_density:,}",
+        f"domain         2^{fp.domain_log2}",
+    ])
+
+
+@filecoin.command("setup")
+@click.option("--registered-proof", "proof_name", required=True, help="e.g. StackedDrg2KiBV1_1")
+@click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="directory for the .params, .vk and the label")
+@JSON_OPTION
+@reports_bad_input
+def setup(proof_name: str, out_dir: str, as_json: bool) -> None:
+    """A DEVELOPMENT key for one partition (not Filecoin's ceremony: its proofs verify
+    with this .vk only), in bellperson's .params/.vk formats."""
+    from snark.filecoin.params import DEV_WARNING, make_development_key
+    from workers.backend_choice import fixed_base_for, make_backend
+
+    proof = registered_proof(proof_name)
+    with local.progress_bar(not as_json) as progress:
+        progress.add_task(f"setup {proof.name}: starting the prover backend", total=None)
+        fixed_base = fixed_base_for(make_backend(get_settings().backend))
+        params, vk = make_development_key(proof, out_dir, fixed_base=fixed_base,
+                                          progress=local.setup_bars(progress))
+    local.emit(as_json, {"params": str(params), "vk": str(vk), "development": True,
+                   "warning": DEV_WARNING},
+         [f"params  {params}", f"vk      {vk}", f"[bold]{DEV_WARNING}[/bold]"])
 
 
 @filecoin.command("check")

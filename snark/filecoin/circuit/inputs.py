@@ -15,7 +15,9 @@ import numpy as np
 from snark.fields import limbs_to_ints
 from snark.filecoin.c1 import DRG, EXP, FilecoinC1, MerklePath
 from snark.filecoin.circuit.stacked import PartitionData
+from snark.filecoin.challenges import interactive_challenges
 from snark.filecoin.domain import to_int, to_limbs
+from snark.filecoin.graph import SdrGraph
 
 
 def field_ints(values: np.ndarray) -> np.ndarray:
@@ -54,3 +56,18 @@ def partition_data(c1: FilecoinC1, partition: int) -> PartitionData:
                                                                       - first_exp)],
         comm_r_last_path=_path(proofs.comm_r_last),
         comm_c_path=_path(columns.path, 0))
+
+
+def public_inputs(c1: FilecoinC1, partition: int) -> list[int]:
+    """``StackedCompound::generate_public_inputs`` for one partition (without ONE):
+    replica_id, comm_d, comm_r, then per challenge the challenge (its tree D path), its 6
+    DRG and 8 expander parents (their tree C paths), and the challenge three more times (as
+    the challenge, and its paths in tree R_last and tree C)."""
+    proof = c1.proof
+    challenges = interactive_challenges(c1.replica_id, c1.seed, proof.nodes, proof.partitions,
+                                        proof.challenges_per_partition)[partition]
+    parents = SdrGraph.of(proof).parents(challenges).astype(np.int64)
+    per_challenge = np.concatenate([challenges[:, None], parents,
+                                    np.repeat(challenges[:, None], 3, axis=1)], axis=1)
+    return ([to_int(c1.replica_id), to_int(c1.comm_d), to_int(c1.comm_r)]
+            + [int(v) for v in per_challenge.reshape(-1)])
