@@ -17,7 +17,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from snark.fields import FR_MODULUS, fr_to_limbs, limbs_to_ints
+from snark import native
+from snark.fields import fr_to_limbs
 from snark.gadgets.program import Calls, Program
 from snark.gadgets.system import EXTERNAL, ONE
 from snark.r1cs import R1CS, CodedMatrix
@@ -59,10 +60,12 @@ def _columns(template, keys: np.ndarray, members: np.ndarray, calls: Calls,
     return out  # ONE stays column 0
 
 
-def _groups(program: Program, calls: Calls):
-    """(template, its calls, their external references) for every template used."""
-    for t in np.unique(calls.template):
-        members = np.flatnonzero(calls.template == t)
+def _groups(program: Program, calls: Calls, chosen: slice = slice(None)):
+    """(template, its calls, their external references) for every template used by the
+    calls in ``chosen``."""
+    ids = np.arange(len(calls.template))[chosen]
+    for t in np.unique(calls.template[ids]):
+        members = ids[calls.template[ids] == t]
         template = program.book.templates[t]
         ext = None
         if template.num_slots:
@@ -101,23 +104,32 @@ def fingerprint(program: Program) -> Fingerprint:
                        max(1, (rows - 1).bit_length()))
 
 
-def assemble(program: Program) -> tuple[CodedMatrix, CodedMatrix, CodedMatrix]:
-    """A, B and C of the program's R1CS (input constraints appended)."""
+def assemble(program: Program, chosen: slice = slice(None)
+             ) -> tuple[CodedMatrix, CodedMatrix, CodedMatrix]:
+    """A, B and C of the program's R1CS (input constraints appended), or only the rows of
+    the calls in ``chosen`` (a range of calls: their rows are contiguous; the input rows
+    come with the last call), with global columns."""
     calls = program.calls()
     n_in = program.num_inputs
-    rows = program.num_rows + n_in
+    ids = np.arange(len(calls.template))[chosen]
+    ends = np.append(calls.row_base[1:], program.num_rows)
+    first_row = int(calls.row_base[ids[0]]) if ids.size else 0
+    last_row = int(ends[ids[-1]]) if ids.size else 0
+    with_inputs = not ids.size or ids[-1] == len(calls.template) - 1
+    rows = last_row - first_row + (n_in if with_inputs else 0)
     one_code = program.book.code(1)
     table = fr_to_limbs(program.book.coefficients)
-    groups = list(_groups(program, calls))
+    groups = list(_groups(program, calls, chosen))
     column_dtype = np.uint32 if n_in + program.num_aux < 1 << 32 else np.int64
     out = []
     for m in range(3):
         row_terms = np.zeros(rows, dtype=np.int64)
         for template, members, _ in groups:
-            local_rows = calls.row_base[members][:, None] + np.arange(template.num_rows)[None, :]
+            local_rows = (calls.row_base[members][:, None] - first_row
+                          + np.arange(template.num_rows)[None, :])
             row_terms[local_rows] = template.matrices[m].row_terms[None, :]
-        if m == 0:
-            row_terms[program.num_rows:] = 1
+        if m == 0 and with_inputs:
+            row_terms[last_row - first_row:] = 1
         indptr = np.concatenate([[0], np.cumsum(row_terms)])
         indices = np.empty(indptr[-1], dtype=column_dtype)
         codes = np.empty(indptr[-1], dtype=np.uint32)
@@ -127,14 +139,14 @@ def assemble(program: Program) -> tuple[CodedMatrix, CodedMatrix, CodedMatrix]:
                 continue
             for part in _chunks(members, len(matrix.keys)):
                 chunk = members[part]
-                starts = indptr[calls.row_base[chunk]]
+                starts = indptr[calls.row_base[chunk] - first_row]
                 where = starts[:, None] + np.arange(len(matrix.keys))[None, :]
                 indices[where] = _columns(template, matrix.keys, chunk, calls,
                                           None if ext is None else ext[part], n_in)
                 codes[where] = template.codes[m][None, :]
-        if m == 0:
-            indices[indptr[program.num_rows]:] = np.arange(n_in)
-            codes[indptr[program.num_rows]:] = one_code
+        if m == 0 and with_inputs:
+            indices[indptr[last_row - first_row]:] = np.arange(n_in)
+            codes[indptr[last_row - first_row]:] = one_code
         out.append(CodedMatrix(indptr, indices, codes, table))
     return tuple(out)
 
@@ -144,23 +156,23 @@ def to_r1cs(program: Program) -> R1CS:
     return R1CS(program.num_inputs, program.num_aux, *assemble(program))
 
 
-def products(matrix: CodedMatrix, assignment: np.ndarray) -> np.ndarray:
-    """``matrix · assignment`` over Fr, one int per row (object arithmetic: for checks)."""
-    values = np.empty(len(assignment), dtype=object)
-    values[:] = limbs_to_ints(assignment)
-    table = np.empty(len(matrix.table), dtype=object)
-    table[:] = limbs_to_ints(matrix.table)
-    terms = values[matrix.indices.astype(np.int64)] * table[matrix.codes.astype(np.int64)]
-    out = np.zeros(matrix.rows, dtype=object)
-    nonempty = np.flatnonzero(np.diff(matrix.indptr))
-    if nonempty.size:
-        sums = np.add.reduceat(terms, matrix.indptr[nonempty])
-        out[nonempty] = sums % FR_MODULUS
-    return out
-
-
 def unsatisfied_rows(matrices: tuple[CodedMatrix, CodedMatrix, CodedMatrix],
                      assignment: np.ndarray) -> np.ndarray:
-    """Rows where ``(A·w)(B·w) ≠ C·w`` for the full assignment ``[ONE, inputs…, aux…]``."""
-    a, b, c = (products(m, assignment) for m in matrices)
-    return np.flatnonzero((a * b - c) % FR_MODULUS)
+    """Rows where ``(A·w)(B·w) ≠ C·w`` for the full assignment ``[ONE, inputs…, aux…]``
+    (the native engine's products)."""
+    a, b, c = (native.matvec(m, assignment) for m in matrices)
+    return np.flatnonzero((native.fr_mul(a, b) != c).any(axis=1))
+
+
+def check_rows(program: Program, assignment: np.ndarray, *, calls_per_chunk: int = 2048
+               ) -> np.ndarray:
+    """``unsatisfied_rows`` of the whole program, stamped and checked a range of calls at a
+    time, so a 130 M-row circuit is checked without its matrices in memory at once."""
+    count = len(program.calls().template)
+    bad = []
+    for start in range(0, max(count, 1), calls_per_chunk):
+        chosen = slice(start, min(count, start + calls_per_chunk))
+        matrices = assemble(program, chosen)
+        first = int(program.calls().row_base[start]) if count else 0
+        bad.append(unsatisfied_rows(matrices, assignment) + first)
+    return np.concatenate(bad)
