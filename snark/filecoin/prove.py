@@ -1,0 +1,68 @@
+"""Prove and verify a Filecoin C1: one Groth16 proof per partition, 192·P bytes in order.
+
+This is what ``seal_commit_phase2`` returns (rust-fil-proofs concatenates the partitions'
+proofs in partition order, each in bellperson's compressed encoding). Proving builds each
+partition's witness from the C1 (``circuit.witness``) and refuses a C1 whose witness's
+public inputs differ from the ones the verifier derives (``circuit.inputs.public_inputs``);
+every partition proof is verified before it is returned. Verification derives the public
+inputs from the C1 alone.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from config.settings import get_settings
+from snark import groth16
+from snark.backend import ProverBackend
+from snark.filecoin.c1 import FilecoinC1
+from snark.filecoin.circuit import StackedShape, witness
+from snark.filecoin.circuit.inputs import partition_data, public_inputs
+from snark.filecoin.errors import FilecoinError
+from snark.filecoin.params import official_paths
+from snark.keys import ProvingKey, VerifyingKey
+from snark.proof import Proof, split_proofs
+
+
+def key_paths(c1: FilecoinC1, params: Path | None = None) -> tuple[Path, Path]:
+    """The .params and .vk to use: ``params`` (a development key, or an official file
+    elsewhere) with its .vk beside it, else the official names in
+    ``PROOFQ_FILECOIN_PARAMS_DIR``."""
+    if params is None:
+        params_path, vk_path = official_paths(c1.proof, get_settings().filecoin_params_dir)
+    else:
+        params_path = Path(params)
+        vk_path = params_path.with_suffix(".vk")
+    for path in (params_path, vk_path):
+        if not path.is_file():
+            raise FilecoinError(f"{path}: no such key file (Filecoin's official keys come from "
+                                "its parameter fetch; `proofq filecoin setup` makes a "
+                                "development key)")
+    return params_path, vk_path
+
+
+def prove_partition(c1: FilecoinC1, partition: int, key: ProvingKey,
+                    backend: ProverBackend | None = None) -> bytes:
+    shape = StackedShape.of(c1.proof)
+    assignment = witness(shape, partition_data(c1, partition))
+    expected = public_inputs(c1, partition)
+    if assignment.public_inputs() != expected:
+        raise FilecoinError(f"partition {partition}: the C1's proofs do not open the challenges "
+                            "the seed derives (its witness has other public inputs)")
+    proof = groth16.prove(key, assignment.assignment(), backend)
+    if not groth16.verify(key.vk, expected, proof):
+        raise FilecoinError(f"partition {partition}: the proof does not verify (the C1 does "
+                            "not satisfy the circuit: run `proofq filecoin check`)")
+    return proof.to_bytes()
+
+
+def prove_c1(c1: FilecoinC1, key: ProvingKey, backend: ProverBackend | None = None) -> bytes:
+    return b"".join(prove_partition(c1, p, key, backend) for p in range(c1.proof.partitions))
+
+
+def verify_c1(c1: FilecoinC1, vk: VerifyingKey, proof_bytes: bytes) -> bool:
+    """Whether every partition's proof verifies (``ProofFormatError`` for bytes that are
+    not ``partitions`` proofs)."""
+    proofs: list[Proof] = split_proofs(proof_bytes, c1.proof.partitions)
+    return all(groth16.verify(vk, public_inputs(c1, p), proof)
+               for p, proof in enumerate(proofs))

@@ -1,0 +1,98 @@
+"""StackedCircuit on real-format C1s: witnesses satisfy bellperson's R1CS, public inputs are
+derived, and a 2 KiB partition is set up, proved and verified in bellperson's formats."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from snark.filecoin import registered_proof, seal, seal_sparse
+from snark.filecoin.circuit import StackedShape, structure, witness
+from snark.filecoin.circuit.inputs import partition_data, public_inputs
+from snark.filecoin.params import (is_development, load_proving_key, load_verifying_key,
+                                   make_development_key)
+from snark.filecoin.prove import prove_c1, verify_c1
+from snark.gadgets.assembly import check_rows
+from snark.proof import PROOF_BYTES
+
+
+def np_rng(rng) -> np.random.Generator:
+    return np.random.default_rng(rng.getrandbits(64))
+
+
+@pytest.fixture(scope="module")
+def sealed_2kib(module_rng):
+    return seal(registered_proof("StackedDrg2KiBV1_1"), np_rng(module_rng))
+
+
+def unsatisfied(c1, data) -> np.ndarray:
+    shape = StackedShape.of(c1.proof)
+    return check_rows(structure(shape), witness(shape, data).assignment())
+
+
+def test_a_sealed_2kib_partition_satisfies_every_row(sealed_2kib):
+    data = partition_data(sealed_2kib, 0)
+    shape = StackedShape.of(sealed_2kib.proof)
+    assignment = witness(shape, data)
+    assert check_rows(structure(shape), assignment.assignment()).size == 0
+    assert assignment.public_inputs() == public_inputs(sealed_2kib, 0)
+    assert len(assignment.public_inputs()) == 3 + 18 * shape.challenges
+
+
+def _with_sibling(path: list[dict]) -> list[dict]:
+    levels = [dict(level) for level in path]
+    siblings = levels[0]["siblings"].copy()
+    siblings[0, 0] = (siblings[0, 0] + 1) % (1 << 250)
+    levels[0]["siblings"] = siblings
+    return levels
+
+
+@pytest.mark.parametrize("tamper", ["data leaf", "tree D sibling", "DRG parent row",
+                                    "tree C sibling"])
+def test_tampered_private_values_break_a_row(sealed_2kib, tamper):
+    data = partition_data(sealed_2kib, 0)
+    if tamper == "data leaf":
+        leaf = data.data_leaf.copy()
+        leaf[1] += 1
+        data = dataclasses.replace(data, data_leaf=leaf)
+    elif tamper == "tree D sibling":
+        data = dataclasses.replace(data, comm_d_path=_with_sibling(data.comm_d_path))
+    elif tamper == "DRG parent row":
+        rows = data.drg_rows.copy()
+        rows[0, 2, 1] += 1
+        data = dataclasses.replace(data, drg_rows=rows)
+    else:
+        data = dataclasses.replace(data, comm_c_path=_with_sibling(data.comm_c_path))
+    assert unsatisfied(sealed_2kib, data).size > 0
+
+
+def test_a_sparse_512mib_shaped_partition_satisfies_every_row(rng):
+    c1 = seal_sparse(registered_proof("StackedDrg512MiBV1_1"), np_rng(rng))
+    shape = StackedShape.of(c1.proof)
+    assignment = witness(shape, partition_data(c1, 0))
+    assert check_rows(structure(shape), assignment.assignment()).size == 0
+    assert assignment.public_inputs() == public_inputs(c1, 0)
+
+
+@pytest.mark.slow
+def test_a_sealed_8mib_partition_satisfies_every_row(rng):
+    c1 = seal(registered_proof("StackedDrg8MiBV1"), np_rng(rng))
+    assert unsatisfied(c1, partition_data(c1, 0)).size == 0
+
+
+@pytest.mark.slow
+def test_a_2kib_partition_proves_and_verifies_under_a_development_key(sealed_2kib, tmp_path,
+                                                                      rng):
+    """The whole CPU path: setup in density form, bellperson's files written and read
+    back, the proof made from the C1 and verified with public inputs derived from it."""
+    params_path, vk_path = make_development_key(sealed_2kib.proof, tmp_path)
+    assert is_development(params_path) and (tmp_path / f"{params_path.stem}.json").exists()
+    key = load_proving_key(sealed_2kib.proof, params_path)
+    proof = prove_c1(sealed_2kib, key)
+    assert len(proof) == PROOF_BYTES
+    vk = load_verifying_key(vk_path)
+    assert verify_c1(sealed_2kib, vk, proof)
+    other = seal(sealed_2kib.proof, np_rng(rng))
+    assert not verify_c1(other, vk, proof)
