@@ -5,7 +5,8 @@ the witness ``(num_variables, 4)`` in standard form (the MSMs read it as is, and
 ``witness[num_inputs:]`` is the aux part), A·w, B·w, C·w as Montgomery vectors of the
 domain size, and H in standard form: ``(n − 1, 4)`` for the coset H form, ``(n, 4)`` for the
 odd one (``snark.keys``). Per circuit, ``prepare`` makes
-resident the R1CS (its data as d·R², see ``spmv.cu``), the MSM bases and the NTT tables.
+resident the R1CS (coded, its coefficient table as d·R², see ``spmv.cu``), the MSM bases,
+the witness entries a density-form key's A and B bases take, and the NTT tables.
 
 Bases get MSM window tables (``gpu.msm``: ~13× their memory, ~20% fewer additions at
 2^20) while they fit ``table_budget_bytes``, the backend's allowance per process (None: an
@@ -39,7 +40,7 @@ from snark.fields import (FR_MODULUS, FR_MULTIPLICATIVE_GENERATOR, fr_to_limbs, 
                           to_montgomery)
 from snark.curve import PointArray
 from snark.keys import H_FORM_ODD, POINT_BASES, ProvingKey
-from snark.r1cs import SparseMatrix
+from snark.r1cs import CodedMatrix, SparseMatrix
 
 THREADS = 256
 #: The default table allowance of a process is the device's memory over this.
@@ -53,7 +54,8 @@ _CUDA_ERROR_MEMORY_ALLOCATION = 2  # cudaErrorMemoryAllocation
 class _Matrix:
     indptr: object   # int64 (rows + 1,)
     indices: object  # uint32 (nnz,)
-    data: object     # (nnz, 4), d·R²
+    codes: object    # uint32 (nnz,) into table
+    table: object    # (k, 4), d·R²
     rows: int
 
 
@@ -62,6 +64,7 @@ class _Resident:
     log_n: int
     matrices: tuple[_Matrix, _Matrix, _Matrix]
     bases: dict[str, MsmBases]  # by basis name
+    gathers: dict[str, object]  # density-form bases: the witness entries they take
     h_factor: object          # (1, 4) the quotient's pointwise factor: coset form, Montgomery
                               # 1 / (g^n − 1); odd form, the raw 1 (leaves Montgomery form)
 
@@ -110,7 +113,7 @@ class GpuBackend:
             self.g2_stream = cupy.cuda.Stream(non_blocking=True)
             self.g1_streams = (cupy.cuda.Stream(non_blocking=True),)
             self.ntt = Ntt(device_id)
-            self._spmv = module.function("spmv.cu", "spmv_csr", device_id)
+            self._spmv = module.function("spmv.cu", "spmv_coded", device_id)
             self._mul_raw = module.function("fr_ops.cu", "fr_mul_raw", device_id)
             self._pointwise = module.function("fr_ops.cu", "fr_quotient_on_coset", device_id)
             self._mul_pointwise = module.function("fr_ops.cu", "fr_mul_pointwise", device_id)
@@ -144,6 +147,8 @@ class GpuBackend:
         n = key.domain_size
         with self._on_device() as cupy:
             matrices = tuple(self._upload_matrix(m) for m in (r1cs.a, r1cs.b, r1cs.c))
+            gathers = {name: cupy.asarray(np.flatnonzero(key.density_of(name)))
+                       for name in ("a_g1", "b_g1", "b_g2") if key.density_of(name) is not None}
             tables = table_choice(key, self.table_budget_bytes)
             bases = {name: self._bases(key, name, name in tables) for name in POINT_BASES}
             self.ntt.prepare(log_n)
@@ -154,7 +159,7 @@ class GpuBackend:
                 z_inv = pow(g_n - 1, -1, FR_MODULUS)
                 h_factor = cupy.asarray(to_montgomery([z_inv], FR_MODULUS, 4))
             self.stream.synchronize()
-        key.cache[self._cache_name] = _Resident(log_n, matrices, bases, h_factor)
+        key.cache[self._cache_name] = _Resident(log_n, matrices, bases, gathers, h_factor)
 
     def _bases(self, key: ProvingKey, name: str, tabled: bool) -> MsmBases:
         points, lead = getattr(key, name), _leading_infinity(key, name)
@@ -174,14 +179,16 @@ class GpuBackend:
         return sum(b.xy.nbytes - MsmBases.nbytes(getattr(key, name), b.leading_infinity)
                    for name, b in resident.bases.items())
 
-    def _upload_matrix(self, m: SparseMatrix) -> _Matrix:
+    def _upload_matrix(self, m: SparseMatrix | CodedMatrix) -> _Matrix:
         cupy = self._cupy
-        data = cupy.asarray(np.ascontiguousarray(m.data, dtype=np.uint64))
-        if m.nnz:
-            self._mul_raw(_blocks(m.nnz), (THREADS,),
-                          (data, cupy.asarray(_TWICE_MONTGOMERY), np.uint32(m.nnz)))
-        return _Matrix(cupy.asarray(np.asarray(m.indptr, dtype=np.int64)),
-                       cupy.asarray(np.asarray(m.indices, dtype=np.uint32)), data, m.rows)
+        coded = m if isinstance(m, CodedMatrix) else CodedMatrix.from_sparse(m)
+        table = cupy.asarray(np.ascontiguousarray(coded.table, dtype=np.uint64))
+        if len(table):
+            self._mul_raw(_blocks(len(table)), (THREADS,),
+                          (table, cupy.asarray(_TWICE_MONTGOMERY), np.uint32(len(table))))
+        return _Matrix(cupy.asarray(np.asarray(coded.indptr, dtype=np.int64)),
+                       cupy.asarray(np.asarray(coded.indices, dtype=np.uint32)),
+                       cupy.asarray(np.asarray(coded.codes, dtype=np.uint32)), table, coded.rows)
 
     def _of(self, key: ProvingKey) -> _Resident:
         self.prepare(key)
@@ -209,8 +216,8 @@ class GpuBackend:
             for m in resident.matrices:
                 v = cupy.empty((n, 4), dtype=cupy.uint64)
                 self._spmv(_blocks(n), (THREADS,),
-                           (m.indptr, m.indices, m.data, witness, v, np.uint32(m.rows),
-                            np.uint32(n)))
+                           (m.indptr, m.indices, m.codes, m.table, witness, v,
+                            np.uint32(m.rows), np.uint32(n)))
                 out.append(v)
             return tuple(out)
 
@@ -248,25 +255,38 @@ class GpuBackend:
         return self._msm(key, basis, scalars)
 
     def proof_msms(self, key: ProvingKey, witness, h) -> dict:
-        """The proof's five MSMs as one ``gpu.msm.msm_many`` batch: a_g1, b_g1, b_g2 and l_g1
-        share the witness's digit sort; b_g2 runs on its own stream, and the G1 MSMs take
+        """The proof's five MSMs as one ``gpu.msm.msm_many`` batch: the MSMs that read the
+        whole witness share its digit sort; b_g2 runs on its own stream, and the G1 MSMs take
         two streams in turn, so that one's latency-bound steps (sorts, reductions) overlap
         another's bucket sums."""
-        bases = self._of(key).bases
-        ni = key.r1cs.num_inputs
-        for basis, s, count in (("a_g1", witness, len(key.a_g1)), ("h_g1", h, len(key.h_g1)),
-                                ("l_g1", witness[ni:], len(key.l_g1))):
-            if s.shape[0] != count:
-                raise ValueError(f"{basis}: {s.shape[0]} scalars for {count} bases")
-        # every MSM but h_g1 reads the whole witness (l_g1 through its leading infinities)
-        jobs = {"a_g1": witness, "b_g1": witness, "b_g2": witness, "l_g1": witness, "h_g1": h}
+        resident = self._of(key)
+        bases = resident.bases
+        if witness.shape[0] != key.r1cs.num_variables:
+            raise ValueError(f"witness: {witness.shape[0]} entries for "
+                             f"{key.r1cs.num_variables} variables")
+        if h.shape[0] != len(key.h_g1):
+            raise ValueError(f"h_g1: {h.shape[0]} scalars for {len(key.h_g1)} bases")
         with self._on_device():
+            # every MSM but h_g1 reads the whole witness (l_g1 through its leading
+            # infinities), so they share one digit sort; a density-form basis reads only
+            # its variables' entries instead
+            jobs = {name: self._density_scalars(resident, name, witness)
+                    for name in ("a_g1", "b_g1", "b_g2")}
+            jobs.update(l_g1=witness, h_g1=h)
             points = msm_many([(bases[b], s) for b, s in jobs.items()], stream=self.stream,
                               g2_stream=self.g2_stream, g1_streams=self.g1_streams)
         return dict(zip(jobs, points))
 
+    @staticmethod
+    def _density_scalars(resident: _Resident, name: str, witness):
+        gather = resident.gathers.get(name)
+        return witness if gather is None else witness[gather]
+
     def _msm(self, key: ProvingKey, basis: str, scalars):
-        bases = self._of(key).bases[basis]
+        resident = self._of(key)
+        bases = resident.bases[basis]
+        if basis in resident.gathers and scalars.shape[0] == key.r1cs.num_variables:
+            scalars = scalars[resident.gathers[basis]]
         if scalars.shape[0] != len(getattr(key, basis)):
             raise ValueError(f"{basis}: {scalars.shape[0]} scalars for "
                              f"{len(getattr(key, basis))} bases")

@@ -31,7 +31,7 @@ KERNELS = {
     ],
     "fixed_base.cu": ["fixed_base_mul_g1", "fixed_base_mul_g2"],
     "ntt.cu": ["ntt_pass", "fr_expand_powers"],
-    "spmv.cu": ["spmv_csr"],
+    "spmv.cu": ["spmv_coded"],
     "fr_ops.cu": ["fr_mul_raw", "fr_quotient_on_coset", "fr_mul_pointwise"],
     "porep_witness.cu": ["porep_witness"],
 }
