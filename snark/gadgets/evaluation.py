@@ -92,39 +92,78 @@ def _scatter(target: np.ndarray, rows: np.ndarray, bits: np.ndarray, nums: np.nd
         target[rows[num_rows].reshape(-1)] = fr_to_limbs(nums[num_rows].reshape(-1).tolist())
 
 
-def evaluate(program: Program, *, reference: bool = False, check: bool = False) -> Witness:
-    """The witness of a program recorded with ``keep_data`` (its calls' private data), by
-    the templates' tapes; ``reference`` runs the gadgets' own code instead, and ``check``
-    (with it) evaluates every row as it is made (slow: for tests)."""
-    calls = program.calls()
-    templates = program.book.templates
-    witness = Witness(np.zeros((program.num_inputs, 4), dtype=np.uint64),
-                      np.zeros((program.num_aux, 4), dtype=np.uint64),
-                      np.zeros(program.num_aux, dtype=bool))
-    witness.inputs[0, 0] = 1
-    groups: dict[tuple[int, int], list[int]] = defaultdict(list)
-    for c, (level, t) in enumerate(zip(_levels(program, calls), calls.template)):
-        groups[(int(level), int(t))].append(c)
-    for (_, t), members in sorted(groups.items()):
-        template = templates[t]
-        members = np.asarray(members)
-        refs = np.stack([calls.ext_of(c) for c in members]) if template.num_slots else None
-        values = [_gather(witness, refs[:, s], bit) for s, bit in enumerate(template.slot_is_bit)]
-        data = None
-        if template.data_shapes:
+@dataclass
+class _Group:
+    """The calls of one template at one level: everything about them but the values."""
+
+    template: object
+    members: np.ndarray
+    refs: np.ndarray | None          # (calls, slots) external references
+    data: dict[str, np.ndarray]      # per field, stacked over the calls (values or indices)
+    aux_rows: np.ndarray             # (aux, calls)
+    input_rows: np.ndarray           # (inputs, calls)
+
+
+class WitnessPlan:
+    """A program's evaluation order, made once: its call groups by level, with their
+    external references, output rows and private data stacked.
+
+    A program recorded with *symbolic* data (every value replaced by its index into one
+    flat vector, as ``snark.filecoin.circuit.stacked.PartitionData.symbolic`` makes it) is
+    planned once per circuit shape; then each partition's witness is ``run(values)`` with
+    that partition's flat values: no synthesis per partition.
+    """
+
+    def __init__(self, program: Program) -> None:
+        calls = program.calls()
+        templates = program.book.templates
+        self.num_inputs, self.num_aux = program.num_inputs, program.num_aux
+        members_of: dict[tuple[int, int], list[int]] = defaultdict(list)
+        for c, (level, t) in enumerate(zip(_levels(program, calls), calls.template)):
+            members_of[(int(level), int(t))].append(c)
+        self.groups = []
+        for (_, t), members in sorted(members_of.items()):
+            template = templates[t]
+            members = np.asarray(members)
+            refs = np.stack([calls.ext_of(c) for c in members]) if template.num_slots else None
             data = {name: np.stack([program.data[c][name] for c in members])
                     for name in template.data_shapes}
-        aux_rows = calls.aux_base[members][None, :] + np.arange(template.num_aux)[:, None]
-        input_rows = (1 + calls.input_base[members][None, :]
-                      + np.arange(template.num_inputs)[:, None])
-        no_bits = np.zeros(template.num_inputs, dtype=bool)
-        if reference or check:
-            result = template.evaluate(values, data, len(members), check)
-            _scatter_columns(witness.aux, aux_rows, result.aux, template.aux_is_bit)
-            _scatter_columns(witness.inputs, input_rows, result.inputs, no_bits)
-        else:
-            (bits, nums), inputs = template.tape.run(values, data, len(members))
-            _scatter(witness.aux, aux_rows, bits, nums, template.aux_is_bit)
-            _scatter(witness.inputs, input_rows, None, inputs, no_bits)
-        witness.aux_is_bit[aux_rows.reshape(-1)] = np.repeat(template.aux_is_bit, len(members))
-    return witness
+            self.groups.append(_Group(
+                template, members, refs, data,
+                calls.aux_base[members][None, :] + np.arange(template.num_aux)[:, None],
+                1 + calls.input_base[members][None, :]
+                + np.arange(template.num_inputs)[:, None]))
+
+    def run(self, values: np.ndarray | None = None, *, reference: bool = False,
+            check: bool = False) -> Witness:
+        """The witness: with ``values``, the plan's data are indices into it; without, the
+        data recorded are the values. ``reference`` evaluates with the gadgets' own code
+        instead of the tapes, ``check`` (with it) every row as it is made (slow: tests)."""
+        witness = Witness(np.zeros((self.num_inputs, 4), dtype=np.uint64),
+                          np.zeros((self.num_aux, 4), dtype=np.uint64),
+                          np.zeros(self.num_aux, dtype=bool))
+        witness.inputs[0, 0] = 1
+        for group in self.groups:
+            template, batch = group.template, len(group.members)
+            slots = [_gather(witness, group.refs[:, s], bit)
+                     for s, bit in enumerate(template.slot_is_bit)]
+            data = {name: stacked if values is None
+                    else values[stacked.astype(np.int64)].astype(stacked.dtype)
+                    for name, stacked in group.data.items()} or None
+            no_bits = np.zeros(template.num_inputs, dtype=bool)
+            if reference or check:
+                result = template.evaluate(slots, data, batch, check)
+                _scatter_columns(witness.aux, group.aux_rows, result.aux, template.aux_is_bit)
+                _scatter_columns(witness.inputs, group.input_rows, result.inputs, no_bits)
+            else:
+                (bits, nums), inputs = template.tape.run(slots, data, batch)
+                _scatter(witness.aux, group.aux_rows, bits, nums, template.aux_is_bit)
+                _scatter(witness.inputs, group.input_rows, None, inputs, no_bits)
+            witness.aux_is_bit[group.aux_rows.reshape(-1)] = np.repeat(template.aux_is_bit,
+                                                                       batch)
+        return witness
+
+
+def evaluate(program: Program, *, reference: bool = False, check: bool = False) -> Witness:
+    """The witness of a program recorded with ``keep_data`` (its calls' private data)."""
+    return WitnessPlan(program).run(reference=reference, check=check)

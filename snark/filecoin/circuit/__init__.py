@@ -3,7 +3,8 @@
 ``structure(shape)`` runs the circuit's synthesis on a blank partition (the R1CS does not
 depend on values) and keeps the program for the process; ``fingerprint`` counts its
 constraints, inputs, auxiliaries, non-zeros and densities from the templates;
-``circuit_r1cs`` stamps A, B and C; ``witness`` evaluates one partition from its private data.
+``circuit_r1cs`` stamps A, B and C; ``witness`` evaluates one partition from its private
+data by the shape's ``witness_plan`` (made once: a partition costs no synthesis).
 The shape of a registered proof is ``StackedShape.of(proof)``.
 """
 
@@ -13,7 +14,7 @@ from functools import lru_cache
 
 from snark.filecoin.circuit.stacked import PartitionData, StackedShape, synthesize
 from snark.gadgets.assembly import Fingerprint, fingerprint, to_r1cs
-from snark.gadgets.evaluation import Witness, evaluate
+from snark.gadgets.evaluation import Witness, WitnessPlan
 from snark.gadgets.program import Program, TemplateBook
 from snark.poseidon.neptune import neptune_constants
 from snark.r1cs import R1CS
@@ -38,11 +39,17 @@ def circuit_r1cs(shape: StackedShape) -> R1CS:
     return to_r1cs(structure(shape))
 
 
-def witness(shape: StackedShape, data: PartitionData) -> Witness:
-    """One partition's full assignment: its program with the data, then evaluated."""
+@lru_cache(maxsize=4)
+def witness_plan(shape: StackedShape) -> WitnessPlan:
+    """The shape's evaluation order, from its program on symbolic data (made once)."""
     program = Program(_BOOK, keep_data=True)
-    synthesize(program, shape, data, neptune_constants)
-    return evaluate(program)
+    synthesize(program, shape, PartitionData.symbolic(shape), neptune_constants)
+    return WitnessPlan(program)
+
+
+def witness(shape: StackedShape, data: PartitionData) -> Witness:
+    """One partition's full assignment: the shape's plan run on the partition's values."""
+    return witness_plan(shape).run(data.flatten())
 
 
 __all__ = ["PartitionData", "StackedShape", "circuit_fingerprint", "circuit_r1cs", "structure",

@@ -20,7 +20,7 @@ of storage-proofs-porep's stacked circuit:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -93,7 +93,6 @@ class PartitionData:
     exp_paths: list[list[dict]]
     comm_r_last_path: list[dict]
     comm_c_path: list[dict]
-    extra: dict = field(default_factory=dict)
 
     @classmethod
     def blank(cls, shape: StackedShape) -> "PartitionData":
@@ -105,6 +104,42 @@ class PartitionData:
                    np.zeros((k, EXP_DEGREE, shape.layers), object),
                    [_path(len(arities), arities, k) for _ in range(EXP_DEGREE)],
                    _path(len(arities), arities, k), _path(len(arities), arities, k))
+
+    def _replace(self, convert) -> "PartitionData":
+        """A copy with every value array passed through ``convert``, in one fixed order
+        (the five commitments first, as 0-d arrays)."""
+        def path(levels):
+            return [{"index": convert(level["index"]), "siblings": convert(level["siblings"])}
+                    for level in levels]
+
+        heads = [convert(np.asarray(v, dtype=object)) for v in
+                 (self.replica_id, self.comm_d, self.comm_r, self.comm_r_last, self.comm_c)]
+        return PartitionData(*heads, convert(self.challenge), convert(self.data_leaf),
+                             path(self.comm_d_path), convert(self.drg_rows),
+                             [path(p) for p in self.drg_paths], convert(self.exp_rows),
+                             [path(p) for p in self.exp_paths], path(self.comm_r_last_path),
+                             path(self.comm_c_path))
+
+    def flatten(self) -> np.ndarray:
+        """Every value in ``_replace``'s order, as one object array: what a witness plan
+        made from ``symbolic`` data reads by index."""
+        parts: list[np.ndarray] = []
+        self._replace(lambda a: parts.append(np.asarray(a, dtype=object).reshape(-1)) or a)
+        return np.concatenate(parts)
+
+    @classmethod
+    def symbolic(cls, shape: StackedShape) -> "PartitionData":
+        """The blank data of ``shape`` with every value replaced by its position in
+        ``flatten`` (same shapes and dtypes, so the same templates)."""
+        count = [0]
+
+        def ids(a: np.ndarray) -> np.ndarray:
+            a = np.asarray(a)
+            out = np.arange(count[0], count[0] + a.size).reshape(a.shape).astype(a.dtype)
+            count[0] += a.size
+            return out
+
+        return cls.blank(shape)._replace(ids)
 
 
 def _value(v) -> dict:
