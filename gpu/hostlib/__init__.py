@@ -49,6 +49,10 @@ def load() -> ctypes.CDLL:
     lib.porep_witness_host.argtypes = ([pointer, u32, u32] + [pointer] * 5 + [u32] * 4
                                        + [u64, pointer, pointer])
     lib.porep_witness_host.restype = None
+    i32, i64 = ctypes.c_int32, ctypes.c_int64
+    lib.tape_run_host.argtypes = ([pointer, pointer, i32] + [pointer] * 4 + [i32] * 7
+                                  + [pointer] * 4 + [i64, pointer, pointer])
+    lib.tape_run_host.restype = None
     return lib
 
 
@@ -120,3 +124,18 @@ def porep_witness(inputs, num_inputs: int, num_variables: int) -> tuple[np.ndarr
         _ptr(siblings), _ptr(slots), plan.depth, plan.sboxes, k, plan.stride, num_inputs,
         _ptr(witness), _ptr(flags))
     return witness, flags
+
+
+def tape_run(tape, refs: np.ndarray, data: np.ndarray, aux_base: np.ndarray,
+             input_base: np.ndarray, aux: np.ndarray, inputs: np.ndarray) -> None:
+    """The device tape kernel run on the CPU (``gpu.tape.DeviceTape``), writing the calls'
+    variables into ``aux`` and inputs into ``inputs`` (standard-form limbs) in place."""
+    arrays = [np.ascontiguousarray(a) for a in (
+        tape.ops, tape.step_ends, tape.terms, tape.consts, tape.num_index, tape.slot_is_num,
+        refs.astype(np.int64), data, aux_base.astype(np.int64), input_base.astype(np.int64))]
+    ops, ends, terms, consts, num_index, slot_is_num, refs, data, aux_base, input_base = arrays
+    load().tape_run_host(
+        _ptr(ops), _ptr(ends), len(ends), _ptr(terms), _ptr(consts), _ptr(num_index),
+        _ptr(slot_is_num), tape.slots, tape.registers, tape.numbers, tape.sums, tape.aux,
+        tape.inputs, tape.data_words, _ptr(refs), _ptr(data), _ptr(aux_base),
+        _ptr(input_base), len(aux_base), _ptr(aux), _ptr(inputs))

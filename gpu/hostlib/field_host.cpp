@@ -7,6 +7,7 @@
 #include "msm_buckets.cuh"
 #include "msm_scalar.cuh"
 #include "porep_witness.cuh"
+#include "tape.cuh"
 
 namespace {
 
@@ -227,6 +228,29 @@ void porep_witness_host(const uint64_t* schedule, uint32_t half, uint32_t partia
     porep_witness_args a{{schedule, half, partial}, commitments, index, leaves, siblings, slots,
                          {depth, sboxes}, challenges, stride, aux_offset, witness, flags};
     for (uint32_t t = 0; t < 3 * challenges; t++) porep_witness_thread(t, a);
+}
+
+// The tape kernel's calls one after another, each step's ops in order (tape.cu's
+// arguments, the call count instead of the grid).
+void tape_run_host(const tape_op* ops, const int32_t* step_ends, int32_t steps,
+                   const int32_t* terms, const uint64_t* consts, const int32_t* num_index,
+                   const uint8_t* slot_is_num, int32_t slots, int32_t registers, int32_t numbers,
+                   int32_t sums, int32_t aux_count, int32_t input_count, int32_t data_words,
+                   const int64_t* refs, const uint64_t* data, const int64_t* aux_base,
+                   const int64_t* input_base, int64_t calls, uint64_t* aux, uint64_t* inputs) {
+    const tape_program p{ops, step_ends, steps, terms, consts, num_index, slot_is_num,
+                         slots, registers, numbers, sums, aux_count, input_count, data_words};
+    std::vector<uint8_t> bits(registers);
+    std::vector<fr_t> nums(numbers > 0 ? numbers : 1);
+    std::vector<uint64_t> sum_regs(sums > 0 ? sums : 1);
+    for (int64_t c = 0; c < calls; c++) {
+        const tape_call call{refs + c * slots, data + 4 * c * data_words, aux_base[c],
+                             input_base[c]};
+        const tape_registers r = tape_bind(p, call, bits.data(), nums.data(), sum_regs.data());
+        tape_load(p, call, r, aux, inputs, 0, 1);
+        for (int32_t i = 0; i < (steps ? step_ends[steps - 1] : 0); i++) tape_apply(ops[i], r);
+        tape_store(p, call, r, aux, inputs, 0, 1);
+    }
 }
 
 }

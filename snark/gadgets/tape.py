@@ -34,6 +34,7 @@ class Step:
     kind: str
     dest: np.ndarray
     args: dict = field(default_factory=dict)
+    depth: int = 0
 
 
 @dataclass
@@ -215,8 +216,11 @@ def compile_tape(aux_ops: list[tuple], aux_is_bit: list[bool], input_ops: list[t
     for i, op in enumerate(input_ops):
         place(slots + 1 + n_aux + i, op)
 
-    steps = [_build_step(key[1], members, reg, is_num)
-             for key, members in sorted(groups.items(), key=lambda kv: kv[0][0])]
+    steps = []
+    for key, members in sorted(groups.items(), key=lambda kv: kv[0][0]):
+        step = _build_step(key[1], members, reg, is_num)
+        step.depth = key[0]
+        steps.append(step)
     return Tape(slots, n_aux, len(input_ops), len(sums), is_num, steps)
 
 
