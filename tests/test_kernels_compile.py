@@ -34,6 +34,7 @@ KERNELS = {
     "spmv.cu": ["spmv_coded"],
     "fr_ops.cu": ["fr_mul_raw", "fr_quotient_on_coset", "fr_mul_pointwise"],
     "porep_witness.cu": ["porep_witness"],
+    "tape.cu": ["tape_run"],
 }
 
 #: Spill bytes accepted per kernel, each with its reason; anything else, or more, fails.
