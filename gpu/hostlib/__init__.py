@@ -74,7 +74,7 @@ def load() -> ctypes.CDLL:
     lib.signed_digits.restype = None
     for name in ("msm_window_sums_g1", "msm_window_sums_g2"):
         fn = getattr(lib, name)
-        fn.argtypes = [pointer, pointer, long_] + [ctypes.c_int] * 7 + [pointer]
+        fn.argtypes = [pointer, pointer, long_] + [ctypes.c_int] * 7 + [ctypes.c_uint32, pointer]
         fn.restype = None
     u32, u64 = ctypes.c_uint32, ctypes.c_uint64
     lib.porep_witness_host.argtypes = ([pointer, u32, u32] + [pointer] * 5 + [u32] * 4
@@ -116,7 +116,10 @@ def msm_window_sums(points, scalars: np.ndarray, c: int, windows: int, run_bits:
     """The GPU MSM's bucket phase run on the CPU: XYZZ window sums (Montgomery), one row
     per window (one in all with ``tabled``: the bases' window table built first), for a
     ``snark.curve.PointArray`` and (n, 4) standard-form scalars; ``affine_levels``
-    batch-affine levels of ``pairs_per_thread`` pairs a thread go first."""
+    batch-affine levels of ``pairs_per_thread`` pairs a thread go first, launched as the
+    GPU launches them (blocks of ``gpu.msm.THREADS``)."""
+    from gpu.msm import THREADS
+
     if chunk < 4:
         raise ValueError(f"chunk: {chunk} < 4 does not always shrink the level list")
     if affine_levels < 0 or pairs_per_thread < 1:
@@ -128,7 +131,7 @@ def msm_window_sums(points, scalars: np.ndarray, c: int, windows: int, run_bits:
     out = np.zeros((1 if tabled else windows, 4 * words), dtype=np.uint64)
     getattr(load(), f"msm_window_sums_g{points.group}")(
         _ptr(bases), _ptr(scalars), n, c, windows, run_bits, chunk, int(tabled),
-        affine_levels, pairs_per_thread, _ptr(out))
+        affine_levels, pairs_per_thread, THREADS, _ptr(out))
     return out
 
 

@@ -64,17 +64,38 @@ int point_apply(int op, const uint64_t* a, const uint64_t* b, uint64_t* out, lon
     return 0;
 }
 
+// One batch-affine level as the GPU launches it: every thread of the blocks the launch
+// rounds `threads` up to, and each pass run by all of them before the next (one order a
+// GPU may run them in), so threads that share a pair's scratch give wrong sums here too.
+template <class F, class Source>
+void affine_level_launch(const Source& source, uint32_t threads, uint32_t launch_block,
+                         const std::vector<uint32_t>& keys, uint32_t len,
+                         const std::vector<uint32_t>& out_slot, std::vector<uint64_t>& prefix,
+                         std::vector<uint64_t>& out_points, std::vector<uint32_t>& out_keys) {
+    const uint32_t launched = (threads + launch_block - 1) / launch_block * launch_block;
+    std::vector<F> acc(launched);
+    for (uint32_t t = 0; t < launched; t++)
+        if (affine_thread_works(t, threads, len))
+            acc[t] = affine_forward<F>(t, threads, source, keys.data(), len, prefix.data());
+    for (uint32_t t = 0; t < launched; t++)
+        if (affine_thread_works(t, threads, len))
+            affine_backward<F>(t, threads, source, keys.data(), len, out_slot.data(),
+                               prefix.data(), acc[t].inverse_binary(), out_points.data(),
+                               out_keys.data());
+}
+
 // The MSM's bucket phase on the CPU with msm_buckets.cuh's per-thread functions, run for
 // every thread index in turn: with `tabled`, the window table first (window_table_rows);
 // counting sort of the signed digits (PAD-keyed slots to n * windows, as on the device),
-// `affine_levels` batch-affine levels of `pairs_per_thread` pairs a thread (the output
-// list sized and padded as gpu/msm.py does), bucket levels until one chunk remains,
-// reduce_segments, then a plain sum of each bucket set's runs. Writes the XYZZ sums
-// (Montgomery form): one per window, or one in all when tabled.
+// `affine_levels` batch-affine levels of `pairs_per_thread` pairs a thread, launched in
+// blocks of `launch_block` threads (the output list sized and padded as gpu/msm.py does),
+// bucket levels until one chunk remains, reduce_segments, then a plain sum of each bucket
+// set's runs. Writes the XYZZ sums (Montgomery form): one per window, or one in all when
+// tabled.
 template <class F>
 void msm_window_sums(const uint64_t* bases_std, const uint64_t* scalars, long n, int c,
                      int windows, int run_bits, int chunk, int tabled, int affine_levels,
-                     int pairs_per_thread, uint64_t* out) {
+                     int pairs_per_thread, uint32_t launch_block, uint64_t* out) {
     const int stride = 4 * F::WORDS, bucket_bits = c - 1, sets = tabled ? 1 : windows;
     const uint32_t keys_total = (uint32_t)sets << bucket_bits;
     const uint32_t table_stride = tabled ? (uint32_t)n : 0;
@@ -118,17 +139,13 @@ void msm_window_sums(const uint64_t* bases_std, const uint64_t* scalars, long n,
             out_slot[j + 1] = out_slot[j] + affine_pair_outputs(keys.data(), len, j);
         std::vector<uint64_t> prefix((std::size_t)pairs * F::WORDS);
         std::vector<uint64_t> out_points((std::size_t)out_len * 2 * F::WORDS);
-        for (uint32_t t = 0; t < threads; t++) {
-            if (level == 0) {
-                affine_entries<F> source = {bases.data(), entries.data()};
-                affine_level<F>(t, threads, source, keys.data(), len, out_slot.data(),
-                                prefix.data(), out_points.data(), out_keys.data());
-            } else {
-                affine_list<F> source = {points.data()};
-                affine_level<F>(t, threads, source, keys.data(), len, out_slot.data(),
-                                prefix.data(), out_points.data(), out_keys.data());
-            }
-        }
+        if (level == 0)
+            affine_level_launch<F>(affine_entries<F>{bases.data(), entries.data()}, threads,
+                                   launch_block, keys, len, out_slot, prefix, out_points,
+                                   out_keys);
+        else
+            affine_level_launch<F>(affine_list<F>{points.data()}, threads, launch_block, keys,
+                                   len, out_slot, prefix, out_points, out_keys);
         points.swap(out_points);
         keys.swap(out_keys);
         len = out_len;
@@ -203,15 +220,15 @@ void signed_digits(const uint64_t* scalars, long n, int c, int windows, int32_t*
 
 void msm_window_sums_g1(const uint64_t* bases, const uint64_t* scalars, long n, int c,
                         int windows, int run_bits, int chunk, int tabled, int affine_levels,
-                        int pairs_per_thread, uint64_t* out) {
+                        int pairs_per_thread, uint32_t launch_block, uint64_t* out) {
     msm_window_sums<fq_t>(bases, scalars, n, c, windows, run_bits, chunk, tabled, affine_levels,
-                        pairs_per_thread, out);
+                          pairs_per_thread, launch_block, out);
 }
 void msm_window_sums_g2(const uint64_t* bases, const uint64_t* scalars, long n, int c,
                         int windows, int run_bits, int chunk, int tabled, int affine_levels,
-                        int pairs_per_thread, uint64_t* out) {
+                        int pairs_per_thread, uint32_t launch_block, uint64_t* out) {
     msm_window_sums<fq2_t>(bases, scalars, n, c, windows, run_bits, chunk, tabled, affine_levels,
-                        pairs_per_thread, out);
+                           pairs_per_thread, launch_block, out);
 }
 
 int fq2_apply(int op, const uint64_t* a, const uint64_t* b, uint64_t* out, long n) {

@@ -105,8 +105,11 @@ extern "C" __global__ void msm_affine_pair_counts(const uint32_t* keys, uint32_t
     extern "C" __global__ void NAME(__VA_ARGS__, const uint32_t* keys, uint32_t len,           \
                                     uint32_t threads, const uint32_t* out_slot,                \
                                     uint64_t* prefix, uint64_t* out_points, uint32_t* out_keys) { \
-        affine_level<F>(thread_index(), threads, SOURCE, keys, len, out_slot, prefix,          \
-                        out_points, out_keys);                                                 \
+        const uint32_t t = thread_index();                                                     \
+        if (!affine_thread_works(t, threads, len)) return;                                     \
+        F acc = affine_forward<F>(t, threads, SOURCE, keys, len, prefix);                      \
+        affine_backward<F>(t, threads, SOURCE, keys, len, out_slot, prefix,                    \
+                           acc.inverse_binary(), out_points, out_keys);                        \
     }
 MSM_AFFINE_LEVEL(msm_affine_level0_g1, fq_t, (affine_entries<fq_t>{bases, entries}),
                  const uint64_t* bases, const uint32_t* entries)

@@ -141,20 +141,31 @@ FIELD_FN F slot_pair_denominator(const Source& source, uint32_t s) {
     return affine_t<F>::pair_denominator(source.point(s), source.point(s + 1));
 }
 
+// The forward pass of thread t: the product of its pairs' denominators, each pair's
+// running product before it stored in `prefix`. `threads` threads share the pairs; a
+// launch rounds them up to whole blocks, and the threads past `threads` must do nothing
+// (they would take pairs of thread t - threads and overwrite its running products).
 template <class F, class Source>
-FIELD_FN void affine_level(uint32_t t, uint32_t threads, Source source, const uint32_t* keys,
-                           uint32_t len, const uint32_t* out_slot, uint64_t* prefix,
-                           uint64_t* out_points, uint32_t* out_keys) {
-    typedef affine_t<F> A;
-    const uint32_t pairs = (len + 1) / 2;
-    if (t >= pairs) return;
+FIELD_FN F affine_forward(uint32_t t, uint32_t threads, const Source& source,
+                          const uint32_t* keys, uint32_t len, uint64_t* prefix) {
     F acc = F::one();
-    for (uint32_t j = t; j < pairs; j += threads) {
+    for (uint32_t j = t; j < (len + 1) / 2; j += threads) {
         if (!pair_merges(keys, len, j)) continue;
         acc.store(prefix + (uint64_t)j * F::WORDS);
         acc = acc * slot_pair_denominator<F>(source, 2 * j);
     }
-    F inv = acc.inverse_binary();
+    return acc;
+}
+
+// The backward pass of thread t from the inverse of its forward product: each pair's
+// inverse peeled off, the sums and the unpaired points written.
+template <class F, class Source>
+FIELD_FN void affine_backward(uint32_t t, uint32_t threads, const Source& source,
+                              const uint32_t* keys, uint32_t len, const uint32_t* out_slot,
+                              const uint64_t* prefix, F inv, uint64_t* out_points,
+                              uint32_t* out_keys) {
+    typedef affine_t<F> A;
+    const uint32_t pairs = (len + 1) / 2;
     for (uint32_t j = t + (pairs - 1 - t) / threads * threads;; j -= threads) {
         uint32_t k0 = keys[2 * j], k1 = pair_key(keys, len, 2 * j + 1), slot = out_slot[j];
         if (pair_merges(keys, len, j)) {
@@ -175,6 +186,11 @@ FIELD_FN void affine_level(uint32_t t, uint32_t threads, Source source, const ui
         }
         if (j < threads) break;
     }
+}
+
+// Whether thread t of a launch takes part in an affine level of `len` slots.
+static FIELD_FN bool affine_thread_works(uint32_t t, uint32_t threads, uint32_t len) {
+    return t < threads && t < (len + 1) / 2;
 }
 
 // Thread (window w, run j) over buckets jL .. jL + L - 1 of window w computes the run's
