@@ -213,6 +213,12 @@ class Ntt:
         shape = self.shapes.get(log_n)
         return make_plan(log_n, shape) if shape else plan(log_n)
 
+    def with_shapes(self, shapes: dict[int, Shape]) -> Ntt:
+        """An ``Ntt`` of the same device and tables whose plans follow ``shapes``."""
+        other = Ntt(self.device_id, shapes)
+        other._twiddles, other._scales = self._twiddles, self._scales
+        return other
+
     # -- tables ---------------------------------------------------------------------------
     def prepare(self, log_n: int) -> None:
         """Build (once) every table of size 2^log_n; call outside the proving path."""
