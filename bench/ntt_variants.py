@@ -3,7 +3,7 @@
     python bench/ntt_variants.py [--logs 16,18,20,22,24,27] [--reps 15] [--out FILE]
 
 For every size, candidate shapes (``gpu.ntt.Shape``: two to four passes, 0 to 3 columns a
-block in the later passes, 2^1..2^3 elements a thread, the first pass's R apart from the
+block in the later passes, 2^1..2^2 elements a thread, the first pass's R apart from the
 rest's) time the natural-order forward transform (a gathering DIT, out of place, as
 ``gpu_bench`` times it) by CUDA events: three runs each, then ``--reps`` for the five
 fastest and the default plan. Every variant's output must equal the default plan's byte
@@ -27,7 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import cupy  # noqa: E402
 
-from gpu.ntt import MAX_LOG_BLOCK, default_shape, engine, make_plan  # noqa: E402
+from gpu.ntt import (MAX_LOG_BLOCK, MAX_LOG_PER_THREAD, default_shape, engine,  # noqa: E402
+                     make_plan)
 from snark.fields import random_fr  # noqa: E402
 
 
@@ -36,7 +37,7 @@ def candidates(log_n: int) -> list[tuple]:
     shapes = {default_shape(log_n)}
     fewest = -(-log_n // MAX_LOG_BLOCK)
     for count, cols, r_first, r_rest in itertools.product(
-            range(max(2, fewest), fewest + 2), range(4), range(1, 4), range(1, 4)):
+            range(max(2, fewest), fewest + 2), range(4), *[range(1, MAX_LOG_PER_THREAD + 1)] * 2):
         cap = MAX_LOG_BLOCK - cols
         for first in {log_n - min(cap, -(-log_n // count)) * (count - 1),
                       min(MAX_LOG_BLOCK, log_n - (count - 1))}:

@@ -38,7 +38,8 @@ from snark.fields import (
 MAX_LOG_SIZE = 27
 #: Must match ntt_pass.cuh / fr_vec.cuh.
 MAX_LOG_BLOCK = 10
-MAX_LOG_PER_THREAD = 3
+#: 2^3 a thread lost at every size (122 registers; 75 ms at 2^27 against 43), so no kernel.
+MAX_LOG_PER_THREAD = 2
 SCALE_LO_BITS = 14
 _DIF, _INVERSE, _GATHER, _PRE_CONST, _POST_CONST = 1, 2, 4, 8, 16
 _NULL = np.uint64(0)
@@ -64,21 +65,27 @@ class Pass:
                 32 << self.log_elems)
 
 
-#: A transform's passes as (stages, log_cols, log_per_thread) in DIT order, by log size;
-#: sizes not listed take ``default_shape``.
+#: A transform's passes as (stages, log_cols, log_per_thread) in DIT order, by log size:
+#: the fastest of ~80-145 shapes each on an H200 (``bench/ntt_variants.py``, bench/NOTES.md
+#: "Issue 26"). Sizes not listed take ``default_shape``, which follows the same pattern.
 Shape = tuple[tuple[int, int, int], ...]
-SHAPES: dict[int, Shape] = {}
+SHAPES: dict[int, Shape] = {
+    16: ((8, 0, 1), (8, 0, 1)),
+    18: ((10, 0, 2), (8, 2, 2)),
+    20: ((6, 0, 1), (7, 2, 2), (7, 2, 2)),
+    22: ((6, 0, 1), (8, 1, 2), (8, 1, 2)),
+    24: ((8, 0, 2), (8, 1, 2), (8, 1, 2)),
+    27: ((9, 0, 2), (9, 0, 2), (9, 0, 2)),
+}
 
 
 def default_shape(log_n: int) -> Shape:
-    """Passes of at most ten stages, as even as they split; later passes keep 2^2 adjacent
-    columns a block (128-byte runs) where the vector outgrows the L2 cache (2^21
-    elements = 64 MiB), and 2^3 elements a thread."""
-    cols = 2 if log_n > 20 else 0
-    count = 1 + -(-max(0, log_n - MAX_LOG_BLOCK) // (MAX_LOG_BLOCK - cols))
-    later = [min(MAX_LOG_BLOCK - cols, -(-log_n // count))] * (count - 1)
-    stages = [log_n - sum(later), *later]
-    return tuple((s, min(cols, sum(stages[:i])), min(MAX_LOG_PER_THREAD, s))
+    """One pass up to 2^10, else ⌈log_n / 9⌉ passes split evenly (the first the shortest),
+    the later ones on blocks of two adjacent columns; 2^2 elements a thread, 2^1 where the
+    transform is small (latency-bound: more threads) or the first pass short."""
+    count = 1 if log_n <= MAX_LOG_BLOCK else -(-log_n // (MAX_LOG_BLOCK - 1))
+    stages = [log_n // count + (i >= count - log_n % count) for i in range(count)]
+    return tuple((s, min(1, i), 1 if log_n <= 17 or (i == 0 and s <= 6) else min(2, s))
                  for i, s in enumerate(stages))
 
 

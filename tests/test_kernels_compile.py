@@ -30,7 +30,7 @@ KERNELS = {
         "msm_affine_level_g2", "msm_bucket_level0_list_g1", "msm_bucket_level0_list_g2",
     ],
     "fixed_base.cu": ["fixed_base_mul_g1", "fixed_base_mul_g2"],
-    "ntt.cu": [*(f"ntt_pass_{d}_r{r}" for d in ("dit", "dif") for r in (1, 2, 3)),
+    "ntt.cu": [*(f"ntt_pass_{d}_r{r}" for d in ("dit", "dif") for r in (1, 2)),
                "fr_expand_powers"],
     "spmv.cu": ["spmv_csr"],
     "fr_ops.cu": ["fr_mul_raw", "fr_quotient_on_coset", "fr_mul_pointwise"],

@@ -277,7 +277,6 @@ int ntt_pass_host(int dif, int per_thread, const uint64_t* src, uint64_t* dst,
     }
     NTT_HOST_CASE(1)
     NTT_HOST_CASE(2)
-    NTT_HOST_CASE(3)
 #undef NTT_HOST_CASE
     return -1;
 }
@@ -296,7 +295,6 @@ int ntt_shared_slots(int per_thread, uint32_t stages, uint32_t log_cols, uint32_
     }
     NTT_SLOTS_CASE(1)
     NTT_SLOTS_CASE(2)
-    NTT_SLOTS_CASE(3)
 #undef NTT_SLOTS_CASE
     return -1;
 }

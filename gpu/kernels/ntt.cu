@@ -48,10 +48,8 @@ __device__ __forceinline__ void ntt_pass(const uint64_t* src, uint64_t* dst,
     }
 NTT_PASS_KERNEL(ntt_pass_dit_r1, 1, false)
 NTT_PASS_KERNEL(ntt_pass_dit_r2, 2, false)
-NTT_PASS_KERNEL(ntt_pass_dit_r3, 3, false)
 NTT_PASS_KERNEL(ntt_pass_dif_r1, 1, true)
 NTT_PASS_KERNEL(ntt_pass_dif_r2, 2, true)
-NTT_PASS_KERNEL(ntt_pass_dif_r3, 3, true)
 
 // out[i] = lo[i & mask] * hi[i >> bits]: expands a split power table (twiddles) on the device.
 extern "C" __global__ void fr_expand_powers(uint64_t* out, const uint64_t* __restrict__ lo,
