@@ -213,17 +213,12 @@ def bench_partition(log_c: int, g1: PointArray, g2: PointArray, backend, reps: i
 
 
 # -- driver -------------------------------------------------------------------------------
-def msm_tuning(levels: str, pairs: int):
-    """``gpu.msm.TUNING`` with the run's batch-affine levels ('G1,G2') and pairs a thread."""
+def msm_tuning(spec: str):
+    """``gpu.msm.TUNING`` with the fields of ``spec`` ('chunk=32,later_chunk=16') replaced."""
     from gpu.msm import TUNING
 
-    fields = {}
-    if levels:
-        fields["affine_levels_g1"], fields["affine_levels_g2"] = (
-            int(v) for v in levels.split(","))
-    if pairs:
-        fields["affine_pairs"] = pairs
-    return dataclasses.replace(TUNING, **fields)
+    fields = dict(item.split("=") for item in spec.split(",") if item)
+    return dataclasses.replace(TUNING, **{k: int(v) for k, v in fields.items()})
 
 
 def log_range(text: str) -> list[int]:
@@ -296,11 +291,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--table-bytes", type=int, default=0,
                         help="also time the MSMs with window tables and the partitions on a "
                              "backend with this table budget (PROOFQ_MSM_TABLE_BYTES)")
-    parser.add_argument("--affine-levels", default="",
-                        help="'G1,G2': batch-affine levels for every MSM of the run "
-                             "(gpu.msm.MsmTuning.affine_levels_g1 / _g2)")
-    parser.add_argument("--affine-pairs", type=int, default=0,
-                        help="pairs a thread of those levels takes (MsmTuning.affine_pairs)")
+    parser.add_argument("--msm-tuning", default="",
+                        help="'field=value,…': gpu.msm.MsmTuning fields for every MSM of the "
+                             "run (the default tuning otherwise)")
     parser.add_argument("--sppark", default=None,
                         help="output of sppark's bench from the same run (its last line is JSON)")
     args = parser.parse_args(argv)
@@ -312,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
     if not ok:
         print(f"no GPU: {why}")
         return 2
-    tuning = msm_tuning(args.affine_levels, args.affine_pairs)
+    tuning = msm_tuning(args.msm_tuning)
     backend = gpu.get_backend(msm_tuning=tuning)
     stream = backend.stream
     dev = backend.device_id

@@ -1,7 +1,6 @@
 """A/B of compile-time variants of the MSM kernels, in one process on one GPU.
 
-    python bench/msm_variants.py [--variant NAME=-DX,-DY,runs=K,chunk=K,wide=K,later=K,
-                                            affine1=K,affine2=K,pairs=K ...]
+    python bench/msm_variants.py [--variant NAME=-DX,-DY,runs=K,chunk=K,wide=K,later=K ...]
                                  [--cubins DIR]
                                  [--g1 20,22] [--g2 20] [--tables] [--reps 5]
                                  [--out FILE]
@@ -12,8 +11,7 @@ same source with extra defines, loaded from ``DIR/NAME.cubin`` when present (bui
 compiled by NVRTC here. The other tokens set fields of its ``gpu.msm.MsmTuning``:
 ``runs=K`` ``target_runs`` = 2^K (plain plans: a table's plan is fixed when its bases are
 made), ``chunk=K``, ``wide=K`` and ``later=K`` the bucket levels' ``chunk``,
-``wide_chunk_digits`` (2^K) and ``later_chunk``, ``affine1=K`` and ``affine2=K`` the
-batch-affine levels of G1 and G2 and ``pairs=K`` the pairs a thread of them takes. For every
+``wide_chunk_digits`` (2^K) and ``later_chunk``. For every
 size, all variants run on the same bases and scalars; a variant whose result differs from
 the baseline's stops the run. Times are medians of ``--reps`` after a warm-up (CUDA
 events), with the steps of ``gpu.msm.phase_times``.
@@ -54,11 +52,9 @@ def variant_module(name: str, defines: list[str], cubins: Path | None):
 
 
 #: Variant tokens that set a ``gpu.msm.MsmTuning`` field instead of a define: runs=K (2^K),
-#: chunk=K, wide=K (2^K), later=K, affine1=K / affine2=K (batch-affine levels of G1 / G2),
-#: pairs=K.
+#: chunk=K, wide=K (2^K), later=K.
 SETTINGS = {"runs": "target_runs", "chunk": "chunk", "wide": "wide_chunk_digits",
-            "later": "later_chunk", "affine1": "affine_levels_g1",
-            "affine2": "affine_levels_g2", "pairs": "affine_pairs"}
+            "later": "later_chunk"}
 
 
 def _setting(token: str) -> tuple[str, int]:

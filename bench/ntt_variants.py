@@ -27,6 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import cupy  # noqa: E402
 
+from bench.gpu_bench import timed  # noqa: E402
+
 from gpu.ntt import (MAX_LOG_BLOCK, MAX_LOG_PER_THREAD, default_shape, engine,  # noqa: E402
                      make_plan)
 from snark.fields import random_fr  # noqa: E402
@@ -54,20 +56,6 @@ def candidates(log_n: int) -> list[tuple]:
     return sorted(shapes)
 
 
-def timed(fn, reps: int) -> list[float]:
-    stream = cupy.cuda.get_current_stream()
-    fn()
-    samples = []
-    for _ in range(reps):
-        start, end = cupy.cuda.Event(), cupy.cuda.Event()
-        start.record(stream)
-        fn()
-        end.record(stream)
-        end.synchronize()
-        samples.append(cupy.cuda.get_elapsed_time(start, end))
-    return samples
-
-
 def sweep_size(base, log_n: int, reps: int, stream) -> tuple[dict, str] | None:
     """One size's candidates: (its report entry, its table row), or None on a mismatch."""
     base.prepare(log_n)
@@ -89,7 +77,7 @@ def sweep_size(base, log_n: int, reps: int, stream) -> tuple[dict, str] | None:
     for shape in candidates(log_n):
         ntt = base.with_shapes({log_n: shape})
         y.fill(0)
-        samples = timed(forward(ntt), 3)
+        samples = timed(forward(ntt), stream, 3)
         if not cupy.array_equal(y, expected):
             print(f"MISMATCH: 2^{log_n} shape {shape}", flush=True)
             return None
@@ -97,7 +85,8 @@ def sweep_size(base, log_n: int, reps: int, stream) -> tuple[dict, str] | None:
     default = default_shape(log_n)
     finalists = sorted(quick, key=quick.get)[:5]
     finalists += [default] if default not in finalists else []
-    final = {shape: timed(forward(base.with_shapes({log_n: shape})), reps) for shape in finalists}
+    final = {shape: timed(forward(base.with_shapes({log_n: shape})), stream, reps)
+             for shape in finalists}
     medians = {shape: statistics.median(v) for shape, v in final.items()}
     best = min(medians, key=medians.get)
     ntt = base.with_shapes({log_n: best})
@@ -109,7 +98,7 @@ def sweep_size(base, log_n: int, reps: int, stream) -> tuple[dict, str] | None:
     host_us = (time.perf_counter() - started) / 20 * 1e6
     stream.synchronize()
     inverse = statistics.median(timed(
-        lambda: ntt.dit(x, y, inverse=True, gather=True, post="n_inv"), reps))
+        lambda: ntt.dit(x, y, inverse=True, gather=True, post="n_inv"), stream, reps))
     entry = {"quick_ms": {str(k): v for k, v in quick.items()},
              "final_ms": {str(k): v for k, v in final.items()},
              "best": best, "best_ms": medians[best], "default": default,

@@ -13,10 +13,6 @@ window's digits go into one set of buckets, so the window size is no longer held
 reduction per window: at 2^20 c = 20 and 13 digits a scalar instead of c = 16 and 16, for
 13× the bases' memory (``table_plan`` says how it is chosen).
 
-Optional **batch-affine levels** (``MsmTuning.affine_levels_g1`` / ``_g2``) go before
-the bucket sums: each adds the points of a bucket in pairs, in affine form, with one
-inversion shared by a thread's pairs, and halves the sorted list (``affine_level``).
-
 Scalars at or above r are reduced mod r on the device (any 256-bit value is < 3r), which
 matches Σ s_i·P_i for points of order r. Every launch is on the given stream; the only
 synchronisation is the copy of the window sums back to the host.
@@ -65,13 +61,6 @@ class MsmTuning:
     from 11.7 to 11.0 ms and G2 from 33.1 to 31.7 (32 / 32 before); at 2^16 chunks of 64
     lost (G1 2.61 against 2.35 ms: too few blocks).
 
-    ``affine_levels_g1`` / ``_g2``: batch-affine levels (``affine_level`` in
-    msm_buckets.cuh) before the XYZZ ones, each halving the sorted list at ~6 products a sum
-    (G2: 17 Fq products) against the XYZZ mixed addition's 10 (28), for scratch of about
-    the list's size in affine points, the running products beside it; ``affine_pairs``: the
-    pairs a thread of such a level takes, sharing one inversion (the binary one, on the
-    integer ALU).
-
     ``target_runs``: runs of buckets reduced in parallel across all windows: about two
     thirds of the G1 threads an H200 holds at once (3 blocks of 128 per SM), so the runs
     stay short (ncu at 2^22 with 2^14: 6% achieved occupancy, 24 ms at 2^24) while
@@ -81,13 +70,7 @@ class MsmTuning:
     chunk: int = 64
     wide_chunk_digits: int = 1 << 23
     later_chunk: int = 8
-    affine_levels_g1: int = 0
-    affine_levels_g2: int = 0
-    affine_pairs: int = 128
     target_runs: int = 1 << 15
-
-    def affine_levels(self, group: int) -> int:
-        return self.affine_levels_g1 if group == 1 else self.affine_levels_g2
 
     def level0_chunk(self, digits: int) -> int:
         return self.chunk if digits >= self.wide_chunk_digits else self.chunk // 2
@@ -360,14 +343,6 @@ def window_sums(bases: MsmBases, digits: SortedDigits, mark=lambda step: None,
     length, source, slot_keys = digits.n * p.windows, (bases.xy, digits.entries), digits.keys
     chunk = tuning.level0_chunk(length)
     level = f"msm_bucket_level0_g{group}"
-    affine_levels = tuning.affine_levels(group) if length > 1 else 0
-    for step in range(affine_levels):  # a level's list is never shorter than 2
-        source, slot_keys, length = affine_level(group, dev, source, slot_keys, length,
-                                                 p.sets * p.buckets, step == 0,
-                                                 tuning.affine_pairs)
-        level = f"msm_bucket_level0_list_g{group}"
-    if affine_levels:
-        mark("affine_levels")
 
     buckets = cupy.zeros((p.sets * p.buckets, point_words), dtype=cupy.uint64)  # zeros: infinity
     while True:
@@ -404,32 +379,6 @@ def window_sums(bases: MsmBases, digits: SortedDigits, mark=lambda step: None,
             break
     mark("reduce_windows")
     return sums
-
-
-def affine_level(group: int, dev: int, source: tuple, keys, length: int, keys_total: int,
-                 first: bool, pairs_per_thread: int) -> tuple[tuple, object, int]:
-    """One batch-affine level on the current stream: (its affine point list, keys, length);
-    each thread takes ``pairs_per_thread`` pairs.
-
-    The list keeps a slot for every output a pair could make, pairs + one split per key
-    at most, so its length is known without reading the device; the slots past the last
-    point keep PAD_KEY, which the bucket levels skip."""
-    cupy = _cupy()
-    words, u32 = FIELD_WORDS[group], np.uint32
-    pairs = -(-length // 2)
-    threads = -(-pairs // pairs_per_thread)
-    out_length = pairs + min(pairs, keys_total)
-    counts = cupy.zeros(pairs + 1, dtype=cupy.uint32)
-    _kernel("msm_affine_pair_counts", dev)(_blocks(pairs), (THREADS,), (keys, u32(length), counts))
-    out_slot = cupy.cumsum(counts, dtype=cupy.uint32)  # pair j writes from out_slot[j]
-    del counts
-    prefix = cupy.empty((pairs, words), dtype=cupy.uint64)
-    points = cupy.empty((out_length, 2 * words), dtype=cupy.uint64)
-    out_keys = cupy.full(out_length, PAD_KEY, dtype=cupy.uint32)
-    _kernel(f"msm_affine_level{'0' if first else ''}_g{group}", dev)(
-        _blocks(threads), (THREADS,),
-        (*source, keys, u32(length), u32(threads), out_slot, prefix, points, out_keys))
-    return (points,), out_keys, out_length
 
 
 def combine_windows(window_sums: np.ndarray, group: int, c: int) -> G1Point | G2Point:

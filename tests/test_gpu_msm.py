@@ -5,13 +5,12 @@ everywhere; the rest needs a GPU (marker ``gpu``)."""
 
 from __future__ import annotations
 
-import dataclasses
 
 import numpy as np
 import pytest
 
 import gpu
-from gpu.msm import MAX_TABLE_C, SCALAR_BITS, TUNING, MsmTuning, plan, table_plan
+from gpu.msm import MAX_TABLE_C, SCALAR_BITS, plan, table_plan
 from snark.curve import G1Point, G2Point, PointArray, Scalar, scalars_from_ints
 from snark.fields import FR_MODULUS as R
 from snark.fields import fr_to_limbs, limbs_to_ints, random_fr
@@ -81,14 +80,14 @@ def pools(module_rng):
 
 
 def run_msm(points: PointArray, scalars: list[int], base_count: int | None = None,
-            tabled: bool = False, tuning: MsmTuning = TUNING):
+            tabled: bool = False):
     import cupy
     from gpu.msm import MsmBases, msm
 
     points = points if base_count is None else points[:base_count]
-    bases = MsmBases(points, table=table_plan(len(points), tuning=tuning) if tabled else None)
+    bases = MsmBases(points, table=table_plan(len(points)) if tabled else None)
     device_scalars = cupy.asarray(fr_to_limbs(scalars) if scalars else np.zeros((0, 4), np.uint64))
-    return msm(bases, device_scalars, tuning=tuning)
+    return msm(bases, device_scalars)
 
 
 def random_scalars(np_rng, n: int) -> list[int]:
@@ -239,24 +238,6 @@ def test_window_tables_match_arkworks(pools, group, cls, n, np_rng):
               for i, s in enumerate(uniform)]
     for scalars in (uniform, skewed):
         assert run_msm(points, scalars, tabled=True) == reference(cls, points, scalars)
-
-
-@on_gpu
-@pytest.mark.parametrize("group, cls", GROUPS)
-@pytest.mark.parametrize("levels, pairs", [(1, 1), (3, 1), (2, 64)])
-def test_affine_levels_match_arkworks(pools, group, cls, levels, pairs, np_rng):
-    """Batch-affine levels (off by default) forced at small sizes, one pair a thread and
-    64: plain and tabled bases on uniform scalars, and every edge case (P + P, P + (-P)
-    and infinity inside one thread's shared inversion)."""
-    tuning = dataclasses.replace(TUNING, affine_levels_g1=levels, affine_levels_g2=levels,
-                                 affine_pairs=pairs)
-    for n in (1, 1000, 1 << 16):
-        points, scalars = pools[group][:n], random_scalars(np_rng, n)
-        for tabled in (False, True):
-            assert (run_msm(points, scalars, tabled=tabled, tuning=tuning)
-                    == reference(cls, points, scalars))
-    for name, (points, scalars) in edge_cases(np_rng, cls, pools[group]).items():
-        assert run_msm(points, scalars, tuning=tuning) == reference(cls, points, scalars), name
 
 
 @on_gpu

@@ -23,10 +23,8 @@ KERNELS = HERE.parent / "kernels"
 SOURCE = HERE / "field_host.cpp"
 
 #: Operation codes of ``*_apply`` (same order as the enums in field_host.cpp).
-FIELD_OPS = ("add", "sub", "mul", "sqr", "to_mont", "from_mont", "inverse", "neg",
-             "inverse_binary")
-POINT_OPS = ("add", "madd", "dbl", "dbl_affine", "add_proj", "madd_proj", "madd_neg",
-             "affine_pair")
+FIELD_OPS = ("add", "sub", "mul", "sqr", "to_mont", "from_mont", "inverse", "neg")
+POINT_OPS = ("add", "madd", "dbl", "dbl_affine", "add_proj", "madd_proj", "madd_neg")
 
 
 class HostBuildError(RuntimeError):
@@ -74,7 +72,7 @@ def load() -> ctypes.CDLL:
     lib.signed_digits.restype = None
     for name in ("msm_window_sums_g1", "msm_window_sums_g2"):
         fn = getattr(lib, name)
-        fn.argtypes = [pointer, pointer, long_] + [ctypes.c_int] * 7 + [ctypes.c_uint32, pointer]
+        fn.argtypes = [pointer, pointer, long_] + [ctypes.c_int] * 5 + [pointer]
         fn.restype = None
     u32, u64 = ctypes.c_uint32, ctypes.c_uint64
     lib.ntt_pass_host.argtypes = [ctypes.c_int] * 2 + [pointer] * 3 + [u32] * 5 + [pointer] * 4
@@ -115,27 +113,19 @@ def signed_digits(scalars: np.ndarray, c: int, windows: int) -> np.ndarray:
 
 
 def msm_window_sums(points, scalars: np.ndarray, c: int, windows: int, run_bits: int,
-                    chunk: int, tabled: bool = False, affine_levels: int = 0,
-                    pairs_per_thread: int = 1) -> np.ndarray:
+                    chunk: int, tabled: bool = False) -> np.ndarray:
     """The GPU MSM's bucket phase run on the CPU: XYZZ window sums (Montgomery), one row
     per window (one in all with ``tabled``: the bases' window table built first), for a
-    ``snark.curve.PointArray`` and (n, 4) standard-form scalars; ``affine_levels``
-    batch-affine levels of ``pairs_per_thread`` pairs a thread go first, launched as the
-    GPU launches them (blocks of ``gpu.msm.THREADS``)."""
-    from gpu.msm import THREADS
-
+    ``snark.curve.PointArray`` and (n, 4) standard-form scalars."""
     if chunk < 4:
         raise ValueError(f"chunk: {chunk} < 4 does not always shrink the level list")
-    if affine_levels < 0 or pairs_per_thread < 1:
-        raise ValueError(f"affine levels {affine_levels}, pairs a thread {pairs_per_thread}")
     words = 6 if points.group == 1 else 12
     n = scalars.shape[0]
     bases = np.ascontiguousarray(points.xy[:n], dtype=np.uint64).reshape(n, 2 * words)
     scalars = np.ascontiguousarray(scalars, dtype=np.uint64)
     out = np.zeros((1 if tabled else windows, 4 * words), dtype=np.uint64)
     getattr(load(), f"msm_window_sums_g{points.group}")(
-        _ptr(bases), _ptr(scalars), n, c, windows, run_bits, chunk, int(tabled),
-        affine_levels, pairs_per_thread, THREADS, _ptr(out))
+        _ptr(bases), _ptr(scalars), n, c, windows, run_bits, chunk, int(tabled), _ptr(out))
     return out
 
 

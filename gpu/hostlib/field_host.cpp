@@ -11,7 +11,7 @@
 
 namespace {
 
-enum Op { ADD, SUB, MUL, SQR, TO_MONT, FROM_MONT, INVERSE, NEG, INVERSE_BINARY };
+enum Op { ADD, SUB, MUL, SQR, TO_MONT, FROM_MONT, INVERSE, NEG };
 
 template <class F>
 int apply(int op, const uint64_t* a, const uint64_t* b, uint64_t* out, long n, int words) {
@@ -26,7 +26,6 @@ int apply(int op, const uint64_t* a, const uint64_t* b, uint64_t* out, long n, i
             case FROM_MONT: r = x.from_mont(); break;
             case INVERSE: r = x.inverse(); break;
             case NEG: r = -x; break;
-            case INVERSE_BINARY: r = x.inverse_binary(); break;
             default: return -1;
         }
         r.store(out + i * words);
@@ -34,8 +33,7 @@ int apply(int op, const uint64_t* a, const uint64_t* b, uint64_t* out, long n, i
     return 0;
 }
 
-enum PointOp { P_ADD, P_MADD, P_DBL, P_DBL_AFFINE, P_ADD_PROJ, P_MADD_PROJ, P_MADD_NEG,
-               P_AFFINE_PAIR };
+enum PointOp { P_ADD, P_MADD, P_DBL, P_DBL_AFFINE, P_ADD_PROJ, P_MADD_PROJ, P_MADD_NEG };
 
 // Affine standard-form inputs in, affine standard-form output: the XYZZ formulas are
 // exercised with unit and non-unit Z (the *_PROJ ops double first) and the inversion.
@@ -55,34 +53,11 @@ int point_apply(int op, const uint64_t* a, const uint64_t* b, uint64_t* out, lon
             case P_ADD_PROJ: r = X::from_affine(p).dbl() + X::from_affine(q).dbl(); break;
             case P_MADD_PROJ: r = X::from_affine(p).dbl().add_affine(q); break;
             case P_MADD_NEG: r = X::from_affine(p).add_affine(-q); break;
-            case P_AFFINE_PAIR:
-                r = X::from_affine(A::pair_sum(p, q, A::pair_denominator(p, q).inverse()));
-                break;
             default: return -1;
         }
         r.to_affine().from_mont().store(out + i * words);
     }
     return 0;
-}
-
-// One batch-affine level as the GPU launches it: every thread of the blocks the launch
-// rounds `threads` up to, and each pass run by all of them before the next (one order a
-// GPU may run them in), so threads that share a pair's scratch give wrong sums here too.
-template <class F, class Source>
-void affine_level_launch(const Source& source, uint32_t threads, uint32_t launch_block,
-                         const std::vector<uint32_t>& keys, uint32_t len,
-                         const std::vector<uint32_t>& out_slot, std::vector<uint64_t>& prefix,
-                         std::vector<uint64_t>& out_points, std::vector<uint32_t>& out_keys) {
-    const uint32_t launched = (threads + launch_block - 1) / launch_block * launch_block;
-    std::vector<F> acc(launched);
-    for (uint32_t t = 0; t < launched; t++)
-        if (affine_thread_works(t, threads, len))
-            acc[t] = affine_forward<F>(t, threads, source, keys.data(), len, prefix.data());
-    for (uint32_t t = 0; t < launched; t++)
-        if (affine_thread_works(t, threads, len))
-            affine_backward<F>(t, threads, source, keys.data(), len, out_slot.data(),
-                               prefix.data(), acc[t].inverse_binary(), out_points.data(),
-                               out_keys.data());
 }
 
 // One NTT pass over every block as the GPU runs it (ntt.cu ntt_pass): each phase by every
@@ -117,15 +92,12 @@ void ntt_pass_blocks(const uint64_t* src, uint64_t* dst, const uint64_t* twiddle
 // The MSM's bucket phase on the CPU with msm_buckets.cuh's per-thread functions, run for
 // every thread index in turn: with `tabled`, the window table first (window_table_rows);
 // counting sort of the signed digits (PAD-keyed slots to n * windows, as on the device),
-// `affine_levels` batch-affine levels of `pairs_per_thread` pairs a thread, launched in
-// blocks of `launch_block` threads (the output list sized and padded as gpu/msm.py does),
 // bucket levels until one chunk remains, reduce_segments, then a plain sum of each bucket
 // set's runs. Writes the XYZZ sums (Montgomery form): one per window, or one in all when
 // tabled.
 template <class F>
 void msm_window_sums(const uint64_t* bases_std, const uint64_t* scalars, long n, int c,
-                     int windows, int run_bits, int chunk, int tabled, int affine_levels,
-                     int pairs_per_thread, uint32_t launch_block, uint64_t* out) {
+                     int windows, int run_bits, int chunk, int tabled, uint64_t* out) {
     const int stride = 4 * F::WORDS, bucket_bits = c - 1, sets = tabled ? 1 : windows;
     const uint32_t keys_total = (uint32_t)sets << bucket_bits;
     const uint32_t table_stride = tabled ? (uint32_t)n : 0;
@@ -160,40 +132,15 @@ void msm_window_sums(const uint64_t* bases_std, const uint64_t* scalars, long n,
         keys[slot] = key_of[j];
     }
 
-    std::vector<uint64_t> points;
-    for (int level = 0; level < affine_levels; level++) {
-        uint32_t pairs = (len + 1) / 2, threads = (pairs + pairs_per_thread - 1) / pairs_per_thread;
-        uint32_t out_len = pairs + (pairs < keys_total ? pairs : keys_total);
-        std::vector<uint32_t> out_slot(pairs + 1, 0), out_keys(out_len, MSM_PAD_KEY);
-        for (uint32_t j = 0; j < pairs; j++)
-            out_slot[j + 1] = out_slot[j] + affine_pair_outputs(keys.data(), len, j);
-        std::vector<uint64_t> prefix((std::size_t)pairs * F::WORDS);
-        std::vector<uint64_t> out_points((std::size_t)out_len * 2 * F::WORDS);
-        if (level == 0)
-            affine_level_launch<F>(affine_entries<F>{bases.data(), entries.data()}, threads,
-                                   launch_block, keys, len, out_slot, prefix, out_points,
-                                   out_keys);
-        else
-            affine_level_launch<F>(affine_list<F>{points.data()}, threads, launch_block, keys,
-                                   len, out_slot, prefix, out_points, out_keys);
-        points.swap(out_points);
-        keys.swap(out_keys);
-        len = out_len;
-    }
-
-    std::vector<uint64_t> buckets((std::size_t)keys_total * stride, 0);
-    int first_level = affine_levels > 0 ? 1 : 0;  // 0: bases through entries, 1: affine list
+    std::vector<uint64_t> buckets((std::size_t)keys_total * stride, 0), points;
+    bool first_level = true;
     while (true) {
         uint32_t chunks = (len + chunk - 1) / chunk;
         std::vector<uint64_t> next_points((std::size_t)2 * chunks * stride);
         std::vector<uint32_t> next_keys(2 * chunks);
         for (uint32_t t = 0; t < chunks; t++) {
-            if (first_level == 0) {
+            if (first_level) {
                 affine_entries<F> source = {bases.data(), entries.data()};
-                bucket_level<F>(t, source, keys.data(), len, chunk, buckets.data(),
-                                next_points.data(), next_keys.data());
-            } else if (first_level == 1) {
-                affine_list<F> source = {points.data()};
                 bucket_level<F>(t, source, keys.data(), len, chunk, buckets.data(),
                                 next_points.data(), next_keys.data());
             } else {
@@ -206,7 +153,7 @@ void msm_window_sums(const uint64_t* bases_std, const uint64_t* scalars, long n,
         points.swap(next_points);
         keys.swap(next_keys);
         len = 2 * chunks;
-        first_level = 2;  // XYZZ partial sums from here on
+        first_level = false;
     }
 
     uint32_t runs_per_window = 1u << (bucket_bits - run_bits), runs = sets * runs_per_window;
@@ -249,16 +196,12 @@ void signed_digits(const uint64_t* scalars, long n, int c, int windows, int32_t*
 }
 
 void msm_window_sums_g1(const uint64_t* bases, const uint64_t* scalars, long n, int c,
-                        int windows, int run_bits, int chunk, int tabled, int affine_levels,
-                        int pairs_per_thread, uint32_t launch_block, uint64_t* out) {
-    msm_window_sums<fq_t>(bases, scalars, n, c, windows, run_bits, chunk, tabled, affine_levels,
-                          pairs_per_thread, launch_block, out);
+                        int windows, int run_bits, int chunk, int tabled, uint64_t* out) {
+    msm_window_sums<fq_t>(bases, scalars, n, c, windows, run_bits, chunk, tabled, out);
 }
 void msm_window_sums_g2(const uint64_t* bases, const uint64_t* scalars, long n, int c,
-                        int windows, int run_bits, int chunk, int tabled, int affine_levels,
-                        int pairs_per_thread, uint32_t launch_block, uint64_t* out) {
-    msm_window_sums<fq2_t>(bases, scalars, n, c, windows, run_bits, chunk, tabled, affine_levels,
-                           pairs_per_thread, launch_block, out);
+                        int windows, int run_bits, int chunk, int tabled, uint64_t* out) {
+    msm_window_sums<fq2_t>(bases, scalars, n, c, windows, run_bits, chunk, tabled, out);
 }
 
 // One NTT pass (arguments as the ntt_pass_* kernels, plus the direction and R); -1 for an
