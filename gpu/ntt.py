@@ -38,7 +38,8 @@ from snark.fields import (
 MAX_LOG_SIZE = 27
 #: Must match ntt_pass.cuh / fr_vec.cuh.
 MAX_LOG_BLOCK = 10
-#: 2^3 a thread lost at every size (122 registers; 75 ms at 2^27 against 43), so no kernel.
+#: Shapes with 2^3 a thread (122 registers) lost at every size (2-11% from 2^18 up, 64% at
+#: 2^16; bench/NOTES.md "Issue 26"), so there is no such kernel.
 MAX_LOG_PER_THREAD = 2
 SCALE_LO_BITS = 14
 _DIF, _INVERSE, _GATHER, _PRE_CONST, _POST_CONST = 1, 2, 4, 8, 16
