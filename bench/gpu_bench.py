@@ -20,6 +20,7 @@ Writes ``gpu-<date>-<HHMM>.json`` (device, commit, command, every sample) and pr
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
 import importlib
 import json
@@ -129,15 +130,17 @@ def bench_ntt(log_n: int, stream, reps: int) -> dict:
 
 
 def bench_msm(group: int, log_n: int, pool: PointArray, stream, reps: int,
-              tabled: bool = False) -> dict:
-    from gpu.msm import MsmBases, msm, table_plan
+              tabled: bool = False, tuning=None) -> dict:
+    from gpu.msm import TUNING, MsmBases, msm, table_plan
 
+    tuning = tuning or TUNING
     t0 = time.perf_counter()
-    bases = MsmBases(pool[:1 << log_n], stream, table=table_plan(1 << log_n) if tabled else None)
+    table = table_plan(1 << log_n, tuning=tuning) if tabled else None
+    bases = MsmBases(pool[:1 << log_n], stream, table=table)
     stream.synchronize()
     made_s = time.perf_counter() - t0
     scalars = random_scalars(1 << log_n)
-    samples = timed(lambda: msm(bases, scalars, stream=stream), stream, reps)
+    samples = timed(lambda: msm(bases, scalars, stream=stream, tuning=tuning), stream, reps)
     print(f"msm g{group} 2^{log_n}{' (window tables)' if tabled else ''}: "
           f"{statistics.median(samples):.2f} ms (bases made in {made_s:.2f} s)", flush=True)
     return {**summary(samples), "bases_s": made_s, "bases_bytes": bases.xy.nbytes}
@@ -210,11 +213,12 @@ def bench_partition(log_c: int, g1: PointArray, g2: PointArray, backend, reps: i
 
 
 # -- driver -------------------------------------------------------------------------------
-def set_affine_levels(gpu_msm, levels: str, pairs: int) -> None:
-    if levels:
-        gpu_msm.AFFINE_LEVELS_G1, gpu_msm.AFFINE_LEVELS_G2 = (int(v) for v in levels.split(","))
-    if pairs:
-        gpu_msm.AFFINE_PAIRS = pairs
+def msm_tuning(spec: str):
+    """``gpu.msm.TUNING`` with the fields of ``spec`` ('chunk=32,later_chunk=16') replaced."""
+    from gpu.msm import TUNING
+
+    fields = dict(item.split("=") for item in spec.split(",") if item)
+    return dataclasses.replace(TUNING, **{k: int(v) for k, v in fields.items()})
 
 
 def log_range(text: str) -> list[int]:
@@ -287,11 +291,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--table-bytes", type=int, default=0,
                         help="also time the MSMs with window tables and the partitions on a "
                              "backend with this table budget (PROOFQ_MSM_TABLE_BYTES)")
-    parser.add_argument("--affine-levels", default="",
-                        help="'G1,G2': batch-affine levels for every MSM of the run "
-                             "(gpu.msm.AFFINE_LEVELS_G1 / _G2; off by default)")
-    parser.add_argument("--affine-pairs", type=int, default=0,
-                        help="pairs a thread of those levels takes (gpu.msm.AFFINE_PAIRS)")
+    parser.add_argument("--msm-tuning", default="",
+                        help="'field=value,…': gpu.msm.MsmTuning fields for every MSM of the "
+                             "run (the default tuning otherwise)")
     parser.add_argument("--sppark", default=None,
                         help="output of sppark's bench from the same run (its last line is JSON)")
     args = parser.parse_args(argv)
@@ -303,13 +305,15 @@ def main(argv: list[str] | None = None) -> int:
     if not ok:
         print(f"no GPU: {why}")
         return 2
-    backend = gpu.get_backend()
+    tuning = msm_tuning(args.msm_tuning)
+    backend = gpu.get_backend(msm_tuning=tuning)
     stream = backend.stream
     dev = backend.device_id
     result = {"device": device.name(dev), "device_uuid": device.uuid(dev), "commit": commit(),
               "command": " ".join([Path(sys.argv[0]).name, *(argv or sys.argv[1:])]),
               "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-              "reps": args.reps, "sppark": sppark_reference(args.sppark)}
+              "reps": args.reps, "msm_tuning": dataclasses.asdict(tuning),
+              "sppark": sppark_reference(args.sppark)}
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -342,8 +346,6 @@ def main(argv: list[str] | None = None) -> int:
         try:
             for name in ("gpu.msm", "gpu.fixed_base"):
                 importlib.import_module(name)
-            set_affine_levels(importlib.import_module("gpu.msm"), args.affine_levels,
-                              args.affine_pairs)
         except ImportError as exc:
             print(f"skipping MSM and partitions: {exc}")
             result["skipped"] = f"MSM and partitions: {exc}"
@@ -358,14 +360,17 @@ def main(argv: list[str] | None = None) -> int:
         result["point_pools"] = {"g1": n_g1, "g2": n_g2, "seconds": time.perf_counter() - t0}
         tables = [("", backend, False)]
         if args.table_bytes:
-            tables.append(("_tables", gpu.get_backend(table_budget_bytes=args.table_bytes), True))
+            tables.append(("_tables", gpu.get_backend(table_budget_bytes=args.table_bytes,
+                                                      msm_tuning=tuning), True))
         for suffix, on, tabled in tables:
             if g1 is not None:
                 sweep(f"msm_g1{suffix}", g1_logs,
-                      lambda log_n, t=tabled: bench_msm(1, log_n, g1, stream, args.reps, t))
+                      lambda log_n, t=tabled: bench_msm(1, log_n, g1, stream, args.reps, t,
+                                                        tuning))
             if g2 is not None:
                 sweep(f"msm_g2{suffix}", g2_logs,
-                      lambda log_n, t=tabled: bench_msm(2, log_n, g2, stream, args.reps, t))
+                      lambda log_n, t=tabled: bench_msm(2, log_n, g2, stream, args.reps, t,
+                                                        tuning))
             if g1 is not None and g2 is not None:
                 sweep(f"partitions{suffix}", part_logs,
                       lambda log_c, b=on: bench_partition(log_c, g1, g2, b, args.reps))

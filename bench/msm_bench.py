@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gpu.fixed_base import GpuFixedBase  # noqa: E402
-from gpu.msm import MsmBases, msm, phase_times, table_plan  # noqa: E402
+from gpu.msm import TUNING, MsmBases, MsmTuning, msm, phase_times, table_plan  # noqa: E402
 from snark.fields import random_fr  # noqa: E402
 
 
@@ -44,16 +44,17 @@ def msm_inputs(fixed: GpuFixedBase, stream, sizes: dict[int, str],
             del bases, scalars  # freed before the next size's are made
 
 
-def time_msm(bases, scalars, stream, reps: int) -> tuple[object, list[float]]:
+def time_msm(bases, scalars, stream, reps: int,
+             tuning: MsmTuning = TUNING) -> tuple[object, list[float]]:
     """The MSM's result and ``reps`` CUDA-event times (ms) after a warm-up (compile, pool)."""
     import cupy
 
-    result = msm(bases, scalars, stream)
+    result = msm(bases, scalars, stream, tuning)
     samples = []
     for _ in range(reps):
         start, end = cupy.cuda.Event(), cupy.cuda.Event()
         start.record(stream)
-        msm(bases, scalars, stream)
+        msm(bases, scalars, stream, tuning)
         end.record(stream)
         end.synchronize()
         samples.append(cupy.cuda.get_elapsed_time(start, end))

@@ -1,7 +1,6 @@
 """A/B of compile-time variants of the MSM kernels, in one process on one GPU.
 
-    python bench/msm_variants.py [--variant NAME=-DX,-DY,runs=K,chunk=K,wide=K,later=K,
-                                            affine1=K,affine2=K,pairs=K ...]
+    python bench/msm_variants.py [--variant NAME=-DX,-DY,runs=K,chunk=K,wide=K,later=K ...]
                                  [--cubins DIR]
                                  [--g1 20,22] [--g2 20] [--tables] [--reps 5]
                                  [--out FILE]
@@ -9,11 +8,10 @@
 The baseline is ``gpu/kernels/msm.cu`` as the backend loads it (NVRTC). Each variant is the
 same source with extra defines, loaded from ``DIR/NAME.cubin`` when present (built with
 ``nvcc -cubin -arch=sm_90`` on a machine without a GPU, which saves device time) or
-compiled by NVRTC here; ``runs=K`` sets ``gpu.msm.TARGET_RUNS`` to 2^K for it (plain plans:
-a table's plan is fixed when its bases are made), ``chunk=K``, ``wide=K`` and ``later=K``
-the bucket levels' ``CHUNK``, ``WIDE_CHUNK_DIGITS`` (2^K) and ``LATER_CHUNK``, ``affine1=K``
-and ``affine2=K`` the batch-affine levels of G1 and G2 (``AFFINE_LEVELS_G*``) and
-``pairs=K`` the pairs a thread of them takes (``AFFINE_PAIRS``). For every
+compiled by NVRTC here. The other tokens set fields of its ``gpu.msm.MsmTuning``:
+``runs=K`` ``target_runs`` = 2^K (plain plans: a table's plan is fixed when its bases are
+made), ``chunk=K``, ``wide=K`` and ``later=K`` the bucket levels' ``chunk``,
+``wide_chunk_digits`` (2^K) and ``later_chunk``. For every
 size, all variants run on the same bases and scalars; a variant whose result differs from
 the baseline's stops the run. Times are medians of ``--reps`` after a warm-up (CUDA
 events), with the steps of ``gpu.msm.phase_times``.
@@ -22,6 +20,7 @@ events), with the steps of ``gpu.msm.phase_times``.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import statistics
 import sys
@@ -52,11 +51,10 @@ def variant_module(name: str, defines: list[str], cubins: Path | None):
     return mod
 
 
-#: Variant tokens that set a ``gpu.msm`` constant instead of a define: runs=K (2^K), chunk=K,
-#: wide=K (2^K), later=K, affine1=K / affine2=K (batch-affine levels of G1 / G2), pairs=K.
-SETTINGS = {"runs": "TARGET_RUNS", "chunk": "CHUNK", "wide": "WIDE_CHUNK_DIGITS",
-            "later": "LATER_CHUNK", "affine1": "AFFINE_LEVELS_G1",
-            "affine2": "AFFINE_LEVELS_G2", "pairs": "AFFINE_PAIRS"}
+#: Variant tokens that set a ``gpu.msm.MsmTuning`` field instead of a define: runs=K (2^K),
+#: chunk=K, wide=K (2^K), later=K.
+SETTINGS = {"runs": "target_runs", "chunk": "chunk", "wide": "wide_chunk_digits",
+            "later": "later_chunk"}
 
 
 def _setting(token: str) -> tuple[str, int]:
@@ -82,8 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         settings[name] = dict(_setting(t) for t in tokens if not t.startswith("-"))
         defines = [t for t in tokens if t.startswith("-")]
         variants[name] = defines or None
-    production = {"_kernel": gpu_msm._kernel,
-                  **{attr: getattr(gpu_msm, attr) for attr in SETTINGS.values()}}
+    production_kernel = gpu_msm._kernel
     modules = {name: None if defines is None else variant_module(name, defines, cubins)
                for name, defines in variants.items()}
     stream = cupy.cuda.Stream(non_blocking=True)
@@ -95,17 +92,14 @@ def main(argv: list[str] | None = None) -> int:
                                                       args.tables):
         expected = None
         for name, mod in modules.items():
-            overrides = dict(settings.get(name, {}))
-            if mod is not None:
-                overrides["_kernel"] = lambda kernel, device_id, mod=mod: mod.get_function(kernel)
-            for attr, value in overrides.items():
-                setattr(gpu_msm, attr, value)
+            tuning = dataclasses.replace(gpu_msm.TUNING, **settings.get(name, {}))
+            if mod is not None:  # the kernels of a compile-time variant
+                gpu_msm._kernel = lambda kernel, device_id, mod=mod: mod.get_function(kernel)
             try:
-                result, samples = time_msm(bases, scalars, stream, args.reps)
-                phases = gpu_msm.phase_times(bases, scalars, stream)
+                result, samples = time_msm(bases, scalars, stream, args.reps, tuning)
+                phases = gpu_msm.phase_times(bases, scalars, stream, tuning)
             finally:
-                for attr, value in production.items():
-                    setattr(gpu_msm, attr, value)
+                gpu_msm._kernel = production_kernel
             expected = expected or result
             if result != expected:
                 print(f"MISMATCH: variant {name} at g{group} 2^{log_n}", flush=True)

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpu import module
-from gpu.msm import MsmBases, msm, msm_many, table_plan
+from gpu.msm import TUNING, MsmBases, MsmTuning, msm, msm_many, table_plan
 from gpu.ntt import Ntt, log_size
 from snark.backend import DeviceMemoryError, G1Basis, G2Basis
 from snark.fields import (FR_MODULUS, FR_MULTIPLICATIVE_GENERATOR, fr_to_limbs, is_canonical,
@@ -97,12 +97,14 @@ def table_choice(key: ProvingKey, budget_bytes: int) -> dict[str, int]:
 class GpuBackend:
     name = "gpu"
 
-    def __init__(self, device_id: int, table_budget_bytes: int | None = 0) -> None:
+    def __init__(self, device_id: int, table_budget_bytes: int | None = 0,
+                 msm_tuning: MsmTuning = TUNING) -> None:
         import cupy
 
         from gpu import device
 
         self.device_id = device_id
+        self.msm_tuning = msm_tuning
         if table_budget_bytes is None:
             table_budget_bytes = device.total_memory(device_id) // TABLE_SHARE
         self.table_budget_bytes = table_budget_bytes
@@ -119,8 +121,8 @@ class GpuBackend:
             self._mul_pointwise = module.function("fr_ops.cu", "fr_mul_pointwise", device_id)
         # A key's resident state lives on the key object (as the CPU backend's does), so two
         # keys of one circuit (another setup, the other H form) never share bases; nor do
-        # two backends that table them differently.
-        self._cache_name = f"gpu:{device_id}:tables-{table_budget_bytes}"
+        # two backends that table them differently (a table's plan follows the tuning).
+        self._cache_name = f"gpu:{device_id}:tables-{table_budget_bytes}:{msm_tuning}"
 
     @contextlib.contextmanager
     def _on_device(self):
@@ -165,7 +167,8 @@ class GpuBackend:
         points, lead = getattr(key, name), _leading_infinity(key, name)
         if tabled:
             try:
-                return MsmBases(points, self.stream, lead, table_plan(lead + len(points)))
+                return MsmBases(points, self.stream, lead,
+                                table_plan(lead + len(points), tuning=self.msm_tuning))
             except DeviceMemoryError:
                 pass  # the device is fuller than the budget assumed: plain bases still prove
         return MsmBases(points, self.stream, lead)
@@ -274,7 +277,8 @@ class GpuBackend:
                     for name in ("a_g1", "b_g1", "b_g2")}
             jobs.update(l_g1=witness, h_g1=h)
             points = msm_many([(bases[b], s) for b, s in jobs.items()], stream=self.stream,
-                              g2_stream=self.g2_stream, g1_streams=self.g1_streams)
+                              g2_stream=self.g2_stream, g1_streams=self.g1_streams,
+                              tuning=self.msm_tuning)
         return dict(zip(jobs, points))
 
     @staticmethod
@@ -294,7 +298,7 @@ class GpuBackend:
             if bases.leading_infinity:  # zero scalars for them: no digits
                 scalars = cupy.concatenate(
                     (cupy.zeros((bases.leading_infinity, 4), dtype=cupy.uint64), scalars))
-            return msm(bases, scalars, stream=self.stream)
+            return msm(bases, scalars, stream=self.stream, tuning=self.msm_tuning)
 
     def release(self, *handles) -> None:
         """Return the handles' device memory to the pool now (views free their base).

@@ -13,10 +13,6 @@ window's digits go into one set of buckets, so the window size is no longer held
 reduction per window: at 2^20 c = 20 and 13 digits a scalar instead of c = 16 and 16, for
 13× the bases' memory (``table_plan`` says how it is chosen).
 
-Optional **batch-affine levels** (``AFFINE_LEVELS_G1`` / ``_G2``, off by default) go before
-the bucket sums: each adds the points of a bucket in pairs, in affine form, with one
-inversion shared by a thread's pairs, and halves the sorted list (``affine_level``).
-
 Scalars at or above r are reduced mod r on the device (any 256-bit value is < 3r), which
 matches Σ s_i·P_i for points of order r. Every launch is on the given stream; the only
 synchronisation is the copy of the window sums back to the host.
@@ -48,33 +44,39 @@ FIELD_WORDS = {1: 6, 2: 12}
 THREADS = 128
 #: Threads of msm_reduce_windows (MSM_REDUCE_THREADS in msm.cu).
 REDUCE_THREADS = 128
-#: Sorted digits one thread sums at bucket level 0 (half as many below WIDE_CHUNK_DIGITS
-#: digits, so that small MSMs still fill the GPU), and partial sums at the later levels
-#: (each level shrinks the list chunk/2-fold). The later levels are latency-bound (a few
-#: threads, one general addition after another), so their chunks are short: at 2^20 with
-#: window tables 64 / 8 took G1 from 11.7 to 11.0 ms and G2 from 33.1 to 31.7 (32 / 32 before);
-#: at 2^16 chunks of 64 lost (G1 2.61 against 2.35 ms: too few blocks).
-CHUNK = 64
-WIDE_CHUNK_DIGITS = 1 << 23
-LATER_CHUNK = 8
 #: Key of the unused digit slots (MSM_PAD_KEY in msm.cu).
 PAD_KEY = 0xFFFFFFFF
-#: Batch-affine levels (``affine_level`` in msm_buckets.cuh) before the XYZZ bucket levels,
-#: by group, and the pairs a thread of such a level takes (sharing one inversion, the
-#: binary one on the integer ALU). Each level halves the sorted list at ~6 products a sum
-#: (G2: 17 Fq products) against the XYZZ mixed addition's 10 (28), for scratch of about the
-#: list's size in affine points, the running products beside it. Off until timed on the
-#: device (``bench/msm_variants.py --variant a=affine1=2,affine2=2``; bench/NOTES.md says
-#: what to expect): an earlier form, with Fermat inversions and the running products in
-#: local memory, took 8% off G1 and 12-14% off G2 at the cost of that memory.
-AFFINE_LEVELS_G1 = 0
-AFFINE_LEVELS_G2 = 0
-AFFINE_PAIRS = 128
-#: Runs of buckets reduced in parallel across all windows: about two thirds of the G1
-#: threads an H200 holds at once (3 blocks of 128 per SM), so the runs stay short (ncu at 2^22 with
-#: 2^14: 6% achieved occupancy, 24 ms at 2^24) while reduce_windows's share per thread
-#: (runs per window / REDUCE_THREADS) stays at 16 or fewer.
-TARGET_RUNS = 1 << 15
+
+
+@dataclass(frozen=True)
+class MsmTuning:
+    """The bucket phase's sizes. ``TUNING`` is the measured default; benchmarks pass their
+    own (``dataclasses.replace(TUNING, …)``) to ``msm``, ``msm_many`` and ``GpuBackend``.
+
+    ``chunk``: sorted digits one thread sums at bucket level 0 (half as many below
+    ``wide_chunk_digits`` digits, so that small MSMs still fill the GPU); ``later_chunk``:
+    partial sums a thread takes at the later levels (each level shrinks the list
+    chunk/2-fold). The later levels are latency-bound (a few threads, one general addition
+    after another), so their chunks are short: at 2^20 with window tables 64 / 8 took G1
+    from 11.7 to 11.0 ms and G2 from 33.1 to 31.7 (32 / 32 before); at 2^16 chunks of 64
+    lost (G1 2.61 against 2.35 ms: too few blocks).
+
+    ``target_runs``: runs of buckets reduced in parallel across all windows: about two
+    thirds of the G1 threads an H200 holds at once (3 blocks of 128 per SM), so the runs
+    stay short (ncu at 2^22 with 2^14: 6% achieved occupancy, 24 ms at 2^24) while
+    reduce_windows's share per thread (runs per window / REDUCE_THREADS) stays at 16 or
+    fewer."""
+
+    chunk: int = 64
+    wide_chunk_digits: int = 1 << 23
+    later_chunk: int = 8
+    target_runs: int = 1 << 15
+
+    def level0_chunk(self, digits: int) -> int:
+        return self.chunk if digits >= self.wide_chunk_digits else self.chunk // 2
+
+
+TUNING = MsmTuning()
 
 
 @dataclass(frozen=True)
@@ -106,31 +108,31 @@ MAX_TABLE_C = 22
 _REDUCTION_COST = 2.8  # mixed-addition equivalents per bucket in the running sums
 
 
-def plan(n: int) -> Plan:
+def plan(n: int, tuning: MsmTuning = TUNING) -> Plan:
     """Window size minimising the point additions: ``n`` mixed additions per window, plus
     about three general additions (two running sums, counted at the cost of ~1.4 mixed ones)
     per bucket in the reduction."""
     c = min(range(2, 21), key=lambda c: _windows(c) * (n + _REDUCTION_COST * (1 << (c - 1))))
-    return _layout(c, _windows(c))
+    return _layout(c, _windows(c), tuning)
 
 
-def table_plan(n: int, c: int | None = None) -> Plan:
+def table_plan(n: int, c: int | None = None, tuning: MsmTuning = TUNING) -> Plan:
     """The same minimum when window tables give all windows one set of buckets: ``n``
     mixed additions per window plus one reduction (or the window size ``c``, for
     benchmarks). The table is ``windows`` times the bases."""
     if c is None:
         c = min(range(2, MAX_TABLE_C + 1),
                 key=lambda c: _windows(c) * n + _REDUCTION_COST * (1 << (c - 1)))
-    return _layout(c, 1)
+    return _layout(c, 1, tuning)
 
 
 def _windows(c: int) -> int:
     return -(-SCALAR_BITS // c)
 
 
-def _layout(c: int, sets: int) -> Plan:
+def _layout(c: int, sets: int, tuning: MsmTuning) -> Plan:
     bucket_bits = c - 1
-    runs = max(1, TARGET_RUNS // sets)
+    runs = max(1, tuning.target_runs // sets)
     run_bits = max(0, bucket_bits - min(bucket_bits, runs.bit_length() - 1))
     return Plan(c, _windows(c), run_bits, sets)
 
@@ -195,8 +197,8 @@ class MsmBases:
         """Rows per window block of the table (``place_digit`` in msm_scalar.cuh); 0: none."""
         return self.rows if self.table else 0
 
-    def plan_for(self, n: int) -> Plan:
-        return self.table or plan(n)
+    def plan_for(self, n: int, tuning: MsmTuning = TUNING) -> Plan:
+        return self.table or plan(n, tuning)
 
     @staticmethod
     def nbytes(points: PointArray, leading_infinity: int = 0, table: Plan | None = None) -> int:
@@ -209,13 +211,14 @@ def _kernel(name: str, device_id: int):
     return module.function(SOURCE, name, device_id)
 
 
-def msm(bases: MsmBases, scalars, stream=None) -> G1Point | G2Point:
+def msm(bases: MsmBases, scalars, stream=None, tuning: MsmTuning = TUNING) -> G1Point | G2Point:
     """Σ scalars[i]·bases[i] for i < len(scalars); ``scalars``: (n, 4) uint64 standard-form
     Fr limbs on the device (reduced mod r if ≥ r). ``DeviceMemoryError`` when memory runs out."""
-    return msm_many([(bases, scalars)], stream)[0]
+    return msm_many([(bases, scalars)], stream, tuning=tuning)[0]
 
 
-def msm_many(jobs, stream=None, g2_stream=None, g1_streams=()) -> list[G1Point | G2Point]:
+def msm_many(jobs, stream=None, g2_stream=None, g1_streams=(),
+             tuning: MsmTuning = TUNING) -> list[G1Point | G2Point]:
     """``[msm(bases, scalars) for bases, scalars in jobs]`` as one batch.
 
     Jobs that pass the very same scalars array share one digit sort (if their bases lay
@@ -237,7 +240,7 @@ def msm_many(jobs, stream=None, g2_stream=None, g1_streams=()) -> list[G1Point |
         raise ValueError("msm_many: every basis must live on the same device")
     stream = stream or cupy.cuda.get_current_stream()
     g1_turns = itertools.cycle((stream, *g1_streams))
-    layouts = [(id(scalars), bases.plan_for(n), bases.table_stride)
+    layouts = [(id(scalars), bases.plan_for(n, tuning), bases.table_stride)
                for (bases, scalars), n in zip(jobs, sizes)]
     sorts: dict[tuple, tuple[SortedDigits, object]] = {}  # by layout: (sort, its stream)
     pending = []
@@ -262,7 +265,8 @@ def msm_many(jobs, stream=None, g2_stream=None, g1_streams=()) -> list[G1Point |
                 if run_on is not sorted_on:
                     run_on.wait_event(digits.ready)
                 with run_on:
-                    pending.append((bases, digits.plan, window_sums(bases, digits), run_on))
+                    pending.append((bases, digits.plan, window_sums(bases, digits, tuning=tuning),
+                                    run_on))
             # each result is weighted on the host while the GPU still runs the later ones
             return [combine_windows(sums.get(stream=on), bases.group, p.c) if sums is not None
                     else point_from_xy(np.zeros(2 * bases.words, dtype=np.uint64), bases.group)
@@ -327,7 +331,8 @@ def sort_digits(scalars, n: int, device_id: int, p: Plan, table_stride: int = 0,
     return SortedDigits(n, p, entries, slot_keys, ready)
 
 
-def window_sums(bases: MsmBases, digits: SortedDigits, mark=lambda step: None):
+def window_sums(bases: MsmBases, digits: SortedDigits, mark=lambda step: None,
+                tuning: MsmTuning = TUNING):
     """Queue the bucket sums and the reductions on the current stream; return the sum of
     each bucket set (XYZZ, Montgomery) on the device: one per window, or one with tables."""
     cupy = _cupy()
@@ -336,15 +341,8 @@ def window_sums(bases: MsmBases, digits: SortedDigits, mark=lambda step: None):
     u32 = np.uint32
 
     length, source, slot_keys = digits.n * p.windows, (bases.xy, digits.entries), digits.keys
-    chunk = CHUNK if length >= WIDE_CHUNK_DIGITS else CHUNK // 2
+    chunk = tuning.level0_chunk(length)
     level = f"msm_bucket_level0_g{group}"
-    affine_levels = (AFFINE_LEVELS_G1 if group == 1 else AFFINE_LEVELS_G2) if length > 1 else 0
-    for step in range(affine_levels):  # a level's list is never shorter than 2
-        source, slot_keys, length = affine_level(group, dev, source, slot_keys, length,
-                                                 p.sets * p.buckets, first=step == 0)
-        level = f"msm_bucket_level0_list_g{group}"
-    if affine_levels:
-        mark("affine_levels")
 
     buckets = cupy.zeros((p.sets * p.buckets, point_words), dtype=cupy.uint64)  # zeros: infinity
     while True:
@@ -357,7 +355,7 @@ def window_sums(bases: MsmBases, digits: SortedDigits, mark=lambda step: None):
         if chunks == 1:
             break
         length, source, slot_keys = 2 * chunks, (next_points,), next_keys
-        level, chunk = f"msm_bucket_level_g{group}", LATER_CHUNK
+        level, chunk = f"msm_bucket_level_g{group}", tuning.later_chunk
     del source, slot_keys, next_points, next_keys
     mark("buckets")
 
@@ -381,31 +379,6 @@ def window_sums(bases: MsmBases, digits: SortedDigits, mark=lambda step: None):
             break
     mark("reduce_windows")
     return sums
-
-
-def affine_level(group: int, dev: int, source: tuple, keys, length: int, keys_total: int,
-                 first: bool) -> tuple[tuple, object, int]:
-    """One batch-affine level on the current stream: (its affine point list, keys, length).
-
-    The list keeps a slot for every output a pair could make, pairs + one split per key
-    at most, so its length is known without reading the device; the slots past the last
-    point keep PAD_KEY, which the bucket levels skip."""
-    cupy = _cupy()
-    words, u32 = FIELD_WORDS[group], np.uint32
-    pairs = -(-length // 2)
-    threads = -(-pairs // AFFINE_PAIRS)
-    out_length = pairs + min(pairs, keys_total)
-    counts = cupy.zeros(pairs + 1, dtype=cupy.uint32)
-    _kernel("msm_affine_pair_counts", dev)(_blocks(pairs), (THREADS,), (keys, u32(length), counts))
-    out_slot = cupy.cumsum(counts, dtype=cupy.uint32)  # pair j writes from out_slot[j]
-    del counts
-    prefix = cupy.empty((pairs, words), dtype=cupy.uint64)
-    points = cupy.empty((out_length, 2 * words), dtype=cupy.uint64)
-    out_keys = cupy.full(out_length, PAD_KEY, dtype=cupy.uint32)
-    _kernel(f"msm_affine_level{'0' if first else ''}_g{group}", dev)(
-        _blocks(threads), (THREADS,),
-        (*source, keys, u32(length), u32(threads), out_slot, prefix, points, out_keys))
-    return (points,), out_keys, out_length
 
 
 def combine_windows(window_sums: np.ndarray, group: int, c: int) -> G1Point | G2Point:
@@ -453,7 +426,8 @@ def _window_weights(c: int, windows: int) -> list:
     return scalars_from_ints(pow(2, c * w, FR_MODULUS) for w in range(windows))
 
 
-def phase_times(bases: MsmBases, scalars, stream=None) -> dict[str, float]:
+def phase_times(bases: MsmBases, scalars, stream=None,
+                tuning: MsmTuning = TUNING) -> dict[str, float]:
     """Milliseconds of each MSM step (CUDA events between the launches), for benchmarks."""
     import time
 
@@ -470,8 +444,8 @@ def phase_times(bases: MsmBases, scalars, stream=None) -> dict[str, float]:
             events.append((step, event))
 
         digits = sort_digits(cupy.ascontiguousarray(scalars), n, bases.device_id,
-                             bases.plan_for(n), bases.table_stride, mark)
-        sums = window_sums(bases, digits, mark).get(stream=stream)
+                             bases.plan_for(n, tuning), bases.table_stride, mark)
+        sums = window_sums(bases, digits, mark, tuning).get(stream=stream)
         events[-1][1].synchronize()
     times = {step: cupy.cuda.get_elapsed_time(prev, event)
              for (_, prev), (step, event) in zip(events, events[1:])}

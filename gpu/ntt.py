@@ -4,15 +4,18 @@ Vectors are CuPy ``(n, 4)`` uint64 arrays. The transforms are linear, so they wo
 either form (standard or Montgomery) and return the same form; twiddles and scales are
 Montgomery, and a scale given "raw" (``Scale.raw``) additionally leaves Montgomery form.
 
-A transform is a sequence of passes (``plan``), each a kernel launch running up to ten
-radix-2 stages in shared memory. ``dit`` (bit-reversed → natural) and ``dif`` (natural →
-bit-reversed) are the two building blocks; the natural-order ``forward``/``inverse`` are
-a DIT whose first pass gathers from bit-reversed addresses. The quotient chains a DIF
-inverse into a DIT forward so that no pass permutes.
+A transform is a sequence of passes (``plan``), each a kernel launch that runs up to ten
+radix-2 stages on blocks of up to 2^10 elements: each thread holds 2^R of them in
+registers and runs the stages R at a time, trading elements through shared memory between
+(``ntt_pass.cuh``). ``dit`` (bit-reversed → natural) and ``dif`` (natural → bit-reversed)
+are the two building blocks; the natural-order ``forward``/``inverse`` are a DIT whose
+first pass gathers from bit-reversed addresses. The quotient chains a DIF inverse into a
+DIT forward so that no pass permutes.
 
 Tables are built once per size (``prepare``) on the caller's current stream and kept for
 the life of the ``Ntt``: the twiddles ω^k for k ≤ n/2 (the inverse ones are −ω^(n/2−k)),
-and split power tables (2^14 low powers × n/2^14 high powers) for the scales.
+and split power tables (2^14 low × n/2^14 high powers) for the scales; a constant scale
+(1/n) is one product by its ``hi[0]``.
 """
 
 from __future__ import annotations
@@ -33,37 +36,118 @@ from snark.fields import (
 )
 
 MAX_LOG_SIZE = 27
-#: Must match ntt.cu / fr_vec.cuh.
+#: Must match ntt_pass.cuh / fr_vec.cuh.
 MAX_LOG_BLOCK = 10
+#: Shapes with 2^3 a thread (122 registers) lost at every size (2-11% from 2^18 up, 64% at
+#: 2^16; bench/NOTES.md "Issue 26"), so there is no such kernel.
+MAX_LOG_PER_THREAD = 2
 SCALE_LO_BITS = 14
-THREADS = 256
-#: Later passes keep >= 4 adjacent columns per block (128-byte runs) by running <= 8 stages.
-LATER_PASS_STAGES = MAX_LOG_BLOCK - 2
-
-_DIF, _INVERSE, _GATHER = 1, 2, 4
+_DIF, _INVERSE, _GATHER, _PRE_CONST, _POST_CONST = 1, 2, 4, 8, 16
 _NULL = np.uint64(0)
 
 
 @dataclass(frozen=True)
 class Pass:
+    """Stages [first_stage, first_stage + stages) on blocks of 2^log_cols adjacent columns,
+    2^log_per_thread elements a thread."""
+
     first_stage: int
     stages: int
     log_cols: int
+    log_per_thread: int
+
+    @property
+    def log_elems(self) -> int:
+        return self.stages + self.log_cols
+
+    def launch(self, log_n: int) -> tuple[tuple[int], tuple[int], int]:
+        """(grid, block, dynamic shared bytes) of this pass over 2^log_n elements."""
+        return ((1 << (log_n - self.log_elems),), (1 << (self.log_elems - self.log_per_thread),),
+                32 << self.log_elems)
+
+
+#: A transform's passes as (stages, log_cols, log_per_thread) in DIT order, by log size:
+#: the fastest of ~80-145 shapes each on an H200 (``bench/ntt_variants.py``, bench/NOTES.md
+#: "Issue 26"). Sizes not listed take ``default_shape``, which follows the same pattern.
+Shape = tuple[tuple[int, int, int], ...]
+SHAPES: dict[int, Shape] = {
+    16: ((8, 0, 1), (8, 0, 1)),
+    18: ((10, 0, 2), (8, 2, 2)),
+    20: ((6, 0, 1), (7, 2, 2), (7, 2, 2)),
+    22: ((6, 0, 1), (8, 1, 2), (8, 1, 2)),
+    24: ((8, 0, 2), (8, 1, 2), (8, 1, 2)),
+    27: ((9, 0, 2), (9, 0, 2), (9, 0, 2)),
+}
+
+
+def default_shape(log_n: int) -> Shape:
+    """One pass up to 2^10, else ⌈log_n / 9⌉ passes split evenly (the first the shortest),
+    the later ones on blocks of two adjacent columns; 2^2 elements a thread, 2^1 where the
+    transform is small (latency-bound: more threads) or the first pass short."""
+    count = 1 if log_n <= MAX_LOG_BLOCK else -(-log_n // (MAX_LOG_BLOCK - 1))
+    stages = [log_n // count + (i >= count - log_n % count) for i in range(count)]
+    return tuple((s, min(1, i), 1 if log_n <= 17 or (i == 0 and s <= 6) else min(2, s))
+                 for i, s in enumerate(stages))
+
+
+def make_plan(log_n: int, shape: Shape) -> tuple[Pass, ...]:
+    """The passes of ``shape``; ValueError if they do not cover log_n stages in blocks the
+    kernels take."""
+    passes, done = [], 0
+    for stages, log_cols, per_thread in shape:
+        if not (1 <= stages and stages + log_cols <= MAX_LOG_BLOCK and log_cols <= done
+                and 1 <= per_thread <= min(stages, MAX_LOG_PER_THREAD)):
+            raise ValueError(f"ntt plan 2^{log_n}: pass {(stages, log_cols, per_thread)} after "
+                             f"{done} stages does not fit a block")
+        passes.append(Pass(done, stages, log_cols, per_thread))
+        done += stages
+    if done != log_n:
+        raise ValueError(f"ntt plan 2^{log_n}: the passes cover {done} stages")
+    return tuple(passes)
 
 
 @functools.lru_cache(maxsize=None)
 def plan(log_n: int) -> tuple[Pass, ...]:
-    """Passes in DIT order: ten stages on contiguous blocks, the rest split evenly."""
-    first = min(log_n, MAX_LOG_BLOCK)
-    passes = [Pass(0, first, 0)]
-    rest, done = log_n - first, first
-    count = -(-rest // LATER_PASS_STAGES)
-    for i in range(count):
-        stages = -(-rest // (count - i))
-        passes.append(Pass(done, stages, min(done, MAX_LOG_BLOCK - stages)))
-        done += stages
-        rest -= stages
-    return tuple(passes)
+    """The default passes of a 2^log_n transform, in DIT order."""
+    return make_plan(log_n, SHAPES.get(log_n) or default_shape(log_n))
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One pass of a transform as launched: its pass, flags, and whether it applies the
+    pre (first pass) or post (last pass) scale."""
+
+    step: Pass
+    flags: int
+    pre: bool
+    post: bool
+
+
+def constant_scale(n: int, name: str | None) -> bool:
+    """Whether a named scale is one constant (a base of 1: the kernels then multiply by
+    its hi[0] once instead of by the split table's two entries)."""
+    return name is not None and scales(n)[name].base == 1
+
+
+def transform_flags(n: int, dif: bool, inverse: bool, pre: str | None,
+                    post: str | None) -> int:
+    """Kernel flags of a transform: its direction and its constant scales."""
+    return (_DIF * dif | _INVERSE * inverse | _PRE_CONST * constant_scale(n, pre)
+            | _POST_CONST * constant_scale(n, post))
+
+
+def scale_args(n: int, name: str | None, tables) -> tuple:
+    """A scale's (lo, hi) kernel arguments: (0, 0) for none, (0, hi) for a constant one."""
+    if name is None:
+        return (_NULL, _NULL)
+    return (_NULL, tables[1]) if constant_scale(n, name) else tuple(tables)
+
+
+def launches(passes: tuple[Pass, ...], dif: bool, flags: int, gather: bool) -> list[Launch]:
+    """The launches of a transform in execution order (DIF runs the passes downward)."""
+    order = list(reversed(passes)) if dif else list(passes)
+    return [Launch(p, flags | (_GATHER if i == 0 and gather else 0), i == 0, i == len(order) - 1)
+            for i, p in enumerate(order)]
 
 
 @dataclass(frozen=True)
@@ -122,14 +206,26 @@ def log_size(x, what: str = "vector") -> int:
 
 
 class Ntt:
-    """NTTs of one device. Kernels launch on the caller's current CuPy stream."""
+    """NTTs of one device. Kernels launch on the caller's current CuPy stream; ``shapes``
+    overrides the plan of some sizes (benchmarks)."""
 
-    def __init__(self, device_id: int) -> None:
+    def __init__(self, device_id: int, shapes: dict[int, Shape] | None = None) -> None:
         self.device_id = device_id
-        self._pass = module.function("ntt.cu", "ntt_pass", device_id)
+        self.shapes = dict(shapes or {})
         self._expand = module.function("ntt.cu", "fr_expand_powers", device_id)
         self._twiddles: dict[int, object] = {}
         self._scales: dict[tuple[int, str], tuple[object, object]] = {}
+        self._launches: dict[tuple, list[tuple]] = {}
+
+    def plan(self, log_n: int) -> tuple[Pass, ...]:
+        shape = self.shapes.get(log_n)
+        return make_plan(log_n, shape) if shape else plan(log_n)
+
+    def with_shapes(self, shapes: dict[int, Shape]) -> Ntt:
+        """An ``Ntt`` of the same device and tables whose plans follow ``shapes``."""
+        other = Ntt(self.device_id, shapes)
+        other._twiddles, other._scales = self._twiddles, self._scales
+        return other
 
     # -- tables ---------------------------------------------------------------------------
     def prepare(self, log_n: int) -> None:
@@ -158,32 +254,41 @@ class Ntt:
         log_n = log_size(src, "ntt input")
         if gather and src.data.ptr == dst.data.ptr:
             raise ValueError("ntt: a gathering transform cannot run in place")
-        self._run(src, dst, log_n, list(plan(log_n)), _INVERSE * inverse, gather, pre, post)
+        self._run(src, dst, log_n, (log_n, False, inverse, gather, pre, post))
 
     def dif(self, x, *, inverse: bool = False, pre: str | None = None,
             post: str | None = None) -> None:
         """Natural ``x`` → bit-reversed, in place."""
         log_n = log_size(x, "ntt input")
-        self._run(x, x, log_n, list(reversed(plan(log_n))), _DIF | _INVERSE * inverse,
-                  False, pre, post)
+        self._run(x, x, log_n, (log_n, True, inverse, False, pre, post))
 
-    def _run(self, src, dst, log_n, passes, flags, gather, pre, post) -> None:
+    def _run(self, src, dst, log_n, key) -> None:
         if dst.shape != src.shape:
             raise ValueError(f"ntt output: shape {dst.shape} differs from input {src.shape}")
+        queued = self._launches.get(key) or self._queue(key)
+        for i, (kernel, grid, block, shared, tail) in enumerate(queued):
+            kernel(grid, block, (src if i == 0 else dst, dst, *tail), shared_mem=shared)
+
+    def _queue(self, key) -> list[tuple]:
+        """The kernel launches of one kind of transform, arguments after (src, dst)."""
+        log_n, dif, inverse, gather, pre, post = key
         self.prepare(log_n)
-        twiddles = self._twiddles[log_n]
-        pre_tables = self.scale(log_n, pre) if pre else (_NULL, _NULL)
-        post_tables = self.scale(log_n, post) if post else (_NULL, _NULL)
-        for i, p in enumerate(passes):
-            elems = 1 << (p.stages + p.log_cols)
-            first, last = i == 0, i == len(passes) - 1
-            self._pass(
-                ((1 << log_n) // elems,), (min(elems // 2, THREADS),),
-                (src if first else dst, dst, twiddles, np.uint32(log_n),
-                 np.uint32(p.first_stage), np.uint32(p.stages), np.uint32(p.log_cols),
-                 np.uint32(flags | (_GATHER if first and gather else 0)),
-                 *(pre_tables if first else (_NULL, _NULL)),
-                 *(post_tables if last else (_NULL, _NULL))))
+        pre_tables, post_tables = (
+            scale_args(1 << log_n, name, self.scale(log_n, name) if name else None)
+            for name in (pre, post))
+        flags = transform_flags(1 << log_n, dif, inverse, pre, post)
+        queued = []
+        for launch in launches(self.plan(log_n), dif, flags, gather):
+            p = launch.step
+            kernel = module.function("ntt.cu", f"ntt_pass_{'dif' if dif else 'dit'}_r"
+                                     f"{p.log_per_thread}", self.device_id)
+            tail = (self._twiddles[log_n], *(np.uint32(v) for v in (
+                        log_n, p.first_stage, p.stages, p.log_cols, launch.flags)),
+                    *(pre_tables if launch.pre else (_NULL, _NULL)),
+                    *(post_tables if launch.post else (_NULL, _NULL)))
+            queued.append((kernel, *p.launch(log_n), tail))
+        self._launches[key] = queued
+        return queued
 
     # -- natural order --------------------------------------------------------------------
     def forward(self, x, *, coset: bool = False):

@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from gpu.msm import TUNING, MsmTuning
 from snark.fields import FR_MODULUS, to_montgomery
 from snark.keys import ProvingKey
 from snark.poseidon.fast import fast_schedule
@@ -162,8 +163,9 @@ class PorepWitnessSteps:
     """Porep's device witness as methods of the GPU backend (a mixin of ``GpuBackend``:
     it runs on the backend's device and stream and frees through its ``release``)."""
 
-    def __init__(self, device_id: int, table_budget_bytes: int | None = 0) -> None:
-        super().__init__(device_id, table_budget_bytes)
+    def __init__(self, device_id: int, table_budget_bytes: int | None = 0,
+                 msm_tuning: MsmTuning = TUNING) -> None:
+        super().__init__(device_id, table_budget_bytes, msm_tuning)
         self._porep_witness = DeviceWitness(device_id)
 
     def load_porep_inputs(self, key: ProvingKey, inputs: WitnessInputs) -> StagedWitness:

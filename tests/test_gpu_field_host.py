@@ -60,7 +60,6 @@ def prime_field_reference(op: str, a: int, b: int, p: int, r_mont: int) -> int:
         "from_mont": a * r_inv % p,
         # a is a Montgomery value a·R: its inverse in Montgomery form is R^2 / a
         "inverse": pow(a, -1, p) * r_mont * r_mont % p if a else 0,
-        "inverse_binary": pow(a, -1, p) * r_mont * r_mont % p if a else 0,
         "neg": -a % p,
     }[op]
 
@@ -74,20 +73,6 @@ def test_prime_field_op_matches_python_ints(entry, p, limbs, op, rng):
     r_mont = 1 << (64 * limbs)
     expected = [prime_field_reference(op, x, y, p, r_mont) for x, y in zip(a, b)]
     assert limbs_to_ints(out) == expected
-
-
-@pytest.mark.parametrize("entry, p, limbs", [("fr", R, 4), ("fq", Q, 6)])
-def test_binary_inverse_on_values_that_take_long_or_short_walks(entry, p, limbs):
-    """Powers of two, their neighbours and the halves of p: the inputs whose binary Euclid
-    walks are the shortest and the longest."""
-    bits = p.bit_length()
-    walks = {v % p for k in range(bits) for v in (1 << k, (1 << k) - 1, (1 << k) + 1)}
-    values = sorted((walks | {p - 1, p - 2, (p - 1) // 2, (p + 1) // 2}) - {0})
-    ones = [1] * len(values)
-    out = hostlib.apply(entry, "inverse_binary", ints_to_limbs(values, limbs),
-                        ints_to_limbs(ones, limbs))
-    r_mont = 1 << (64 * limbs)
-    assert limbs_to_ints(out) == [pow(a, -1, p) * r_mont * r_mont % p for a in values]
 
 
 def fq2_limbs(values: list[Fq2]) -> np.ndarray:
@@ -109,7 +94,7 @@ def test_fq2_op_matches_python_ints(op, rng):
     r_inv = pow(r_mont, -1, Q)
 
     def reference(x: Fq2, y: Fq2) -> Fq2:
-        if op in ("inverse", "inverse_binary"):
+        if op == "inverse":
             if x.c == (0, 0):
                 return Fq2(0, 0)
             return x.scale(r_inv).inverse().scale(r_mont)
@@ -141,7 +126,6 @@ def reference_point(op: str, p, q):
         "add_proj": lambda: (p + p) + (q + q),
         "madd_proj": lambda: (p + p) + q,
         "madd_neg": lambda: p - q,
-        "affine_pair": lambda: p + q,
     }[op]()
 
 
@@ -216,20 +200,7 @@ def test_window_tables_match_arkworks_multiexp(group, cls, n, c, run_bits, chunk
     check_bucket_phase(group, cls, n, c, run_bits, chunk, rng, tabled=True)
 
 
-@pytest.mark.parametrize("group, cls", [(1, G1Point), (2, G2Point)])
-@pytest.mark.parametrize("n, c, tabled, levels, pairs", [
-    (1, 5, False, 1, 1), (37, 6, False, 1, 3), (37, 6, False, 3, 1), (64, 7, False, 2, 64),
-    (23, 6, True, 2, 2), (50, 3, False, 4, 5)])
-def test_affine_levels_match_arkworks_multiexp(group, cls, n, c, tabled, levels, pairs, rng):
-    """Batch-affine levels before the XYZZ ones (one inversion per thread over its pairs;
-    P + P, P + (-P) and infinity inside a shared product among the cases) leave every sum
-    as the multiexp has it, whatever the pairs a thread takes."""
-    check_bucket_phase(group, cls, n, c, 2, 4, rng, tabled=tabled, affine_levels=levels,
-                       pairs_per_thread=pairs)
-
-
-def check_bucket_phase(group, cls, n, c, run_bits, chunk, rng, *, tabled, affine_levels=0,
-                       pairs_per_thread=1):
+def check_bucket_phase(group, cls, n, c, run_bits, chunk, rng, *, tabled):
     from gpu.msm import combine_windows
 
     g = cls()
@@ -246,8 +217,7 @@ def check_bucket_phase(group, cls, n, c, run_bits, chunk, rng, *, tabled, affine
         points = PointArray.from_points(bases)
         for scalar_name, scalars in skewed_scalar_sets(rng, n).items():
             sums = hostlib.msm_window_sums(points, ints_to_limbs(scalars, 4), c, windows,
-                                           run_bits, chunk, tabled, affine_levels,
-                                           pairs_per_thread)
+                                           run_bits, chunk, tabled)
             assert sums.shape[0] == (1 if tabled else windows)
             expected = cls.multiexp_unchecked(bases, [Scalar(s % R) for s in scalars])
             assert combine_windows(sums, group, c) == expected, f"{base_name}, {scalar_name}"

@@ -241,25 +241,6 @@ def test_window_tables_match_arkworks(pools, group, cls, n, np_rng):
 
 
 @on_gpu
-@pytest.mark.parametrize("group, cls", GROUPS)
-@pytest.mark.parametrize("levels, pairs", [(1, 1), (3, 1), (2, 64)])
-def test_affine_levels_match_arkworks(pools, group, cls, levels, pairs, np_rng, monkeypatch):
-    """Batch-affine levels (off by default) forced at small sizes, one pair a thread and
-    64: plain and tabled bases on uniform scalars, and every edge case (P + P, P + (-P)
-    and infinity inside one thread's shared inversion)."""
-    from gpu import msm as gpu_msm
-
-    monkeypatch.setattr(gpu_msm, f"AFFINE_LEVELS_G{group}", levels)
-    monkeypatch.setattr(gpu_msm, "AFFINE_PAIRS", pairs)
-    for n in (1, 1000, 1 << 16):
-        points, scalars = pools[group][:n], random_scalars(np_rng, n)
-        for tabled in (False, True):
-            assert run_msm(points, scalars, tabled=tabled) == reference(cls, points, scalars)
-    for name, (points, scalars) in edge_cases(np_rng, cls, pools[group]).items():
-        assert run_msm(points, scalars) == reference(cls, points, scalars), name
-
-
-@on_gpu
 def test_msm_many_mixes_tabled_and_plain_bases(pools, np_rng):
     """The same scalars on tabled and plain bases lay digits out differently: each layout
     gets its own sort, and every result matches."""

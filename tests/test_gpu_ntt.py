@@ -1,5 +1,7 @@
 """GPU NTTs against ``snark.domain`` on fresh random inputs (gpu-marked), plus the
-pass plan, the split power tables and the kernel source expansion (run everywhere)."""
+pass plans, the kernels' passes run on the host (g++ build of the same headers), their
+shared-memory layout, the split power tables and the kernel source expansion (run
+everywhere)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,8 @@ import pytest
 
 import gpu
 from gpu import module
-from gpu.ntt import MAX_LOG_BLOCK, MAX_LOG_SIZE, SCALE_LO_BITS, Scale, plan, scales
+from gpu.ntt import (MAX_LOG_BLOCK, MAX_LOG_PER_THREAD, MAX_LOG_SIZE, SCALE_LO_BITS, Scale,
+                     make_plan, plan, scales)
 from snark.domain import Domain
 from snark.fields import FR_MODULUS as R
 from snark.fields import from_montgomery, limbs_to_ints, random_fr
@@ -27,13 +30,108 @@ def on_gpu(test):
 def test_plan_covers_every_stage_once(log_n):
     passes = plan(log_n)
     done = 0
-    for i, p in enumerate(passes):
+    for p in passes:
         assert p.first_stage == done
         assert p.stages + p.log_cols <= MAX_LOG_BLOCK
         assert p.log_cols <= p.first_stage  # a block's columns lie within one span
-        assert i == 0 or p.log_cols >= 2     # later passes read runs of >= 4 elements
+        assert 1 <= p.log_per_thread <= min(p.stages, MAX_LOG_PER_THREAD)
+        grid, block, shared = p.launch(log_n)
+        assert grid[0] * block[0] << p.log_per_thread == 1 << log_n
+        assert shared == 32 << p.log_elems
         done += p.stages
     assert done == log_n
+    assert len(passes) <= 4
+
+
+@pytest.mark.parametrize("shape, why", [
+    (((4, 0, 2), (3, 0, 2)), "the passes cover 7 stages"),
+    (((4, 1, 2), (4, 0, 2)), "pass (4, 1, 2) after 0 stages"),
+    (((1, 0, 2), (7, 0, 2)), "pass (1, 0, 2) after 0 stages"),
+    (((4, 0, 2), (4, 0, 3)), "pass (4, 0, 3) after 4 stages"),
+    (((4, 0, 2), (4, 7, 2)), "pass (4, 7, 2) after 4 stages"),
+])
+def test_make_plan_rejects_passes_the_kernels_cannot_run(shape, why):
+    with pytest.raises(ValueError, match=re.escape(why)):
+        make_plan(8, shape)
+
+
+#: Host runs of the kernels' passes: every R, first rounds shorter than R, 0 to 3 columns
+#: a block, one to three passes.
+HOST_SHAPES = [
+    ((7, 0, 1),), ((7, 0, 2),), ((3, 0, 2), (4, 2, 2)), ((2, 0, 2), (2, 1, 1), (3, 2, 2)),
+    ((4, 0, 1), (3, 3, 2)), ((5, 0, 2), (2, 0, 2)),
+]
+
+
+@pytest.mark.parametrize("shape", HOST_SHAPES, ids=str)
+@pytest.mark.parametrize("kind", ["ntt", "intt", "coset_ntt", "coset_intt"])
+def test_host_passes_match_domain(kind, shape, np_rng):
+    """The natural-order transforms as the backend launches them (a gathering DIT; the
+    inverse's 1/n as one constant, the coset's shifts by split tables), run pass by pass
+    on the host with the kernels' per-thread code."""
+    from gpu import hostlib
+
+    n = 1 << 7
+    x = random_fr(n, np_rng)
+    inverse = kind.endswith("intt")
+    coset = kind.startswith("coset")
+    post = ("unshift_n_inv" if coset else "n_inv") if inverse else None
+    got = hostlib.ntt(x, make_plan(7, shape), inverse=inverse, gather=True,
+                      pre="coset" if coset and not inverse else None, post=post)
+    want = getattr(Domain(n), kind)(np.asarray(limbs_to_ints(x), dtype=object))
+    assert limbs_to_ints(got) == list(want)
+
+
+@pytest.mark.parametrize("shape", HOST_SHAPES, ids=str)
+def test_host_quotient_chain_matches_domain(shape, np_rng):
+    """The quotient's chain on the host: a DIF inverse in place (natural → bit-reversed,
+    1/n and the coset shift on its stores), a DIT forward in place, then the gathering
+    inverse whose last stores leave Montgomery form (``unshift_n_inv_std``)."""
+    from gpu import hostlib
+    from snark.fields import to_montgomery
+
+    n = 1 << 7
+    passes = make_plan(7, shape)
+    x = random_fr(n, np_rng)
+    d = Domain(n)
+    values = np.asarray(limbs_to_ints(x), dtype=object)
+    evals = hostlib.ntt(hostlib.ntt(x, passes, dif=True, inverse=True, post="shift_n_inv"),
+                        passes)
+    assert limbs_to_ints(evals) == list(d.coset_ntt(d.intt(values)))
+    mont = to_montgomery(limbs_to_ints(x), R, 4)
+    back = hostlib.ntt(mont, passes, inverse=True, gather=True, post="unshift_n_inv_std")
+    assert limbs_to_ints(back) == list(d.coset_intt(values))
+
+
+@pytest.mark.parametrize("log_n, shape", [
+    (10, ((10, 0, 2),)), (11, ((6, 0, 2), (5, 1, 2))), (12, None)])
+def test_host_passes_at_full_blocks(log_n, shape, np_rng):
+    """Blocks of 2^10 elements (the shared-memory limit) and the default plans."""
+    from gpu import hostlib
+
+    n = 1 << log_n
+    x = random_fr(n, np_rng)
+    got = hostlib.ntt(x, make_plan(log_n, shape) if shape else plan(log_n), gather=True)
+    assert limbs_to_ints(got) == list(Domain(n).ntt(np.asarray(limbs_to_ints(x), dtype=object)))
+
+
+def test_shared_slots_are_bank_conflict_free_permutations():
+    """In every round of every pass a block can run, the swizzled slots of its threads'
+    registers are a permutation of the block's 2^E slots, and the eight lanes of each
+    quarter-warp (one 16-byte access each) hit eight different bank groups."""
+    from gpu import hostlib
+
+    for per_thread in range(1, MAX_LOG_PER_THREAD + 1):
+        for log_elems in range(per_thread, MAX_LOG_BLOCK + 1):
+            for log_cols in range(0, log_elems - per_thread + 1):
+                stages = log_elems - log_cols
+                for round_ in range(-(-stages // per_thread)):
+                    slots = hostlib.ntt_shared_slots(per_thread, stages, log_cols, round_)
+                    assert sorted(slots.ravel()) == list(range(1 << log_elems))
+                    for k in range(slots.shape[1]):
+                        for lanes in slots[:, k].reshape(-1, min(8, slots.shape[0])):
+                            assert len(set(lanes % 8)) == len(lanes), (per_thread, stages,
+                                                                       log_cols, round_, k)
 
 
 def test_split_power_table_reconstructs_every_index(rng):
@@ -124,7 +222,8 @@ def test_matches_cpu_domain(cp, kind, log_n, np_rng):
 @pytest.mark.parametrize("log_n", [18, 20, 22])
 def test_large_sizes_round_trip_and_spot_check(cp, log_n, rng, np_rng):
     """Full CPU transforms are too slow here: check whole round trips on the device and
-    a few outputs against direct evaluation (Horner) on the CPU."""
+    a few outputs against direct evaluation (Horner) on the CPU; the quotient's DIF → DIT
+    chain (in place, the DIF kernels' only use) against the gathering transforms."""
     from gpu import ntt as gpu_ntt
 
     n = 1 << log_n
@@ -139,6 +238,11 @@ def test_large_sizes_round_trip_and_spot_check(cp, log_n, rng, np_rng):
     i = rng.randrange(n)
     assert _ints(cp, evals[i:i + 1])[0] == _evaluate(coeffs, pow(d.omega, i, R))
     assert _ints(cp, coset_evals[i:i + 1])[0] == _evaluate(coeffs, d.shift * pow(d.omega, i, R) % R)
+    chained = evals.copy()
+    engine = gpu_ntt.engine(cp.cuda.Device().id)
+    engine.dif(chained, inverse=True, post="shift_n_inv")
+    engine.dit(chained, chained)
+    assert cp.array_equal(chained, gpu_ntt.coset_ntt(gpu_ntt.intt(evals)))
 
 
 @on_gpu

@@ -25,12 +25,11 @@ KERNELS = {
         "msm_bases_to_mont_g1", "msm_bases_to_mont_g2", "msm_count", "msm_scatter",
         "msm_bucket_level0_g1", "msm_bucket_level0_g2", "msm_bucket_level_g1",
         "msm_bucket_level_g2", "msm_reduce_segments_g1", "msm_reduce_segments_g2",
-        "msm_reduce_windows_g1", "msm_reduce_windows_g2", "msm_affine_pair_counts",
-        "msm_affine_level0_g1", "msm_affine_level0_g2", "msm_affine_level_g1",
-        "msm_affine_level_g2", "msm_bucket_level0_list_g1", "msm_bucket_level0_list_g2",
+        "msm_reduce_windows_g1", "msm_reduce_windows_g2",
     ],
     "fixed_base.cu": ["fixed_base_mul_g1", "fixed_base_mul_g2"],
-    "ntt.cu": ["ntt_pass", "fr_expand_powers"],
+    "ntt.cu": [*(f"ntt_pass_{d}_r{r}" for d in ("dit", "dif") for r in (1, 2)),
+               "fr_expand_powers"],
     "spmv.cu": ["spmv_coded"],
     "fr_ops.cu": ["fr_mul_raw", "fr_quotient_on_coset", "fr_mul_pointwise"],
     "porep_witness.cu": ["porep_witness"],
@@ -42,7 +41,6 @@ KERNELS = {
 #: arguments) these loops keep a few scalars (indices, keys) in local memory.
 SPILL_ALLOWANCE = {
     "msm_bucket_level0_g2": 24,
-    "msm_bucket_level0_list_g2": 24,
     "msm_bucket_level_g2": 24,
     "msm_reduce_segments_g2": 40,
     "fixed_base_mul_g2": 16,  # a key-setup kernel: 12 bytes since the product-scanning Fq product

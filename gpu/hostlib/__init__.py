@@ -21,10 +21,8 @@ KERNELS = HERE.parent / "kernels"
 SOURCE = HERE / "field_host.cpp"
 
 #: Operation codes of ``*_apply`` (same order as the enums in field_host.cpp).
-FIELD_OPS = ("add", "sub", "mul", "sqr", "to_mont", "from_mont", "inverse", "neg",
-             "inverse_binary")
-POINT_OPS = ("add", "madd", "dbl", "dbl_affine", "add_proj", "madd_proj", "madd_neg",
-             "affine_pair")
+FIELD_OPS = ("add", "sub", "mul", "sqr", "to_mont", "from_mont", "inverse", "neg")
+POINT_OPS = ("add", "madd", "dbl", "dbl_affine", "add_proj", "madd_proj", "madd_neg")
 
 
 @lru_cache(maxsize=1)
@@ -43,9 +41,13 @@ def load() -> ctypes.CDLL:
     lib.signed_digits.restype = None
     for name in ("msm_window_sums_g1", "msm_window_sums_g2"):
         fn = getattr(lib, name)
-        fn.argtypes = [pointer, pointer, long_] + [ctypes.c_int] * 7 + [pointer]
+        fn.argtypes = [pointer, pointer, long_] + [ctypes.c_int] * 5 + [pointer]
         fn.restype = None
     u32, u64 = ctypes.c_uint32, ctypes.c_uint64
+    lib.ntt_pass_host.argtypes = [ctypes.c_int] * 2 + [pointer] * 3 + [u32] * 5 + [pointer] * 4
+    lib.ntt_pass_host.restype = ctypes.c_int
+    lib.ntt_shared_slots.argtypes = [ctypes.c_int, u32, u32, u32, pointer]
+    lib.ntt_shared_slots.restype = ctypes.c_int
     lib.porep_witness_host.argtypes = ([pointer, u32, u32] + [pointer] * 5 + [u32] * 4
                                        + [u64, pointer, pointer])
     lib.porep_witness_host.restype = None
@@ -84,24 +86,62 @@ def signed_digits(scalars: np.ndarray, c: int, windows: int) -> np.ndarray:
 
 
 def msm_window_sums(points, scalars: np.ndarray, c: int, windows: int, run_bits: int,
-                    chunk: int, tabled: bool = False, affine_levels: int = 0,
-                    pairs_per_thread: int = 1) -> np.ndarray:
+                    chunk: int, tabled: bool = False) -> np.ndarray:
     """The GPU MSM's bucket phase run on the CPU: XYZZ window sums (Montgomery), one row
     per window (one in all with ``tabled``: the bases' window table built first), for a
-    ``snark.curve.PointArray`` and (n, 4) standard-form scalars; ``affine_levels``
-    batch-affine levels of ``pairs_per_thread`` pairs a thread go first."""
+    ``snark.curve.PointArray`` and (n, 4) standard-form scalars."""
     if chunk < 4:
         raise ValueError(f"chunk: {chunk} < 4 does not always shrink the level list")
-    if affine_levels < 0 or pairs_per_thread < 1:
-        raise ValueError(f"affine levels {affine_levels}, pairs a thread {pairs_per_thread}")
     words = 6 if points.group == 1 else 12
     n = scalars.shape[0]
     bases = np.ascontiguousarray(points.xy[:n], dtype=np.uint64).reshape(n, 2 * words)
     scalars = np.ascontiguousarray(scalars, dtype=np.uint64)
     out = np.zeros((1 if tabled else windows, 4 * words), dtype=np.uint64)
     getattr(load(), f"msm_window_sums_g{points.group}")(
-        _ptr(bases), _ptr(scalars), n, c, windows, run_bits, chunk, int(tabled),
-        affine_levels, pairs_per_thread, _ptr(out))
+        _ptr(bases), _ptr(scalars), n, c, windows, run_bits, chunk, int(tabled), _ptr(out))
+    return out
+
+
+def ntt(x: np.ndarray, passes, *, dif: bool = False, inverse: bool = False,
+        gather: bool = False, pre: str | None = None, post: str | None = None) -> np.ndarray:
+    """``gpu.ntt.Ntt.dit`` (or ``dif``) of the (n, 4) limbs ``x`` run on the CPU with the
+    kernels' per-thread code, pass by pass as ``gpu.ntt`` launches them over ``passes``
+    (a ``gpu.ntt.make_plan``); the twiddle and scale tables are built on the host."""
+    from gpu import ntt as gpu_ntt
+    from snark.fields import FR_MODULUS, to_montgomery
+
+    n = x.shape[0]
+    log_n = n.bit_length() - 1
+    w = gpu_ntt.root_of_unity(log_n)
+    twiddles = np.ascontiguousarray(
+        to_montgomery([pow(w, k, FR_MODULUS) for k in range(n // 2 + 1)], FR_MODULUS, 4))
+    tables = {name: [np.ascontiguousarray(t) for t in gpu_ntt.scales(n)[name].tables(n)]
+              for name in (pre, post) if name}
+    pre_args, post_args = (
+        [a if isinstance(a, np.ndarray) else None
+         for a in gpu_ntt.scale_args(n, name, tables.get(name))] for name in (pre, post))
+    flags = gpu_ntt.transform_flags(n, dif, inverse, pre, post)
+    src = np.ascontiguousarray(x, dtype=np.uint64)
+    dst = src.copy() if dif else np.zeros_like(src)
+    for i, launch in enumerate(gpu_ntt.launches(passes, dif, flags, gather)):
+        p = launch.step
+        scale_ptrs = [_ptr(a) if a is not None and use else None
+                      for args, use in ((pre_args, launch.pre), (post_args, launch.post))
+                      for a in args]
+        status = load().ntt_pass_host(int(dif), p.log_per_thread, _ptr(src if i == 0 else dst),
+                                      _ptr(dst), _ptr(twiddles), log_n, p.first_stage, p.stages,
+                                      p.log_cols, launch.flags, *scale_ptrs)
+        if status != 0:
+            raise ValueError(f"ntt pass {p}: no kernel for 2^{p.log_per_thread} a thread")
+    return dst
+
+
+def ntt_shared_slots(per_thread: int, stages: int, log_cols: int, round_: int) -> np.ndarray:
+    """The shared-memory slot of each (thread, register) in one round of an NTT pass:
+    (threads, 2^per_thread)."""
+    out = np.zeros((1 << (stages + log_cols - per_thread), 1 << per_thread), dtype=np.uint32)
+    if load().ntt_shared_slots(per_thread, stages, log_cols, round_, _ptr(out)) != 0:
+        raise ValueError(f"ntt: no kernel for 2^{per_thread} elements a thread")
     return out
 
 

@@ -6,12 +6,13 @@
 #include "curve.cuh"
 #include "msm_buckets.cuh"
 #include "msm_scalar.cuh"
+#include "ntt_pass.cuh"
 #include "porep_witness.cuh"
 #include "tape.cuh"
 
 namespace {
 
-enum Op { ADD, SUB, MUL, SQR, TO_MONT, FROM_MONT, INVERSE, NEG, INVERSE_BINARY };
+enum Op { ADD, SUB, MUL, SQR, TO_MONT, FROM_MONT, INVERSE, NEG };
 
 template <class F>
 int apply(int op, const uint64_t* a, const uint64_t* b, uint64_t* out, long n, int words) {
@@ -26,7 +27,6 @@ int apply(int op, const uint64_t* a, const uint64_t* b, uint64_t* out, long n, i
             case FROM_MONT: r = x.from_mont(); break;
             case INVERSE: r = x.inverse(); break;
             case NEG: r = -x; break;
-            case INVERSE_BINARY: r = x.inverse_binary(); break;
             default: return -1;
         }
         r.store(out + i * words);
@@ -34,8 +34,7 @@ int apply(int op, const uint64_t* a, const uint64_t* b, uint64_t* out, long n, i
     return 0;
 }
 
-enum PointOp { P_ADD, P_MADD, P_DBL, P_DBL_AFFINE, P_ADD_PROJ, P_MADD_PROJ, P_MADD_NEG,
-               P_AFFINE_PAIR };
+enum PointOp { P_ADD, P_MADD, P_DBL, P_DBL_AFFINE, P_ADD_PROJ, P_MADD_PROJ, P_MADD_NEG };
 
 // Affine standard-form inputs in, affine standard-form output: the XYZZ formulas are
 // exercised with unit and non-unit Z (the *_PROJ ops double first) and the inversion.
@@ -55,9 +54,6 @@ int point_apply(int op, const uint64_t* a, const uint64_t* b, uint64_t* out, lon
             case P_ADD_PROJ: r = X::from_affine(p).dbl() + X::from_affine(q).dbl(); break;
             case P_MADD_PROJ: r = X::from_affine(p).dbl().add_affine(q); break;
             case P_MADD_NEG: r = X::from_affine(p).add_affine(-q); break;
-            case P_AFFINE_PAIR:
-                r = X::from_affine(A::pair_sum(p, q, A::pair_denominator(p, q).inverse()));
-                break;
             default: return -1;
         }
         r.to_affine().from_mont().store(out + i * words);
@@ -65,17 +61,44 @@ int point_apply(int op, const uint64_t* a, const uint64_t* b, uint64_t* out, lon
     return 0;
 }
 
+// One NTT pass over every block as the GPU runs it (ntt.cu ntt_pass): each phase by every
+// thread of the block before the next, as the block's barriers order them.
+template <int R, bool DIF>
+void ntt_pass_blocks(const uint64_t* src, uint64_t* dst, const uint64_t* twiddles,
+                     uint32_t log_n, uint32_t first_stage, uint32_t stages, uint32_t log_cols,
+                     uint32_t flags, ntt_scale_t pre, ntt_scale_t post) {
+    struct registers {
+        fr_t x[1 << R];
+    };
+    const uint32_t blocks = 1u << (log_n - stages - log_cols);
+    for (uint32_t block = 0; block < blocks; block++) {
+        const ntt_pass_t<R> p = {log_n, first_stage, stages, log_cols, flags, block};
+        std::vector<registers> regs(p.threads());
+        std::vector<uint4> s_lo(1u << p.log_elems()), s_hi(1u << p.log_elems());
+        for (uint32_t t = 0; t < p.threads(); t++) ntt_load_round<R>(regs[t].x, p, t, src, pre);
+        for (uint32_t step = 0;; step++) {
+            const uint32_t i = p.round_at(step);
+            for (uint32_t t = 0; t < p.threads(); t++)
+                ntt_round<R, DIF>(regs[t].x, p, t, i, twiddles);
+            if (step + 1 == p.rounds()) break;
+            for (uint32_t t = 0; t < p.threads(); t++)
+                ntt_to_shared<R>(regs[t].x, p, t, i, s_lo.data(), s_hi.data());
+            for (uint32_t t = 0; t < p.threads(); t++)
+                ntt_from_shared<R>(regs[t].x, p, t, p.round_at(step + 1), s_lo.data(), s_hi.data());
+        }
+        for (uint32_t t = 0; t < p.threads(); t++) ntt_store_round<R>(regs[t].x, p, t, dst, post);
+    }
+}
+
 // The MSM's bucket phase on the CPU with msm_buckets.cuh's per-thread functions, run for
 // every thread index in turn: with `tabled`, the window table first (window_table_rows);
 // counting sort of the signed digits (PAD-keyed slots to n * windows, as on the device),
-// `affine_levels` batch-affine levels of `pairs_per_thread` pairs a thread (the output
-// list sized and padded as gpu/msm.py does), bucket levels until one chunk remains,
-// reduce_segments, then a plain sum of each bucket set's runs. Writes the XYZZ sums
-// (Montgomery form): one per window, or one in all when tabled.
+// bucket levels until one chunk remains, reduce_segments, then a plain sum of each bucket
+// set's runs. Writes the XYZZ sums (Montgomery form): one per window, or one in all when
+// tabled.
 template <class F>
 void msm_window_sums(const uint64_t* bases_std, const uint64_t* scalars, long n, int c,
-                     int windows, int run_bits, int chunk, int tabled, int affine_levels,
-                     int pairs_per_thread, uint64_t* out) {
+                     int windows, int run_bits, int chunk, int tabled, uint64_t* out) {
     const int stride = 4 * F::WORDS, bucket_bits = c - 1, sets = tabled ? 1 : windows;
     const uint32_t keys_total = (uint32_t)sets << bucket_bits;
     const uint32_t table_stride = tabled ? (uint32_t)n : 0;
@@ -110,44 +133,15 @@ void msm_window_sums(const uint64_t* bases_std, const uint64_t* scalars, long n,
         keys[slot] = key_of[j];
     }
 
-    std::vector<uint64_t> points;
-    for (int level = 0; level < affine_levels; level++) {
-        uint32_t pairs = (len + 1) / 2, threads = (pairs + pairs_per_thread - 1) / pairs_per_thread;
-        uint32_t out_len = pairs + (pairs < keys_total ? pairs : keys_total);
-        std::vector<uint32_t> out_slot(pairs + 1, 0), out_keys(out_len, MSM_PAD_KEY);
-        for (uint32_t j = 0; j < pairs; j++)
-            out_slot[j + 1] = out_slot[j] + affine_pair_outputs(keys.data(), len, j);
-        std::vector<uint64_t> prefix((std::size_t)pairs * F::WORDS);
-        std::vector<uint64_t> out_points((std::size_t)out_len * 2 * F::WORDS);
-        for (uint32_t t = 0; t < threads; t++) {
-            if (level == 0) {
-                affine_entries<F> source = {bases.data(), entries.data()};
-                affine_level<F>(t, threads, source, keys.data(), len, out_slot.data(),
-                                prefix.data(), out_points.data(), out_keys.data());
-            } else {
-                affine_list<F> source = {points.data()};
-                affine_level<F>(t, threads, source, keys.data(), len, out_slot.data(),
-                                prefix.data(), out_points.data(), out_keys.data());
-            }
-        }
-        points.swap(out_points);
-        keys.swap(out_keys);
-        len = out_len;
-    }
-
-    std::vector<uint64_t> buckets((std::size_t)keys_total * stride, 0);
-    int first_level = affine_levels > 0 ? 1 : 0;  // 0: bases through entries, 1: affine list
+    std::vector<uint64_t> buckets((std::size_t)keys_total * stride, 0), points;
+    bool first_level = true;
     while (true) {
         uint32_t chunks = (len + chunk - 1) / chunk;
         std::vector<uint64_t> next_points((std::size_t)2 * chunks * stride);
         std::vector<uint32_t> next_keys(2 * chunks);
         for (uint32_t t = 0; t < chunks; t++) {
-            if (first_level == 0) {
+            if (first_level) {
                 affine_entries<F> source = {bases.data(), entries.data()};
-                bucket_level<F>(t, source, keys.data(), len, chunk, buckets.data(),
-                                next_points.data(), next_keys.data());
-            } else if (first_level == 1) {
-                affine_list<F> source = {points.data()};
                 bucket_level<F>(t, source, keys.data(), len, chunk, buckets.data(),
                                 next_points.data(), next_keys.data());
             } else {
@@ -160,7 +154,7 @@ void msm_window_sums(const uint64_t* bases_std, const uint64_t* scalars, long n,
         points.swap(next_points);
         keys.swap(next_keys);
         len = 2 * chunks;
-        first_level = 2;  // XYZZ partial sums from here on
+        first_level = false;
     }
 
     uint32_t runs_per_window = 1u << (bucket_bits - run_bits), runs = sets * runs_per_window;
@@ -203,16 +197,50 @@ void signed_digits(const uint64_t* scalars, long n, int c, int windows, int32_t*
 }
 
 void msm_window_sums_g1(const uint64_t* bases, const uint64_t* scalars, long n, int c,
-                        int windows, int run_bits, int chunk, int tabled, int affine_levels,
-                        int pairs_per_thread, uint64_t* out) {
-    msm_window_sums<fq_t>(bases, scalars, n, c, windows, run_bits, chunk, tabled, affine_levels,
-                        pairs_per_thread, out);
+                        int windows, int run_bits, int chunk, int tabled, uint64_t* out) {
+    msm_window_sums<fq_t>(bases, scalars, n, c, windows, run_bits, chunk, tabled, out);
 }
 void msm_window_sums_g2(const uint64_t* bases, const uint64_t* scalars, long n, int c,
-                        int windows, int run_bits, int chunk, int tabled, int affine_levels,
-                        int pairs_per_thread, uint64_t* out) {
-    msm_window_sums<fq2_t>(bases, scalars, n, c, windows, run_bits, chunk, tabled, affine_levels,
-                        pairs_per_thread, out);
+                        int windows, int run_bits, int chunk, int tabled, uint64_t* out) {
+    msm_window_sums<fq2_t>(bases, scalars, n, c, windows, run_bits, chunk, tabled, out);
+}
+
+// One NTT pass (arguments as the ntt_pass_* kernels, plus the direction and R); -1 for an
+// R the kernels do not have.
+int ntt_pass_host(int dif, int per_thread, const uint64_t* src, uint64_t* dst,
+                  const uint64_t* twiddles, uint32_t log_n, uint32_t first_stage, uint32_t stages,
+                  uint32_t log_cols, uint32_t flags, const uint64_t* pre_lo, const uint64_t* pre_hi,
+                  const uint64_t* post_lo, const uint64_t* post_hi) {
+    ntt_scale_t pre = {pre_lo, pre_hi, (flags & NTT_PRE_CONST) != 0};
+    ntt_scale_t post = {post_lo, post_hi, (flags & NTT_POST_CONST) != 0};
+#define NTT_HOST_CASE(R)                                                                      \
+    if (per_thread == R) {                                                                    \
+        (dif ? ntt_pass_blocks<R, true> : ntt_pass_blocks<R, false>)(                         \
+            src, dst, twiddles, log_n, first_stage, stages, log_cols, flags, pre, post);      \
+        return 0;                                                                             \
+    }
+    NTT_HOST_CASE(1)
+    NTT_HOST_CASE(2)
+#undef NTT_HOST_CASE
+    return -1;
+}
+
+// The shared-memory slot of every (thread, register) of one round of a pass, row-major
+// (threads, 2^R); -1 for an R the kernels do not have.
+int ntt_shared_slots(int per_thread, uint32_t stages, uint32_t log_cols, uint32_t round,
+                     uint32_t* out) {
+#define NTT_SLOTS_CASE(R)                                                                     \
+    if (per_thread == R) {                                                                    \
+        const ntt_pass_t<R> p = {stages + log_cols, log_cols, stages, log_cols, 0, 0};        \
+        for (uint32_t t = 0; t < p.threads(); t++)                                            \
+            for (uint32_t k = 0; k < (1u << R); k++)                                          \
+                out[t * (1u << R) + k] = ntt_swizzle(p.element(t, k, round));                 \
+        return 0;                                                                             \
+    }
+    NTT_SLOTS_CASE(1)
+    NTT_SLOTS_CASE(2)
+#undef NTT_SLOTS_CASE
+    return -1;
 }
 
 int fq2_apply(int op, const uint64_t* a, const uint64_t* b, uint64_t* out, long n) {

@@ -50,36 +50,6 @@ struct affine_t {
         r.y = y.from_mont();
         return r;
     }
-
-    // P + Q in affine form, in two halves around an inversion that many sums share
-    // (Montgomery's trick, msm_buckets.cuh affine_level). pair_denominator is what the sum
-    // divides by: the chord's x_Q - x_P, the tangent's 2y_P, or 1 where it divides by
-    // nothing (an operand at infinity, Q = -P, or a point of order 2, which the prime-order
-    // groups do not hold but which must not zero a shared product); pair_sum finishes P + Q
-    // from that value's inverse.
-    static FIELD_FN F pair_denominator(const affine_t& p, const affine_t& q) {
-        if (p.is_inf() || q.is_inf()) return F::one();
-        F dx = q.x - p.x;
-        if (!dx.is_zero()) return dx;
-        return p.y == q.y && !p.y.is_zero() ? p.y.dbl() : F::one();
-    }
-    static FIELD_FN affine_t pair_sum(const affine_t& p, const affine_t& q, const F& inv) {
-        if (p.is_inf()) return q;
-        if (q.is_inf()) return p;
-        F lambda;
-        if (p.x != q.x) {
-            lambda = (q.y - p.y) * inv;
-        } else if (p.y == q.y && !p.y.is_zero()) {
-            F xx = p.x.sqr();
-            lambda = (xx.dbl() + xx) * inv;
-        } else {
-            return infinity();
-        }
-        affine_t r;
-        r.x = lambda.sqr() - p.x - q.x;
-        r.y = lambda * (p.x - r.x) - p.y;
-        return r;
-    }
 };
 
 template <class F>

@@ -39,9 +39,26 @@ typedef unsigned long long uint64_t;
 
 // Modulus-specific constants as functions of a compile-time limb index: every loop over
 // limbs is fully unrolled, so each call folds to an immediate on both compilers.
+#ifdef __CUDA_ARCH__
+// fr_params::inv() on the device: -r^-1 mod 2^32 read from constant memory, where ptxas
+// cannot see that it is -1 (see there).
+__constant__ uint32_t fr_montgomery_inv = 0xffffffffu;
+#endif
+
 struct fr_params {
     static constexpr int N = 8;
     static constexpr uint32_t INV = 0xffffffffu;  // -r^-1 mod 2^32
+    // The factor of each column's m = t0 * inv(). Seeing INV = -1, ptxas rewrites
+    // m * r_i as -(t0 * r_i) and splits each into a low IMAD and an IMAD.HI: a kernel of one
+    // Fr product had 67 IMAD.WIDE + 64 IMAD.HI + 49 IMAD (336 SASS instructions in all).
+    // With the factor opaque each m * r_i is one IMAD.WIDE like a * b's: 115 + 16 + 8 (288).
+    static FIELD_FN uint32_t inv() {
+#ifdef __CUDA_ARCH__
+        return fr_montgomery_inv;
+#else
+        return INV;
+#endif
+    }
     static FIELD_FN constexpr uint32_t mod(int i) {
         constexpr uint32_t v[N] = {0x00000001u, 0xffffffffu, 0xfffe5bfeu, 0x53bda402u,
                                    0x09a1d805u, 0x3339d808u, 0x299d7d48u, 0x73eda753u};
@@ -67,6 +84,7 @@ struct fr_params {
 struct fq_params {
     static constexpr int N = 12;
     static constexpr uint32_t INV = 0xfffcfffdu;  // -q^-1 mod 2^32
+    static FIELD_FN constexpr uint32_t inv() { return INV; }  // 279 IMAD.WIDE a product as is
     static FIELD_FN constexpr uint32_t mod(int i) {
         constexpr uint32_t v[N] = {0xffffaaabu, 0xb9feffffu, 0xb153ffffu, 0x1eabfffeu,
                                    0xf6b0f624u, 0x6730d2a0u, 0xf38512bfu, 0x64774b84u,
@@ -153,23 +171,10 @@ struct mont_t {
     static FIELD_FN mont_t reduce_once(const mont_t& t) {
         mont_t d;
         uint32_t borrow = sub_limbs(d, t, modulus());
-        return select(0u - borrow, t, d);  // borrow: t < p, keep t
-    }
-
-    // a where mask is all ones, b where it is zero: one LOP3 a limb, no branch.
-    static FIELD_FN mont_t select(uint32_t mask, const mont_t& a, const mont_t& b) {
         mont_t r;
+        uint32_t keep = 0u - borrow;  // all ones: t < p, keep t
 #pragma unroll
-        for (int i = 0; i < N; i++) r.v[i] = (a.v[i] & mask) | (b.v[i] & ~mask);
-        return r;
-    }
-
-    // The limbs shifted right by one bit.
-    static FIELD_FN mont_t shr1(const mont_t& a) {
-        mont_t r;
-#pragma unroll
-        for (int i = 0; i < N - 1; i++) r.v[i] = (a.v[i] >> 1) | (a.v[i + 1] << 31);
-        r.v[N - 1] = a.v[N - 1] >> 1;
+        for (int i = 0; i < N; i++) r.v[i] = (t.v[i] & keep) | (d.v[i] & ~keep);
         return r;
     }
 
@@ -258,7 +263,7 @@ struct mont_t {
                 mac(t0, t1, t2, m[j], P::mod(k - j));
             }
             mac(t0, t1, t2, a.v[k], b.v[0]);
-            m[k] = t0 * P::INV;
+            m[k] = t0 * P::inv();
             mac(t0, t1, t2, m[k], P::mod(0));  // t0 becomes 0; its carry moves up
             t0 = t1;
             t1 = t2;
@@ -321,7 +326,7 @@ struct mont_t {
             for (int j = 0; j < N; j++)
                 if (j < k && k - j < N) mac(t0, t1, t2, m[j], P::mod(k - j));
             if (k < N) {
-                m[k] = t0 * P::INV;
+                m[k] = t0 * P::inv();
                 mac(t0, t1, t2, m[k], P::mod(0));
             } else {
                 r[k - N] = t0;
@@ -381,49 +386,6 @@ struct mont_t {
         return r;
     }
 
-    // The same inverse by the binary extended Euclid algorithm, on the raw value a = bR:
-    // from (u, v) = (a, p), with x1·a = u and x2·a = v (mod p) throughout, each step halves
-    // the even one of u, v, or the larger minus the smaller when both are odd, until
-    // u = v = 1; then x1 = x2 = a^-1 and b^-1·R = x1·R^2 (two products by R^2). The pairs
-    // (u, x1) and (v, x2) are swapped so that u always steps (the roles are symmetric),
-    // and a step is branch-free, so a warp's lanes differ only in how many steps they take
-    // (~540 for Fq, at most 2·bits). It runs on the integer ALU (subtractions, shifts,
-    // LOP3 selects) where Fermat's ~570 products load the multiplier: the inversion to use
-    // beside the multiplier-bound work it amortises (msm_buckets.cuh affine_level).
-    FIELD_FN mont_t inverse_binary() const {
-        if (is_zero()) return zero();
-        mont_t u = *this, v = modulus(), x1 = zero(), x2 = zero();
-        x1.v[0] = 1;
-        while (u != v) {
-            mont_t diff;
-            uint32_t u_below_v = sub_limbs(diff, u, v);
-            uint32_t u_odd = u.v[0] & 1, v_odd = v.v[0] & 1;
-            uint32_t swap = 0u - (u_odd & ((v_odd ^ 1) | u_below_v));  // v is the one to step
-            swap_if(swap, u, v);
-            swap_if(swap, x1, x2);
-            uint32_t both_odd = 0u - (u_odd & v_odd);  // then u >= v
-            sub_limbs(u, u, select(both_odd, v, zero()));
-            u = shr1(u);
-            x1 = x1 - select(both_odd, x2, zero());
-            add_limbs(x1, x1, select(0u - (x1.v[0] & 1), modulus(), zero()));  // < 2p: no carry out
-            x1 = shr1(x1);
-        }
-        mont_t rr;
-#pragma unroll
-        for (int i = 0; i < N; i++) rr.v[i] = P::rr(i);
-        return x1 * rr * rr;
-    }
-
-    // (a, b) = (b, a) where mask is all ones.
-    static FIELD_FN void swap_if(uint32_t mask, mont_t& a, mont_t& b) {
-#pragma unroll
-        for (int i = 0; i < N; i++) {
-            uint32_t t = (a.v[i] ^ b.v[i]) & mask;
-            a.v[i] ^= t;
-            b.v[i] ^= t;
-        }
-    }
-
   private:
     // Exponent limbs by a run-time index without a local-memory array.
     static FIELD_FN uint32_t exponent_limb(int i) {
@@ -479,11 +441,9 @@ struct fq2_t {
     }
     FIELD_FN fq2_t to_mont() const { return make(c0.to_mont(), c1.to_mont()); }
     FIELD_FN fq2_t from_mont() const { return make(c0.from_mont(), c1.from_mont()); }
-    // 1 / (a0 + a1 u) = (a0 - a1 u) / (a0^2 + a1^2): one Fq inversion, either kind.
-    FIELD_FN fq2_t inverse() const { return over_norm(norm().inverse()); }
-    FIELD_FN fq2_t inverse_binary() const { return over_norm(norm().inverse_binary()); }
-    FIELD_FN fq_t norm() const { return c0.sqr() + c1.sqr(); }
-    FIELD_FN fq2_t over_norm(const fq_t& norm_inverse) const {
-        return make(c0 * norm_inverse, -(c1 * norm_inverse));
+    // 1 / (a0 + a1 u) = (a0 - a1 u) / (a0^2 + a1^2).
+    FIELD_FN fq2_t inverse() const {
+        fq_t n = (c0.sqr() + c1.sqr()).inverse();
+        return make(c0 * n, -(c1 * n));
     }
 };

@@ -7,8 +7,6 @@
 //                  tables one set of B buckets, key = bucket: place_digit)
 //   (host: prefix sum of the histogram -> bucket offsets)
 //   msm_scatter    counting sort: entry = point index | sign << 31, and its key, by bucket
-//   affine_level*  optional batch-affine levels: pairs of one bucket summed in affine form,
-//                  one inversion per thread (msm_buckets.cuh), halving the sorted list
 //   bucket_level*  bucket sums in chunks of equal work, a few levels (see below)
 //   reduce_segments  one thread per run of L buckets: the run's share of
 //                  sum (k + 1) * bucket_k (suffix sums, plus the run's offset by double-and-add)
@@ -93,38 +91,6 @@ extern "C" __global__ void msm_bucket_level0_g2(const uint64_t* bases, const uin
     affine_entries<fq2_t> source = {bases, entries};
     bucket_level<fq2_t>(thread_index(), source, keys, len, chunk, buckets, next_points, next_keys);
 }
-// counts[j + 1] = slots pair j fills in the next list (counts[0] = 0): an inclusive prefix
-// sum gives each pair's first output slot.
-extern "C" __global__ void msm_affine_pair_counts(const uint32_t* keys, uint32_t len,
-                                                  uint32_t* counts) {
-    uint32_t j = thread_index();
-    if (j < (len + 1) / 2) counts[j + 1] = affine_pair_outputs(keys, len, j);
-}
-
-#define MSM_AFFINE_LEVEL(NAME, F, SOURCE, ...)                                                   \
-    extern "C" __global__ void NAME(__VA_ARGS__, const uint32_t* keys, uint32_t len,           \
-                                    uint32_t threads, const uint32_t* out_slot,                \
-                                    uint64_t* prefix, uint64_t* out_points, uint32_t* out_keys) { \
-        affine_level<F>(thread_index(), threads, SOURCE, keys, len, out_slot, prefix,          \
-                        out_points, out_keys);                                                 \
-    }
-MSM_AFFINE_LEVEL(msm_affine_level0_g1, fq_t, (affine_entries<fq_t>{bases, entries}),
-                 const uint64_t* bases, const uint32_t* entries)
-MSM_AFFINE_LEVEL(msm_affine_level0_g2, fq2_t, (affine_entries<fq2_t>{bases, entries}),
-                 const uint64_t* bases, const uint32_t* entries)
-MSM_AFFINE_LEVEL(msm_affine_level_g1, fq_t, affine_list<fq_t>{points}, const uint64_t* points)
-MSM_AFFINE_LEVEL(msm_affine_level_g2, fq2_t, affine_list<fq2_t>{points}, const uint64_t* points)
-
-// The first XYZZ level after affine levels: it reads their affine output list.
-#define MSM_BUCKET_LEVEL0_LIST(NAME, F)                                                          \
-    extern "C" __global__ void NAME(const uint64_t* points, const uint32_t* keys, uint32_t len, \
-                                    uint32_t chunk, uint64_t* buckets, uint64_t* next_points,  \
-                                    uint32_t* next_keys) {                                     \
-        bucket_level<F>(thread_index(), affine_list<F>{points}, keys, len, chunk, buckets,     \
-                        next_points, next_keys);                                               \
-    }
-MSM_BUCKET_LEVEL0_LIST(msm_bucket_level0_list_g1, fq_t)
-MSM_BUCKET_LEVEL0_LIST(msm_bucket_level0_list_g2, fq2_t)
 extern "C" __global__ void msm_bucket_level_g1(const uint64_t* points, const uint32_t* keys,
                                                uint32_t len, uint32_t chunk, uint64_t* buckets,
                                                uint64_t* next_points, uint32_t* next_keys) {

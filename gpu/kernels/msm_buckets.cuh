@@ -27,33 +27,14 @@ static FIELD_FN int top_bit(uint32_t k) {
 #define MSM_PAD_KEY 0xffffffffu
 #define MSM_NO_KEY 0xfffffffeu  // neighbour of the list's ends: equals no key
 
-// Affine points of the sorted list: the bases through the sorted entries (level 0), or a
-// batch-affine level's output list (affine_level below).
 template <class F>
 struct affine_entries {
     const uint64_t* bases;
     const uint32_t* entries;
-    FIELD_FN const uint64_t* row(uint32_t slot) const {
-        return bases + (uint64_t)(entries[slot] & 0x7fffffffu) * 2 * F::WORDS;
-    }
-    FIELD_FN F x(uint32_t slot) const { return F::load(row(slot)); }  // the sign is y's
-    FIELD_FN affine_t<F> point(uint32_t slot) const {
-        affine_t<F> p = affine_t<F>::load(row(slot));
-        return (entries[slot] >> 31) ? -p : p;
-    }
     FIELD_FN xyzz_t<F> add(const xyzz_t<F>& acc, uint32_t slot) const {
-        return acc.add_affine(point(slot));
-    }
-};
-
-template <class F>
-struct affine_list {
-    const uint64_t* points;
-    FIELD_FN const uint64_t* row(uint32_t slot) const { return points + (uint64_t)slot * 2 * F::WORDS; }
-    FIELD_FN F x(uint32_t slot) const { return F::load(row(slot)); }
-    FIELD_FN affine_t<F> point(uint32_t slot) const { return affine_t<F>::load(row(slot)); }
-    FIELD_FN xyzz_t<F> add(const xyzz_t<F>& acc, uint32_t slot) const {
-        return acc.add_affine(point(slot));
+        uint32_t e = entries[slot];
+        affine_t<F> p = affine_t<F>::load(bases + (uint64_t)(e & 0x7fffffffu) * 2 * F::WORDS);
+        return acc.add_affine((e >> 31) ? -p : p);
     }
 };
 
@@ -99,81 +80,6 @@ FIELD_FN void bucket_level(uint32_t t, Source source, const uint32_t* keys, uint
             acc = xyzz_t<F>::infinity();
         }
         if (key != MSM_PAD_KEY) acc = source.add(acc, s);
-    }
-}
-
-// Batch-affine levels, optional, before the XYZZ ones: slots 2j and 2j + 1 of the sorted
-// list are pair j. A pair of one key becomes P + Q, affine, in one slot; any other pair
-// keeps its points and drops its MSM_PAD_KEY slot. Pair j writes from out_slot[j] (the
-// prefix sum of affine_pair_outputs), so the output stays sorted, about half as long, with
-// MSM_PAD_KEY slots (filled beforehand) after its last point.
-// Thread t takes pairs t, t + threads, ... and shares one inversion among them
-// (Montgomery's trick): a forward pass reads the points' x and multiplies the pairs'
-// denominators, storing each running product in `prefix` (global scratch indexed by pair:
-// a warp's stores are coalesced and no local memory is reserved), one inversion, then a
-// backward pass peels each pair's inverse off and writes the sums. An affine sum costs 3
-// products, the trick 3 more, against 10 for the XYZZ mixed addition (G2: 17 Fq products
-// against 28), plus the inversion over the thread's pairs: the binary one, on the integer
-// ALU (field.cuh inverse_binary), since Fermat's 613 products would cost a G1 pair at 128
-// a thread more than it saves.
-static FIELD_FN uint32_t pair_key(const uint32_t* keys, uint32_t len, uint32_t slot) {
-    return slot < len ? keys[slot] : MSM_PAD_KEY;
-}
-
-// Whether pair j is summed: both slots of one key, not padding.
-static FIELD_FN bool pair_merges(const uint32_t* keys, uint32_t len, uint32_t j) {
-    uint32_t k0 = keys[2 * j];
-    return k0 != MSM_PAD_KEY && k0 == pair_key(keys, len, 2 * j + 1);
-}
-
-// Slots pair j fills in the next list: 1 for a sum, else one per slot that is not padding.
-static FIELD_FN uint32_t affine_pair_outputs(const uint32_t* keys, uint32_t len, uint32_t j) {
-    if (pair_merges(keys, len, j)) return 1;
-    return (keys[2 * j] != MSM_PAD_KEY) + (pair_key(keys, len, 2 * j + 1) != MSM_PAD_KEY);
-}
-
-// pair_denominator of slots s and s + 1, reading only their x where the chord applies (the
-// common case: both x non-zero, as the infinity marker's is not, and different).
-template <class F, class Source>
-FIELD_FN F slot_pair_denominator(const Source& source, uint32_t s) {
-    F x0 = source.x(s), x1 = source.x(s + 1);
-    if (!x0.is_zero() && !x1.is_zero() && x0 != x1) return x1 - x0;
-    return affine_t<F>::pair_denominator(source.point(s), source.point(s + 1));
-}
-
-template <class F, class Source>
-FIELD_FN void affine_level(uint32_t t, uint32_t threads, Source source, const uint32_t* keys,
-                           uint32_t len, const uint32_t* out_slot, uint64_t* prefix,
-                           uint64_t* out_points, uint32_t* out_keys) {
-    typedef affine_t<F> A;
-    const uint32_t pairs = (len + 1) / 2;
-    if (t >= pairs) return;
-    F acc = F::one();
-    for (uint32_t j = t; j < pairs; j += threads) {
-        if (!pair_merges(keys, len, j)) continue;
-        acc.store(prefix + (uint64_t)j * F::WORDS);
-        acc = acc * slot_pair_denominator<F>(source, 2 * j);
-    }
-    F inv = acc.inverse_binary();
-    for (uint32_t j = t + (pairs - 1 - t) / threads * threads;; j -= threads) {
-        uint32_t k0 = keys[2 * j], k1 = pair_key(keys, len, 2 * j + 1), slot = out_slot[j];
-        if (pair_merges(keys, len, j)) {
-            A p = source.point(2 * j), q = source.point(2 * j + 1);
-            F share = inv * F::load(prefix + (uint64_t)j * F::WORDS);
-            inv = inv * A::pair_denominator(p, q);
-            A::pair_sum(p, q, share).store(out_points + (uint64_t)slot * 2 * F::WORDS);
-            out_keys[slot] = k0;
-        } else {
-            if (k0 != MSM_PAD_KEY) {
-                source.point(2 * j).store(out_points + (uint64_t)slot * 2 * F::WORDS);
-                out_keys[slot++] = k0;
-            }
-            if (k1 != MSM_PAD_KEY) {
-                source.point(2 * j + 1).store(out_points + (uint64_t)slot * 2 * F::WORDS);
-                out_keys[slot] = k1;
-            }
-        }
-        if (j < threads) break;
     }
 }
 
