@@ -13,8 +13,10 @@
 #pragma once
 
 #if defined(__CUDACC_RTC__)
+typedef unsigned char uint8_t;
 typedef int int32_t;
 typedef unsigned int uint32_t;
+typedef long long int64_t;
 typedef unsigned long long uint64_t;
 #else
 #include <stdint.h>
