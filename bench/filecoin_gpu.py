@@ -1,0 +1,164 @@
+"""Filecoin partitions on one GPU: a real development-key proof, and 32 GiB timing.
+
+Two stages, each optional:
+
+* ``--prove SIZE`` (e.g. 512MiB): a development key for the partition circuit made with the
+  GPU's fixed-base kernel, written in bellperson's formats and read back; a sparse
+  (or, for 2 KiB / 8 MiB, whole) test sector's partition proved on the GPU and verified.
+* ``--time SIZE`` (e.g. 32GiB): the partition's R1CS resident (coded), a *timing key* —
+  bases of the right counts, drawn from 2^20 random points and repeated, so proofs under it
+  do not verify and say so — and the witness computed on the device from the C1's
+  challenged data (``gpu.witness``), then A·w, B·w, C·w, the quotient and the five MSMs;
+  ``--repeat`` partitions, each timed from the data's upload to the MSMs' results.
+
+Prints a table and writes ``bench/results/filecoin-gpu-<date>.json`` (and the 32 GiB goal
+records of issue 24: device, commit, command, mode, budget_bytes, partition_gpu_s, …).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from provenance import commit  # noqa: E402
+
+import gpu  # noqa: E402
+from snark import groth16  # noqa: E402
+from snark.curve import PointArray  # noqa: E402
+from snark.filecoin import registered_proof, seal, seal_sparse  # noqa: E402
+from snark.filecoin.circuit import StackedShape, circuit_r1cs, witness_plan  # noqa: E402
+from snark.filecoin.circuit.inputs import partition_data  # noqa: E402
+from snark.fields import random_fr  # noqa: E402
+from snark.keys import H_FORM_COSET, ProvingKey, VerifyingKey  # noqa: E402
+
+DISTINCT = 1 << 20
+
+
+def timed(fn):
+    start = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - start
+
+
+def sector(size: str, rng: np.random.Generator):
+    proof = registered_proof(f"StackedDrg{size}V1_1")
+    return (seal if size in ("2KiB", "8MiB") else seal_sparse)(proof, rng)
+
+
+def prove_stage(size: str, rng: np.random.Generator, backend) -> dict:
+    from gpu.fixed_base import GpuFixedBase
+    from snark.filecoin.params import load_proving_key, load_verifying_key, make_development_key
+    from snark.filecoin.prove import prove_c1, verify_c1
+
+    c1 = sector(size, rng)
+    with tempfile.TemporaryDirectory() as directory:
+        (params, vk_path), setup_s = timed(lambda: make_development_key(
+            c1.proof, directory, fixed_base=GpuFixedBase()))
+        key, load_s = timed(lambda: load_proving_key(c1.proof, params))
+        proof, prove_s = timed(lambda: prove_c1(c1, key, backend))
+        ok, verify_s = timed(lambda: verify_c1(c1, load_verifying_key(vk_path), proof))
+    return {"stage": "prove", "registered_proof": c1.proof.name, "key": "development",
+            "setup_s": round(setup_s, 1), "key_load_s": round(load_s, 1),
+            "prove_s": round(prove_s, 2), "verify_s": round(verify_s, 2), "verified": ok}
+
+
+def timing_key(r1cs, rng: np.random.Generator) -> ProvingKey:
+    """A key of the circuit's counts whose bases repeat 2^20 random points: for timing
+    only (its proofs do not verify)."""
+    from gpu.fixed_base import GpuFixedBase
+
+    fixed = GpuFixedBase()
+    g1 = fixed.mul_g1(random_fr(DISTINCT, rng))
+    g2 = fixed.mul_g2(random_fr(DISTINCT // 8, rng))
+
+    def tiled(points: PointArray, count: int) -> PointArray:
+        reps = -(-count // len(points))
+        return PointArray(points.group, np.tile(points.xy, (reps,) + (1,) * (points.xy.ndim - 1))
+                          [:count], np.zeros(count, dtype=bool))
+
+    a_density, b_density = r1cs.density()
+    one = g1.to_points()[0]
+    vk = VerifyingKey("timing-key", one, g2.to_points()[0], g2.to_points()[1],
+                      g2.to_points()[2], g1[:r1cs.num_inputs].to_points())
+    return ProvingKey(r1cs, vk, one, one, a_g1=tiled(g1, int(a_density.sum())),
+                      b_g1=tiled(g1, int(b_density.sum())), b_g2=tiled(g2, int(b_density.sum())),
+                      l_g1=tiled(g1, r1cs.num_aux), h_g1=tiled(g1, r1cs.domain_size - 1),
+                      h_form=H_FORM_COSET, a_density=a_density, b_density=b_density)
+
+
+def time_stage(size: str, repeat: int, rng: np.random.Generator, backend) -> dict:
+    import cupy
+
+    from gpu.witness import DeviceWitness
+
+    proof = registered_proof(f"StackedDrg{size}V1_1")
+    shape = StackedShape.of(proof)
+    r1cs, r1cs_s = timed(lambda: circuit_r1cs(shape))
+    plan, plan_s = timed(lambda: witness_plan(shape))
+    key, key_s = timed(lambda: timing_key(r1cs, rng))
+    _, prepare_s = timed(lambda: backend.prepare(key))
+    device_witness, tapes_s = timed(lambda: DeviceWitness(plan, backend.device_id,
+                                                          backend.stream))
+    c1 = sector(size, rng)
+    runs = []
+    for p in range(min(repeat, proof.partitions)):
+        values = partition_data(c1, p).flatten()
+        _, host_s = timed(lambda values=values: device_witness.data_limbs(values))
+        start = time.perf_counter()
+        assignment = device_witness.run(values)
+        backend.stream.synchronize()
+        witness_s = time.perf_counter() - start
+        groth16.compute(key, assignment, backend)
+        total_s = time.perf_counter() - start
+        runs.append({"partition": p, "host_data_s": round(host_s, 4),
+                     "witness_gpu_s": round(witness_s, 4), "partition_gpu_s": round(total_s, 3)})
+        print(f"partition {p}: witness {witness_s * 1e3:.1f} ms, whole {total_s:.3f} s",
+              flush=True)
+    pool_bytes = cupy.get_default_memory_pool().total_bytes()  # this process's, after the runs
+    return {"stage": "time", "registered_proof": proof.name, "key": "timing key (random bases)",
+            "mode": "resident", "budget_bytes": None, "workers": 1, "host_key_copies": 1,
+            "gpu_key_copies": 1, "sector_wall_s": None,
+            "constraints": r1cs.num_constraints, "r1cs_s": round(r1cs_s, 1),
+            "plan_s": round(plan_s, 1), "key_s": round(key_s, 1),
+            "prepare_s": round(prepare_s, 1), "tapes_s": round(tapes_s, 1),
+            "pool_gib": round(pool_bytes / 2**30, 1), "runs": runs,
+            "partition_gpu_s": min(r["partition_gpu_s"] for r in runs)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--prove", default="", help="sizes to prove under a development key")
+    parser.add_argument("--time", default="", help="sizes to time with a timing key")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--out", default=str(Path(__file__).parent / "results"))
+    args = parser.parse_args()
+    rng = np.random.default_rng(args.seed)
+    backend = gpu.get_backend()
+    rows = [prove_stage(size, rng, backend) for size in filter(None, args.prove.split(","))]
+    rows += [time_stage(size, args.repeat, rng, backend)
+             for size in filter(None, args.time.split(","))]
+    for row in rows:
+        print(json.dumps({k: v for k, v in row.items() if k != "runs"}))
+    stamp = time.strftime("%Y-%m-%d-%H%M", time.gmtime())
+    import cupy
+
+    device = cupy.cuda.runtime.getDeviceProperties(backend.device_id)["name"].decode()
+    record = {"date": stamp, "device": device, "commit": commit(), "command": " ".join(sys.argv),
+              "runs": rows}
+    out = Path(args.out) / f"filecoin-gpu-{stamp}.json"
+    out.write_text(json.dumps(record, indent=1))
+    print(f"→ {out}")
+
+
+if __name__ == "__main__":
+    main()
