@@ -41,7 +41,8 @@ def lift_domains(raw: bytes) -> tuple[bytes, np.ndarray | None]:
     if not len(starts):
         return raw, None
     skeleton, markers = _skeleton(text, starts, ends)
-    if b"\\" in skeleton.tobytes() or skeleton.tobytes().count(b'""') != len(starts):
+    skeleton_text = skeleton.tobytes()
+    if b"\\" in skeleton_text or skeleton_text.count(b'""') != len(starts):
         return raw, None
     table = _numbers(raw, skeleton, markers, len(starts))
     if table is None or not _well_formed(table, ends - starts - 1):
@@ -49,7 +50,7 @@ def lift_domains(raw: bytes) -> tuple[bytes, np.ndarray | None]:
     commas = np.count_nonzero(text == _COMMA) - np.count_nonzero(skeleton == _COMMA)
     if commas != (DOMAIN_BYTES - 1) * len(starts):
         return raw, None
-    return skeleton.tobytes(), table.astype(np.uint8)
+    return skeleton_text, table.astype(np.uint8)
 
 
 def _flat_arrays(text: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
