@@ -11,14 +11,13 @@ import pytest
 from click.testing import CliRunner
 
 from client.cli import main
-from snark.filecoin import registry
 from snark.filecoin.c1_canonical import read_canonical
 from snark.filecoin.c1_lift import lift_domains
 from snark.filecoin.c1_schema import parse_c1
 from snark.filecoin.c1_write import curio_json, phase1_json
 from snark.filecoin.errors import FilecoinError
 from snark.filecoin.registry import registered_proof
-from tests.filecoin_c1s import random_c1
+from tests.filecoin_c1s import random_c1, small_big_proofs  # noqa: F401 (a fixture)
 
 TAG = "vanilla_proofs.StackedDrg2KiBV1"
 
@@ -38,18 +37,10 @@ def assert_same(a, b, path="c1"):
         assert a == b, path
 
 
-@pytest.fixture()
-def small_big_proofs(monkeypatch):
-    """32 GiB and 64 GiB proofs with one partition of two challenges: their trees' shapes
-    (Sub, Top) at a parsing cost of a few challenges."""
-    for name in ("StackedDrg32GiBV1_1", "StackedDrg64GiBV1"):
-        monkeypatch.setitem(registry.REGISTERED_PROOFS, name, dataclasses.replace(
-            registry.REGISTERED_PROOFS[name], partitions=1, minimum_challenges=2))
-
-
+@pytest.mark.usefixtures("small_big_proofs")
 @pytest.mark.parametrize("name", ["StackedDrg2KiBV1_1", "StackedDrg8MiBV1", "StackedDrg32GiBV1_1",
                                   "StackedDrg64GiBV1"])
-def test_both_encodings_and_every_shape_round_trip(name, np_rng, small_big_proofs):
+def test_both_encodings_and_every_shape_round_trip(name, np_rng):
     c1 = random_c1(registered_proof(name), np_rng)
     raw = phase1_json(c1)
     assert read_canonical(*lift_domains(raw)) is not None  # serde's layout, read by template
@@ -65,7 +56,8 @@ def test_both_encodings_and_every_shape_round_trip(name, np_rng, small_big_proof
     assert (with_ids.prover_id, with_ids.sector_id) == (ids.prover_id, 12345)
 
 
-def test_partitions_lead_with_the_challenge_axis(np_rng, small_big_proofs):
+@pytest.mark.usefixtures("small_big_proofs")
+def test_partitions_lead_with_the_challenge_axis(np_rng):
     c1 = random_c1(registered_proof("StackedDrg32GiBV1_1"), np_rng)
     part = parse_c1(phase1_json(c1)).partition(0)
     assert part.nodes.shape == (2,)
