@@ -3,11 +3,24 @@ satisfy the schema, not the checks)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
+import pytest
 
 from snark.filecoin.c1 import (COLUMNS, ColumnProofs, EncodingProofs, FilecoinC1,
                                LabelingProofs, MerklePath, PathLevel, VanillaProofs)
+from snark.filecoin import registry
 from snark.filecoin.registry import LABEL_PARENTS, RegisteredProof
+
+
+@pytest.fixture()
+def small_big_proofs(monkeypatch):
+    """32 GiB and 64 GiB proofs with one partition of two challenges: their trees' shapes
+    (Sub, Top) at the cost of a few challenges."""
+    for name in ("StackedDrg32GiBV1_1", "StackedDrg64GiBV1"):
+        monkeypatch.setitem(registry.REGISTERED_PROOFS, name, dataclasses.replace(
+            registry.REGISTERED_PROOFS[name], partitions=1, minimum_challenges=2))
 
 
 def random_domains(rng: np.random.Generator, *shape: int) -> np.ndarray:

@@ -11,13 +11,13 @@ import pytest
 from click.testing import CliRunner
 
 from client.cli import main
-from snark.filecoin import registry
+from snark.filecoin.c1_canonical import read_canonical
 from snark.filecoin.c1_lift import lift_domains
 from snark.filecoin.c1_schema import parse_c1
 from snark.filecoin.c1_write import curio_json, phase1_json
 from snark.filecoin.errors import FilecoinError
 from snark.filecoin.registry import registered_proof
-from tests.filecoin_c1s import random_c1
+from tests.filecoin_c1s import random_c1, small_big_proofs  # noqa: F401 (a fixture)
 
 TAG = "vanilla_proofs.StackedDrg2KiBV1"
 
@@ -37,21 +37,13 @@ def assert_same(a, b, path="c1"):
         assert a == b, path
 
 
-@pytest.fixture()
-def small_big_proofs(monkeypatch):
-    """32 GiB and 64 GiB proofs with one partition of two challenges: their trees' shapes
-    (Sub, Top) at a parsing cost of a few challenges."""
-    for name in ("StackedDrg32GiBV1_1", "StackedDrg64GiBV1"):
-        monkeypatch.setitem(registry.REGISTERED_PROOFS, name, dataclasses.replace(
-            registry.REGISTERED_PROOFS[name], partitions=1, minimum_challenges=2))
-
-
+@pytest.mark.usefixtures("small_big_proofs")
 @pytest.mark.parametrize("name", ["StackedDrg2KiBV1_1", "StackedDrg8MiBV1", "StackedDrg32GiBV1_1",
                                   "StackedDrg64GiBV1"])
-def test_both_encodings_and_every_shape_round_trip(name, np_rng, small_big_proofs):
+def test_both_encodings_and_every_shape_round_trip(name, np_rng):
     c1 = random_c1(registered_proof(name), np_rng)
     raw = phase1_json(c1)
-    assert lift_domains(raw)[1] is not None  # the bulk reading applies to serde's output
+    assert read_canonical(*lift_domains(raw)) is not None  # serde's layout, read by template
     got = parse_c1(raw)
     assert_same(c1, got)
     assert got.vanilla.comm_r_last.shape == c1.proof.shape.name
@@ -59,9 +51,13 @@ def test_both_encodings_and_every_shape_round_trip(name, np_rng, small_big_proof
     assert (wrapped.encoding, wrapped.sector_num, wrapped.prover_id) == ("curio", 42, None)
     assert_same(c1.vanilla, wrapped.vanilla)
     assert phase1_json(got) == raw  # the writer is serde's layout, byte for byte
+    ids = dataclasses.replace(c1, prover_id=bytes(31) + b"\x07", sector_id=12345)
+    with_ids = parse_c1(phase1_json(ids, with_ids=True))
+    assert (with_ids.prover_id, with_ids.sector_id) == (ids.prover_id, 12345)
 
 
-def test_partitions_lead_with_the_challenge_axis(np_rng, small_big_proofs):
+@pytest.mark.usefixtures("small_big_proofs")
+def test_partitions_lead_with_the_challenge_axis(np_rng):
     c1 = random_c1(registered_proof("StackedDrg32GiBV1_1"), np_rng)
     part = parse_c1(phase1_json(c1)).partition(0)
     assert part.nodes.shape == (2,)
@@ -88,6 +84,7 @@ def test_fields_in_any_order_and_any_spacing_read_the_same(np_rng):
         return [reverse(item) for item in node] if isinstance(node, list) else node
 
     reordered = json.dumps(reverse(doc), separators=(",", ":")).encode()
+    assert read_canonical(*lift_domains(reordered)) is None  # not serde's layout: the walk
     assert lift_domains(reordered)[1] is not None
     assert_same(c1, parse_c1(reordered))
     pretty = json.dumps(doc, indent=2).encode()
@@ -108,6 +105,11 @@ def test_the_bulk_reading_steps_aside_for_unusual_text(np_rng):
     escaped = raw.replace(b'"ticket"', b'"\\u0074icket"')  # JSON escapes: the same key
     assert lift_domains(escaped)[1] is None
     assert_same(c1, parse_c1(escaped))
+    array = "[" + ",".join(["7"] * 32) + "]"  # an array's text inside a string is no array
+    doc = json.loads(raw)
+    doc[f"x{array}"] = 1
+    with pytest.raises(FilecoinError, match=r"^x\[7,7,.*7\]: unknown field$"):
+        parse_c1(json.dumps(doc, separators=(",", ":")))
 
 
 def _first(doc):

@@ -15,6 +15,7 @@ from snark.filecoin.errors import FilecoinError
 from snark.filecoin.graph import parent_cache_name
 from snark.filecoin.registry import registered_proof
 from snark.filecoin.seal import seal, seal_sparse
+from tests.filecoin_c1s import small_big_proofs  # noqa: F401 (a fixture)
 from tests.filecoin_vectors import PARENT_CACHES
 
 WHERE = "vanilla_proofs.StackedDrg2KiBV1"
@@ -100,6 +101,14 @@ def test_sparse_c1s_pass(name, np_rng):
     c1 = seal_sparse(registered_proof(name), np_rng)
     check_c1(c1)
     check_c1(parse_c1(curio_json(c1, 3)))
+
+
+@pytest.mark.usefixtures("small_big_proofs")
+def test_a_sparse_64gib_shaped_c1_passes(np_rng):
+    """The Top tree (8-8-2) and API 1.0 at 2^31 nodes, with one partition of two challenges."""
+    c1 = parse_c1(curio_json(seal_sparse(registered_proof("StackedDrg64GiBV1"), np_rng), 1))
+    assert c1.vanilla.comm_r_last.shape == "Top" and len(c1.vanilla.comm_r_last.levels) == 11
+    check_c1(c1)
 
 
 @pytest.mark.slow

@@ -7,20 +7,10 @@ import hashlib
 import json
 
 import pytest
-from click.testing import CliRunner
 
-from client.cli import main
 from snark.filecoin import parse_c1
 from tests.filecoin_vectors import KNOWN_ANSWERS, PARENT_CACHES
-
-
-def run(*args: str, code: int = 0) -> str:
-    result = CliRunner().invoke(main, list(args))
-    assert result.exit_code == code, (result.exit_code, result.output)
-    if code == 2:
-        assert "Traceback" not in result.output
-        assert len(result.output.strip().splitlines()) == 1, result.output
-    return result.output
+from tests.test_cli_local import run
 
 
 @pytest.mark.parametrize("case", KNOWN_ANSWERS["sdr_parent_cache"]["cases"],

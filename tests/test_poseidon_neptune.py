@@ -94,3 +94,23 @@ def test_poseidon_many_rejects_bad_input(np_rng):
     with pytest.raises(ValueError, match=r"values\[0\] is not a reduced"):
         poseidon_hash([FR_MODULUS, 1])
     assert poseidon_many(np.zeros((0, 2, 4), np.uint64), 2).shape == (0, 4)
+
+
+@pytest.mark.parametrize("arity", (2, 8))
+def test_sparse_factors_are_neptunes_own(arity):
+    """neptune mds.rs factor_to_sparse_matrices, step by step: M'' of the current matrix is a
+    partial round's sparse matrix and M · M' the next current matrix, in reverse; the last
+    current matrix is pre_sparse_matrix. The circuit's coefficients are these very values."""
+    from snark.poseidon.neptune import mds_matrices
+    constants = neptune_constants(arity)
+    m = constants.mds_matrices.m
+    current, factors = m, []
+    for _ in range(constants.partial_rounds):
+        derived = mds_matrices(current)
+        factors.append(derived.m_double_prime)
+        current = matmul(m, derived.m_prime, FR_MODULUS)
+    factors.reverse()
+    assert constants.pre_sparse_matrix == current
+    for sparse, factor in zip(constants.sparse_matrices, factors):
+        assert sparse.w_hat == tuple(row[0] for row in factor)
+        assert sparse.v_rest == factor[0][1:]

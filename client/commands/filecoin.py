@@ -192,7 +192,8 @@ def check(c1_path: str, miner_id: int | None, as_json: bool) -> None:
               help="build only what the challenges touch (any size: 512MiB, 32GiB, 64GiB)")
 @click.option("--data", "data_path", type=click.Path(dir_okay=False),
               help="sector data, exactly the sector size, fr32 (default: random)")
-@click.option("--sector-num", type=click.IntRange(min=0), default=1, show_default=True)
+@click.option("--sector-num", type=click.IntRange(min=0), default=1, show_default=True,
+              help="the wrapper's SectorNum (the sector id replica_id is derived from)")
 @click.option("--miner-id", type=click.IntRange(min=0), default=1000, show_default=True,
               help="the prover id the replica_id is derived from (not with --sparse)")
 @JSON_OPTION

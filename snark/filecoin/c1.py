@@ -20,21 +20,25 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from snark.filecoin.registry import DRG_PARENTS, RegisteredProof
+from snark.filecoin.domain import DOMAIN_BYTES
+from snark.filecoin.registry import DRG_PARENTS, LABEL_PARENTS, RegisteredProof
 
 #: Column openings per challenge, stacked: c_x, then DRG parents, then expander parents.
 C_X, DRG, EXP = slice(0, 1), slice(1, 1 + DRG_PARENTS), slice(1 + DRG_PARENTS, None)
 COLUMNS = 15
+#: The commitments of a C1, in the raw form's field order.
+COMMITMENTS = ("comm_r", "comm_d", "replica_id", "seed", "ticket")
 
 
-def _sliced(value, key):
-    """Apply ``key`` to the leading axes of every array in a (nested) dataclass."""
+def map_arrays(value, fn):
+    """``value`` (a nested dataclass of arrays) with every array replaced by ``fn(array)``,
+    visited in field order."""
     if isinstance(value, np.ndarray):
-        return value[key]
+        return fn(value)
     if isinstance(value, tuple):
-        return tuple(_sliced(v, key) for v in value)
+        return tuple(map_arrays(v, fn) for v in value)
     if dataclasses.is_dataclass(value):
-        return dataclasses.replace(value, **{f.name: _sliced(getattr(value, f.name), key)
+        return dataclasses.replace(value, **{f.name: map_arrays(getattr(value, f.name), fn)
                                              for f in dataclasses.fields(value)})
     return value
 
@@ -120,7 +124,32 @@ class VanillaProofs:
         return self.columns.path.root[..., 0, :]
 
     def __getitem__(self, key) -> "VanillaProofs":
-        return _sliced(self, key)
+        return map_arrays(self, lambda array: array[key])
+
+    @classmethod
+    def empty(cls, proof: RegisteredProof, lead: tuple[int, ...]) -> "VanillaProofs":
+        """Zero-filled proofs of ``proof``'s shapes for challenges ``lead`` (e.g. (P, K))."""
+        arities = proof.shape.level_arities(proof.nodes)
+        layers, cols = proof.layers, (*lead, COLUMNS)
+
+        def fields(*shape: int) -> np.ndarray:
+            return np.zeros((*shape, DOMAIN_BYTES), dtype=np.uint8)
+
+        def ints(*shape: int) -> np.ndarray:
+            return np.zeros(shape, dtype=np.int64)
+
+        def path(shape: str, arities: tuple[int, ...], lead: tuple[int, ...]) -> MerklePath:
+            return MerklePath(shape, fields(*lead), fields(*lead), tuple(
+                PathLevel(a, fields(*lead, a - 1), ints(*lead)) for a in arities))
+
+        return cls(
+            comm_d=path("Single", (2,) * (proof.nodes.bit_length() - 1), lead),
+            comm_r_last=path(proof.shape.name, arities, lead),
+            columns=ColumnProofs(ints(*cols), fields(*cols, layers),
+                                 path(proof.shape.name, arities, cols)),
+            labeling=LabelingProofs(fields(*lead, layers, LABEL_PARENTS), ints(*lead, layers),
+                                    ints(*lead, layers)),
+            encoding=EncodingProofs(fields(*lead, LABEL_PARENTS), ints(*lead), ints(*lead)))
 
 
 @dataclass(frozen=True)

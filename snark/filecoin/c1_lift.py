@@ -6,11 +6,13 @@ no other bracket inside (a *flat* array) is cut out of the text at once, its num
 numpy's C number scanner, and replaced by ``""`` in a much smaller skeleton that ``json``
 then parses; ``c1_schema`` counts the ``""`` in document order.
 
-It is all or nothing: the bulk reading is used only if every flat array outside strings is
-exactly 32 comma-separated decimal bytes without leading zeros, and the text has no escape
-(``\\``) and no ``""`` of its own. Otherwise (whitespace inside arrays, a malformed array, an
-unusual text) the caller reads the text in full, so results and errors never depend on this
-shortcut. The checks that make it exact, per flat array of content length n:
+It is all or nothing: the bulk reading is used only if every flat array is exactly 32
+comma-separated decimal bytes without leading zeros, and the skeleton has no escape (``\\``)
+and no ``""`` of its own. Otherwise (whitespace inside arrays, a malformed array, an unusual
+text) the caller reads the text in full, so results and errors never depend on this
+shortcut. A "flat array" inside a string would leave two string tokens side by side in the
+skeleton, which no JSON reader accepts, so strings need no scan here. The checks that make
+it exact, per flat array of content length n:
 
 * its numbers are the digit runs of the text in order, the skeleton's own digit runs removed;
 * exactly 32 of them, each of 1–3 digits, ≤ 255, with n = 31 + their digit count (so there are
@@ -28,37 +30,35 @@ from snark.filecoin.domain import DOMAIN_BYTES
 
 _OPEN, _CLOSE, _QUOTE, _COMMA = (ord(c) for c in '[]",')
 #: Every byte except the digits becomes a space: the text is then numbers and whitespace.
-_DIGITS_ONLY = bytes(c if 48 <= c <= 57 else 32 for c in range(256))
+DIGITS_ONLY = bytes(c if 48 <= c <= 57 else 32 for c in range(256))
 
 
 def lift_domains(raw: bytes) -> tuple[bytes, np.ndarray | None]:
     """``(skeleton, table)``: the text with each flat array replaced by ``""`` and the arrays
     as ``uint8 (n, 32)`` in document order; ``(raw, None)`` where that does not apply."""
-    if b"\\" in raw or b'""' in raw:
-        return raw, None
     text = np.frombuffer(raw, dtype=np.uint8)
     starts, ends = _flat_arrays(text)
     if not len(starts):
         return raw, None
     skeleton, markers = _skeleton(text, starts, ends)
+    skeleton_text = skeleton.tobytes()
+    if b"\\" in skeleton_text or skeleton_text.count(b'""') != len(starts):
+        return raw, None
     table = _numbers(raw, skeleton, markers, len(starts))
     if table is None or not _well_formed(table, ends - starts - 1):
         return raw, None
     commas = np.count_nonzero(text == _COMMA) - np.count_nonzero(skeleton == _COMMA)
     if commas != (DOMAIN_BYTES - 1) * len(starts):
         return raw, None
-    return skeleton.tobytes(), table.astype(np.uint8)
+    return skeleton_text, table.astype(np.uint8)
 
 
 def _flat_arrays(text: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Positions of ``[`` and ``]`` of every flat array that is not inside a string."""
+    """Positions of ``[`` and ``]`` of every flat array."""
     brackets = np.flatnonzero((text == _OPEN) | (text == _CLOSE))
     closing = text[brackets] == _CLOSE
     first = np.flatnonzero(~closing[:-1] & closing[1:])
-    starts, ends = brackets[first], brackets[first + 1]
-    quotes = np.flatnonzero(text == _QUOTE)
-    outside = (np.searchsorted(quotes, starts) & 1) == 0
-    return starts[outside], ends[outside]
+    return brackets[first], brackets[first + 1]
 
 
 def _skeleton(text: np.ndarray, starts: np.ndarray,
@@ -84,7 +84,7 @@ def _numbers(raw: bytes, skeleton: np.ndarray, markers: np.ndarray,
     with warnings.catch_warnings():  # fromstring's text mode is deprecated, still the fastest
         warnings.simplefilter("ignore", DeprecationWarning)
         try:
-            numbers = np.fromstring(raw.translate(_DIGITS_ONLY), dtype=np.uint16, sep=" ")
+            numbers = np.fromstring(raw.translate(DIGITS_ONLY), dtype=np.uint16, sep=" ")
         except ValueError:  # a number beyond what the scanner takes
             return None
     digits = (skeleton - 48) < 10
@@ -101,5 +101,6 @@ def _well_formed(table: np.ndarray, content_lengths: np.ndarray) -> bool:
     """Every value a byte, and every array's text exactly its digits and 31 separators."""
     if table.max(initial=0) > 255:
         return False
-    digit_count = 1 + (table >= 10).astype(np.int64) + (table >= 100)
-    return bool((content_lengths == DOMAIN_BYTES - 1 + digit_count.sum(axis=1)).all())
+    extra_digits = np.add((table > 9).view(np.uint8), (table > 99).view(np.uint8))
+    digits = DOMAIN_BYTES + extra_digits.sum(axis=1, dtype=np.int64)
+    return bool((content_lengths == DOMAIN_BYTES - 1 + digits).all())

@@ -9,10 +9,12 @@ vanilla/{params,column,column_proof,labeling_proof,encoding_proof}.rs``). Fields
 in any order, as serde reads them; unknown and missing fields are errors. The first problem
 in document order is reported as one line: its path, a colon, the problem.
 
-Two readers share the walk. A C1 is mostly 32-byte arrays; ``c1_lift`` takes them out of the
-text in bulk and leaves ``""`` in their place, and the walk counts them (``_Lifted``). If that
-walk meets anything unexpected, the text is read again in full and walked with ``_Literal``,
-which checks every array where it stands, so the error message is always the full reading's.
+A C1 is mostly 32-byte arrays; ``c1_lift`` takes them out of the text in bulk and leaves
+``""`` in their place. A skeleton laid out as serde writes it is read by ``c1_canonical``
+without a walk; another skeleton is parsed and walked here, counting the ``""``
+(``_Lifted``). If either meets anything unexpected, the text is read again in full and walked
+with ``_Literal``, which checks every array where it stands, so an error message is always
+the full reading's.
 
 Optional fields proofq adds: ``MinerId`` in the wrapper (with ``SectorNum``, the sector id),
 ``prover_id`` and ``sector_id`` in the raw form; with them replica_id can be checked.
@@ -20,7 +22,6 @@ Optional fields proofq adds: ``MinerId`` in the wrapper (with ``SectorNum``, the
 
 from __future__ import annotations
 
-import base64
 import binascii
 import json
 from typing import Any
@@ -28,8 +29,9 @@ from typing import Any
 import numpy as np
 
 from snark.fields import FR_MODULUS
-from snark.filecoin.c1 import (COLUMNS, ColumnProofs, EncodingProofs, FilecoinC1,
+from snark.filecoin.c1 import (COLUMNS, COMMITMENTS, ColumnProofs, EncodingProofs, FilecoinC1,
                                LabelingProofs, MerklePath, PathLevel, VanillaProofs)
+from snark.filecoin.c1_canonical import read_canonical
 from snark.filecoin.c1_lift import lift_domains
 from snark.filecoin.challenges import prover_id_for_miner
 from snark.filecoin.domain import DOMAIN_BYTES, canonical
@@ -39,7 +41,6 @@ from snark.filecoin.registry import (DRG_PARENTS, EXP_PARENTS, LABEL_PARENTS, Re
 
 _U32, _U64 = 1 << 32, 1 << 64
 _ELEMENT_KEYS = {"hashes", "index"}
-_COMMITMENTS = ("comm_r", "comm_d", "replica_id", "seed", "ticket")
 
 
 class _Bad(Exception):
@@ -389,7 +390,7 @@ def _phase1_output(doc: Any, domains: _Lifted | _Literal) -> dict:
         raise bad.under(".registered_proof") from None
     walk = _Walk(proof, domains)
     fields = {"registered_proof": lambda n: proof, "vanilla_proofs": walk.vanilla_proofs}
-    fields |= {name: domains.one for name in _COMMITMENTS}
+    fields |= {name: domains.one for name in COMMITMENTS}
     optional = {"prover_id": domains.one, "sector_id": lambda n: _uint(n, _U64)}
     present = {key: reader for key, reader in optional.items() if key in doc}
     if len(present) == 1:
@@ -399,7 +400,7 @@ def _phase1_output(doc: Any, domains: _Lifted | _Literal) -> dict:
     got = _object(doc, fields | present)
     table = domains.finish()
     got["vanilla_proofs"] = walk.arrays(table)
-    for name in _COMMITMENTS + (("prover_id",) if present else ()):
+    for name in COMMITMENTS + (("prover_id",) if present else ()):
         got[name] = table[got[name]].tobytes()
     return got
 
@@ -423,6 +424,9 @@ def _read_phase1(raw: bytes, what: str, prefix: str) -> dict:
     """Lifted first, the full reading where that meets anything unexpected."""
     skeleton, table = lift_domains(raw)
     if table is not None:
+        got = read_canonical(skeleton, table)
+        if got is not None:
+            return got
         try:
             return _phase1_output(json.loads(skeleton), _Lifted(table))
         except (_Bad, ValueError, RecursionError):
@@ -453,23 +457,57 @@ def parse_c1(raw: bytes | str, *, max_bytes: int | None = None) -> FilecoinC1:
     _check_size(raw, max_bytes, "c1")
     if b'"vanilla_proofs"' in raw:
         return _c1(_read_phase1(raw, "c1", ""), "raw")
+    split = _split_wrapper(raw)
+    if split is not None and (c1 := _parse_wrapper(*split, max_bytes)) is not None:
+        return c1
     doc = _loads(raw, "c1")
     if type(doc) is dict and "Phase1Out" in doc:
-        return _parse_wrapper(doc, max_bytes)
+        return _parse_wrapper(doc, None, max_bytes)
     try:
         return _c1(_phase1_output(doc, _Literal()), "raw")
     except _Bad as bad:
         raise FilecoinError(f"{bad.where.lstrip('.') or 'c1'}: {bad.message}") from None
 
 
-def _parse_wrapper(doc: dict, max_bytes: int | None) -> FilecoinC1:
+def _split_wrapper(raw: bytes) -> tuple[dict, bytes] | None:
+    """Curio's wrapper without JSON-decoding its ~50 MB string: the text with the
+    ``Phase1Out`` value cut out (parsed as JSON), and that value's bytes. ``None`` when it
+    is not that simple (the full reading then decides)."""
+    key = raw.find(b'"Phase1Out"')
+    if key < 0:
+        return None
+    colon = raw.find(b":", key)
+    start = colon + 1 + len(raw[colon + 1:colon + 64]) - len(raw[colon + 1:colon + 64].lstrip())
+    end = raw.find(b'"', start + 1)
+    if colon < 0 or raw[start:start + 1] != b'"' or end < 0 or raw[key + 11:colon].strip():
+        return None
+    rest = raw[:start] + b'""' + raw[end + 1:]
+    payload = raw[start + 1:end]
+    if b"\\" in payload or rest.count(b'"Phase1Out"') != 1:
+        return None
+    try:
+        doc = json.loads(rest)
+    except (ValueError, RecursionError):
+        return None
+    return (doc, payload) if type(doc) is dict and doc.get("Phase1Out") == "" else None
+
+
+def _parse_wrapper(doc: dict, payload: bytes | None,
+                   max_bytes: int | None) -> FilecoinC1 | None:
+    """The wrapper's fields and its decoded payload (``payload``: the ``Phase1Out`` bytes
+    when they were cut out of the text, ``None`` when they are in ``doc``). A cut-out
+    payload that is not base64 gives ``None``: the full reading names the problem (a JSON
+    reader may refuse such a string before base64 is reached)."""
     try:
         fields = _wrapper(doc)
     except _Bad as bad:
         raise FilecoinError(f"{bad.where.lstrip('.')}: {bad.message}") from None
     try:
-        inner = base64.b64decode(fields["Phase1Out"], validate=True)
-    except (binascii.Error, ValueError) as exc:
+        inner = binascii.a2b_base64(payload if payload is not None else
+                                    fields["Phase1Out"].encode("ascii"), strict_mode=True)
+    except (binascii.Error, ValueError, UnicodeEncodeError) as exc:
+        if payload is not None:
+            return None
         raise FilecoinError(f"Phase1Out: not valid base64 ({exc})") from None
     _check_size(inner, max_bytes, "Phase1Out")
     got = _read_phase1(inner, "Phase1Out", "Phase1Out")

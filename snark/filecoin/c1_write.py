@@ -10,17 +10,20 @@ is Go's ``json.Marshal`` of ``{SectorNum int64, Phase1Out []byte, SectorSize uin
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 
 import numpy as np
 
-from snark.filecoin.c1 import FilecoinC1, MerklePath, VanillaProofs
+from snark.filecoin.c1 import COMMITMENTS, FilecoinC1, MerklePath, VanillaProofs
 from snark.filecoin.domain import DOMAIN_BYTES
-from snark.filecoin.registry import DRG_PARENTS, EXP_PARENTS, LABEL_PARENTS
+from snark.filecoin.registry import DRG_PARENTS, EXP_PARENTS, LABEL_PARENTS, RegisteredProof
 
 _BYTE = [str(i) for i in range(256)]
+#: Renders field elements ``(n, 32)`` as their JSON texts.
+Render = Callable[[np.ndarray], list[str]]
 
 
-def _domains(values: np.ndarray) -> list[str]:
+def json_domains(values: np.ndarray) -> list[str]:
     """JSON text of each 32-byte value of ``values (..., 32)``, in order."""
     flat = np.asarray(values, dtype=np.uint8).reshape(-1, DOMAIN_BYTES).tolist()
     return ["[" + ",".join([_BYTE[v] for v in row]) + "]" for row in flat]
@@ -29,8 +32,8 @@ def _domains(values: np.ndarray) -> list[str]:
 class _Texts:
     """Texts of all field elements of one kind, handed out in order."""
 
-    def __init__(self, values: np.ndarray) -> None:
-        self._texts = iter(_domains(values))
+    def __init__(self, values: np.ndarray, render: Render) -> None:
+        self._texts = iter(render(values))
 
     def next(self) -> str:
         return next(self._texts)
@@ -39,10 +42,10 @@ class _Texts:
         return "[" + ",".join(next(self._texts) for _ in range(count)) + "]"
 
 
-def _paths(path: MerklePath) -> list[str]:
+def _paths(path: MerklePath, render: Render) -> list[str]:
     """JSON text of every Merkle proof of ``path``, leading axes flattened."""
-    leaves, roots = _Texts(path.leaf), _Texts(path.root)
-    siblings = [_Texts(level.siblings) for level in path.levels]
+    leaves, roots = _Texts(path.leaf, render), _Texts(path.root, render)
+    siblings = [_Texts(level.siblings, render) for level in path.levels]
     indices = [level.index.reshape(-1).tolist() for level in path.levels]
     parts = {"Single": ("path",), "Sub": ("base_proof", "sub_proof"),
              "Top": ("base_proof", "sub_proof", "top_proof")}[path.shape]
@@ -61,13 +64,15 @@ def _paths(path: MerklePath) -> list[str]:
     return out
 
 
-def _vanilla(vanilla: VanillaProofs, tag: str, partitions: int, per_partition: int) -> str:
+def challenge_texts(vanilla: VanillaProofs, render: Render = json_domains) -> list[str]:
+    """The JSON text of each challenge's vanilla proof, leading axes flattened."""
     layers = vanilla.columns.rows.shape[-2]
-    comm_d, comm_r_last = _paths(vanilla.comm_d), _paths(vanilla.comm_r_last)
-    column_paths = _paths(vanilla.columns.path)
-    rows = _Texts(vanilla.columns.rows)
+    comm_d, comm_r_last = _paths(vanilla.comm_d, render), _paths(vanilla.comm_r_last, render)
+    column_paths = _paths(vanilla.columns.path, render)
+    rows = _Texts(vanilla.columns.rows, render)
     column_index = vanilla.columns.index.reshape(-1).tolist()
-    labels, encoding = _Texts(vanilla.labeling.parents), _Texts(vanilla.encoding.parents)
+    labels = _Texts(vanilla.labeling.parents, render)
+    encoding = _Texts(vanilla.encoding.parents, render)
     label_meta = zip(vanilla.labeling.layer_index.reshape(-1).tolist(),
                      vanilla.labeling.node.reshape(-1).tolist())
     encoding_meta = zip(vanilla.encoding.layer_index.reshape(-1).tolist(),
@@ -85,7 +90,7 @@ def _vanilla(vanilla: VanillaProofs, tag: str, partitions: int, per_partition: i
                 f'"node":{node}}}')
 
     proofs = []
-    for q in range(partitions * per_partition):
+    for q in range(len(comm_d)):
         c_x = column()
         drg = ",".join(column() for _ in range(DRG_PARENTS))
         exp = ",".join(column() for _ in range(EXP_PARENTS))
@@ -95,23 +100,31 @@ def _vanilla(vanilla: VanillaProofs, tag: str, partitions: int, per_partition: i
             f'"replica_column_proofs":{{"c_x":{c_x},"drg_parents":[{drg}],'
             f'"exp_parents":[{exp}]}},"labeling_proofs":[{labeling}],'
             f'"encoding_proof":{label(encoding, encoding_meta)}}}')
-    nested = ",".join("[" + ",".join(proofs[p * per_partition:(p + 1) * per_partition]) + "]"
-                      for p in range(partitions))
-    return f'{{"{tag}":[{nested}]}}'
+    return proofs
+
+
+def document(proof: RegisteredProof, challenges: list[str], tail: list[str]) -> str:
+    """The raw form around the challenges' texts (partition-major) and the tail fields."""
+    k = proof.challenges_per_partition
+    nested = ",".join("[" + ",".join(challenges[p * k:(p + 1) * k]) + "]"
+                      for p in range(len(challenges) // k))
+    head = [f'"registered_proof":"{proof.name}"',
+            f'"vanilla_proofs":{{"{proof.vanilla_tag}":[{nested}]}}']
+    return "{" + ",".join(head + tail) + "}"
+
+
+def tail_fields(c1: FilecoinC1, with_ids: bool, render: Render = json_domains) -> list[str]:
+    """The fields after the vanilla proofs: the commitments, then (asked for) the ids."""
+    value = lambda b: render(np.frombuffer(b, dtype=np.uint8))[0]  # noqa: E731
+    fields = [f'"{name}":{value(getattr(c1, name))}' for name in COMMITMENTS]
+    if with_ids:
+        fields += [f'"prover_id":{value(c1.prover_id)}', f'"sector_id":{c1.sector_id}']
+    return fields
 
 
 def phase1_json(c1: FilecoinC1, *, with_ids: bool = False) -> bytes:
     """The raw ``SealCommitPhase1Output`` JSON (with ``prover_id``/``sector_id`` if asked)."""
-    proof = c1.proof
-    value = lambda b: _domains(np.frombuffer(b, dtype=np.uint8))[0]  # noqa: E731
-    vanilla = _vanilla(c1.vanilla, proof.vanilla_tag, proof.partitions,
-                       proof.challenges_per_partition)
-    fields = [f'"registered_proof":"{proof.name}"', f'"vanilla_proofs":{vanilla}']
-    fields += [f'"{name}":{value(getattr(c1, name))}'
-               for name in ("comm_r", "comm_d", "replica_id", "seed", "ticket")]
-    if with_ids:
-        fields += [f'"prover_id":{value(c1.prover_id)}', f'"sector_id":{c1.sector_id}']
-    return ("{" + ",".join(fields) + "}").encode()
+    return document(c1.proof, challenge_texts(c1.vanilla), tail_fields(c1, with_ids)).encode()
 
 
 def curio_json(c1: FilecoinC1, sector_num: int) -> bytes:

@@ -44,6 +44,9 @@ _U64 = np.uint64
 # -- ChaCha8 ----------------------------------------------------------------------------------
 
 _SIGMA = np.frombuffer(b"expand 32-byte k", dtype="<u4")
+#: The 4×4 state's columns, then its diagonals: ChaCha's double round and BLAKE2b's round.
+_COLUMNS_THEN_DIAGONALS = ((0, 4, 8, 12), (1, 5, 9, 13), (2, 6, 10, 14), (3, 7, 11, 15),
+                           (0, 5, 10, 15), (1, 6, 11, 12), (2, 7, 8, 13), (3, 4, 9, 14))
 
 
 def _rotl32(x: np.ndarray, r: int) -> np.ndarray:
@@ -71,8 +74,7 @@ def chacha8_block(keys: np.ndarray, counter: int) -> np.ndarray:
                 np.full(n, counter >> 32, dtype=_U32), np.zeros(n, _U32), np.zeros(n, _U32)]
     s = [w.copy() for w in initial]
     for _ in range(4):  # 8 rounds: columns, then diagonals
-        for a, b, c, d in ((0, 4, 8, 12), (1, 5, 9, 13), (2, 6, 10, 14), (3, 7, 11, 15),
-                           (0, 5, 10, 15), (1, 6, 11, 12), (2, 7, 8, 13), (3, 4, 9, 14)):
+        for a, b, c, d in _COLUMNS_THEN_DIAGONALS:
             _quarter(s, a, b, c, d)
     return np.stack([x + y for x, y in zip(s, initial)], axis=1)
 
@@ -120,8 +122,6 @@ _IV = np.array([0x6A09E667F3BCC908, 0xBB67AE8584CAA73B, 0x3C6EF372FE94F82B, 0xA5
                dtype=_U64)
 #: BLAKE2b's parameter block word 0: 64-byte digest, no key, fanout 1, depth 1.
 _PARAMETERS = _U64(0x01010040)
-_G_WORDS = ((0, 4, 8, 12), (1, 5, 9, 13), (2, 6, 10, 14), (3, 7, 11, 15),
-            (0, 5, 10, 15), (1, 6, 11, 12), (2, 7, 8, 13), (3, 4, 9, 14))
 _BLAKE_SIGMA = (
     (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
     (14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3),
@@ -176,7 +176,7 @@ def blake2b_16(first: np.ndarray, second: int) -> np.ndarray:
         scratch = np.empty(n, dtype=_U64)
         for r in range(12):
             sigma = _BLAKE_SIGMA[r % 10]
-            for g, (a, b, c, d) in enumerate(_G_WORDS):
+            for g, (a, b, c, d) in enumerate(_COLUMNS_THEN_DIAGONALS):
                 _mix(v, a, b, c, d, message[sigma[2 * g]], message[sigma[2 * g + 1]], scratch)
         out[start:start + n] = (_IV[0] ^ _PARAMETERS ^ v[0] ^ v[8]).byteswap()
     return out
