@@ -31,7 +31,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from snark.fields import FR_MODULUS, fr_to_limbs, is_canonical, limbs_to_object
+from snark import native
+from snark.fields import FR_MODULUS, fr_to_limbs, is_canonical
 from snark.poseidon.fast import fast_schedule, permute_words
 from snark.poseidon.linalg import Matrix, inverse, matvec
 from snark.poseidon.params import PoseidonParams, derive_params
@@ -249,8 +250,8 @@ def poseidon_hash(values: Sequence[int]) -> int:
 
 def poseidon_many(inputs: np.ndarray, arity: int) -> np.ndarray:
     """Neptune hashes of many preimages: ``inputs`` uint64 ``(n, arity, 4)`` standard-form Fr
-    limbs, result ``(n, 4)``. Each round runs on whole vectors (object arrays of ints),
-    ``CHUNK`` preimages at a time."""
+    limbs, result ``(n, 4)``: the states (domain tag, preimage) permuted by the native
+    engine's sparse schedule (``snark.native.permute_batch``), ``CHUNK`` at a time."""
     if inputs.dtype != np.uint64 or inputs.ndim != 3 or inputs.shape[1:] != (arity, 4):
         raise ValueError(f"inputs must be uint64 limbs of shape (n, {arity}, 4), got "
                          f"{inputs.dtype} {inputs.shape}")
@@ -258,10 +259,12 @@ def poseidon_many(inputs: np.ndarray, arity: int) -> np.ndarray:
     if bad.size:
         raise ValueError(f"inputs[{bad[0]}] holds a value that is not a reduced Fr element")
     schedule = fast_schedule(neptune_params(arity))
-    tag = domain_tag(arity)
+    tag = fr_to_limbs([domain_tag(arity)])[0]
     out = np.empty((len(inputs), 4), dtype=np.uint64)
     for start in range(0, len(inputs), CHUNK):
         part = inputs[start:start + CHUNK]
-        words = [tag] + [limbs_to_object(np.ascontiguousarray(part[:, i])) for i in range(arity)]
-        out[start:start + CHUNK] = fr_to_limbs(permute_words(words, schedule)[1])
+        states = np.empty((len(part), arity + 1, 4), dtype=np.uint64)
+        states[:, 0] = tag
+        states[:, 1:] = part
+        out[start:start + CHUNK] = native.permute_batch(states, schedule)[:, 1]
     return out
