@@ -16,13 +16,17 @@
 #include <x86intrin.h>
 #endif
 
+// The field operations are small and everywhere: always inlined (GCC otherwise keeps
+// the product out of line, a call per multiplication)
+#define PQ_INLINE __attribute__((always_inline)) inline
+
 namespace pq {
 
 typedef unsigned __int128 u128;
 
 // a + b + carry and a − b − borrow with the carry in and out: adc and sbb chains on x86-64
 // (what unsigned __int128 sums do not compile to)
-inline uint64_t add_carry(uint64_t a, uint64_t b, unsigned char& carry) {
+PQ_INLINE uint64_t add_carry(uint64_t a, uint64_t b, unsigned char& carry) {
 #if defined(__x86_64__)
     unsigned long long out;
     carry = _addcarry_u64(carry, a, b, &out);
@@ -34,7 +38,7 @@ inline uint64_t add_carry(uint64_t a, uint64_t b, unsigned char& carry) {
 #endif
 }
 
-inline uint64_t sub_borrow(uint64_t a, uint64_t b, unsigned char& borrow) {
+PQ_INLINE uint64_t sub_borrow(uint64_t a, uint64_t b, unsigned char& borrow) {
 #if defined(__x86_64__)
     unsigned long long out;
     borrow = _subborrow_u64(borrow, a, b, &out);
@@ -108,12 +112,12 @@ struct Mont {
         for (int i = 0; i < N; i++) out[i] = v[i];
     }
 
-    bool is_zero() const {
+    PQ_INLINE bool is_zero() const {
         uint64_t acc = 0;
         for (int i = 0; i < N; i++) acc |= v[i];
         return acc == 0;
     }
-    bool operator==(const Mont& o) const {
+    PQ_INLINE bool operator==(const Mont& o) const {
         uint64_t acc = 0;
         for (int i = 0; i < N; i++) acc |= v[i] ^ o.v[i];
         return acc == 0;
@@ -122,7 +126,7 @@ struct Mont {
 
     // r − p if that does not borrow, else r (r < 2p); branch-free, as every step below:
     // a data-dependent branch here is mispredicted half the time
-    static Mont reduce_once(const Mont& r) {
+    PQ_INLINE static Mont reduce_once(const Mont& r) {
         Mont d;
         unsigned char borrow = 0;
         for (int i = 0; i < N; i++) d.v[i] = sub_borrow(r.v[i], C::P[i], borrow);
@@ -131,13 +135,13 @@ struct Mont {
         return d;
     }
 
-    friend Mont operator+(const Mont& a, const Mont& b) {
+    friend PQ_INLINE Mont operator+(const Mont& a, const Mont& b) {
         Mont r;
         unsigned char carry = 0;
         for (int i = 0; i < N; i++) r.v[i] = add_carry(a.v[i], b.v[i], carry);
         return reduce_once(r);
     }
-    friend Mont operator-(const Mont& a, const Mont& b) {
+    friend PQ_INLINE Mont operator-(const Mont& a, const Mont& b) {
         Mont r;
         unsigned char borrow = 0;
         for (int i = 0; i < N; i++) r.v[i] = sub_borrow(a.v[i], b.v[i], borrow);
@@ -146,14 +150,14 @@ struct Mont {
         for (int i = 0; i < N; i++) r.v[i] = add_carry(r.v[i], C::P[i] & add_p, carry);
         return r;
     }
-    Mont operator-() const { return zero() - *this; }
-    Mont dbl() const { return *this + *this; }
+    PQ_INLINE Mont operator-() const { return zero() - *this; }
+    PQ_INLINE Mont dbl() const { return *this + *this; }
     Mont& operator+=(const Mont& o) { return *this = *this + o; }
     Mont& operator-=(const Mont& o) { return *this = *this - o; }
     Mont& operator*=(const Mont& o) { return *this = *this * o; }
 
     // Montgomery product a·b·2^(−64N) (CIOS, one final subtraction)
-    friend Mont operator*(const Mont& a, const Mont& b) {
+    friend PQ_INLINE Mont operator*(const Mont& a, const Mont& b) {
 #ifdef PQ_MONT_ASM
         Mont r;
         if constexpr (N == 4) {
@@ -185,7 +189,7 @@ struct Mont {
         return reduce_once(raw(t));
 #endif
     }
-    Mont sqr() const { return *this * *this; }
+    PQ_INLINE Mont sqr() const { return *this * *this; }
 
     // this^e for an exponent of `words` limbs
     Mont pow(const uint64_t* e, int words) const {

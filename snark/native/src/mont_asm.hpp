@@ -6,8 +6,8 @@
 namespace pq {
 
 // r = a·b·2^(−256) mod p, below 2p (the caller subtracts p once)
-static inline void mont_mul_asm4(uint64_t* r, const uint64_t* a, const uint64_t* b,
-                                  const uint64_t* p, const uint64_t* inv) {
+__attribute__((always_inline)) inline void mont_mul_asm4(
+    uint64_t* r, const uint64_t* a, const uint64_t* b, const uint64_t* p, const uint64_t* inv) {
     uint64_t t[5], lo, hi;
     asm(
         "xorl %k[t0], %k[t0]\n\t"
@@ -157,8 +157,8 @@ static inline void mont_mul_asm4(uint64_t* r, const uint64_t* a, const uint64_t*
 }
 
 // r = a·b·2^(−384) mod p, below 2p (the caller subtracts p once)
-static inline void mont_mul_asm6(uint64_t* r, const uint64_t* a, const uint64_t* b,
-                                  const uint64_t* p, const uint64_t* inv) {
+__attribute__((always_inline)) inline void mont_mul_asm6(
+    uint64_t* r, const uint64_t* a, const uint64_t* b, const uint64_t* p, const uint64_t* inv) {
     uint64_t t[7], lo, hi;
     asm(
         "xorl %k[t0], %k[t0]\n\t"

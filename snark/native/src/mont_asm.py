@@ -40,8 +40,8 @@ def function(n: int) -> str:
     memory = ", ".join(f'"m"(*(const uint64_t(*)[{n}]){name})' for name in "abp")
     stores = "\n".join(f"    r[{k}] = t[{reg}];" for k, reg in enumerate(result))
     return f"""// r = a·b·2^(−{64 * n}) mod p, below 2p (the caller subtracts p once)
-static inline void mont_mul_asm{n}(uint64_t* r, const uint64_t* a, const uint64_t* b,
-                                  const uint64_t* p, const uint64_t* inv) {{
+__attribute__((always_inline)) inline void mont_mul_asm{n}(
+    uint64_t* r, const uint64_t* a, const uint64_t* b, const uint64_t* p, const uint64_t* inv) {{
     uint64_t t[{n + 1}], lo, hi;
     asm(
 {body}
