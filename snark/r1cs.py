@@ -118,12 +118,11 @@ class ConstraintSystem:
 
 
 @dataclass(frozen=True)
-class SparseMatrix:
-    """CSR matrix over Fr: ``indptr`` (rows+1,), ``indices`` (nnz,), ``data`` (nnz, 4) limbs."""
+class _Csr:
+    """What both layouts share: ``indptr`` (rows+1,) int64 and ``indices`` (nnz,)."""
 
     indptr: np.ndarray
     indices: np.ndarray
-    data: np.ndarray
 
     @property
     def rows(self) -> int:
@@ -137,32 +136,26 @@ class SparseMatrix:
         """The row of every non-zero (COO view)."""
         return np.repeat(np.arange(self.rows, dtype=np.int64), np.diff(self.indptr))
 
+
+@dataclass(frozen=True)
+class SparseMatrix(_Csr):
+    """CSR matrix over Fr: ``indptr`` (rows+1,), ``indices`` (nnz,), ``data`` (nnz, 4) limbs."""
+
+    data: np.ndarray
+
     def coefficients(self, start: int, stop: int) -> np.ndarray:
         """The coefficients of non-zeros ``start`` … ``stop − 1`` as ``(k, 4)`` limbs."""
         return self.data[start:stop]
 
 
 @dataclass(frozen=True)
-class CodedMatrix:
+class CodedMatrix(_Csr):
     """CSR matrix over Fr whose coefficients are codes into a table: ``indptr`` int64
     (rows+1,), ``indices`` uint32 (nnz,), ``codes`` uint16 or uint32 (nnz,), ``table``
     (k, 4) standard-form limbs; non-zero i has coefficient ``table[codes[i]]``."""
 
-    indptr: np.ndarray
-    indices: np.ndarray
     codes: np.ndarray
     table: np.ndarray
-
-    @property
-    def rows(self) -> int:
-        return self.indptr.shape[0] - 1
-
-    @property
-    def nnz(self) -> int:
-        return self.indices.shape[0]
-
-    def row_ids(self) -> np.ndarray:
-        return np.repeat(np.arange(self.rows, dtype=np.int64), np.diff(self.indptr))
 
     def coefficients(self, start: int, stop: int) -> np.ndarray:
         return self.table[self.codes[start:stop]]
