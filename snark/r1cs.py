@@ -136,6 +136,11 @@ class _Csr:
         """The row of every non-zero (COO view)."""
         return np.repeat(np.arange(self.rows, dtype=np.int64), np.diff(self.indptr))
 
+    def row_block(self, start: int, stop: int):
+        """Rows ``start`` … ``stop − 1`` as a matrix of the same layout (views)."""
+        first, last = int(self.indptr[start]), int(self.indptr[stop])
+        return self._with_nonzeros(self.indptr[start:stop + 1] - first, slice(first, last))
+
 
 @dataclass(frozen=True)
 class SparseMatrix(_Csr):
@@ -146,6 +151,9 @@ class SparseMatrix(_Csr):
     def coefficients(self, start: int, stop: int) -> np.ndarray:
         """The coefficients of non-zeros ``start`` … ``stop − 1`` as ``(k, 4)`` limbs."""
         return self.data[start:stop]
+
+    def _with_nonzeros(self, indptr: np.ndarray, part: slice) -> "SparseMatrix":
+        return SparseMatrix(indptr, self.indices[part], self.data[part])
 
 
 @dataclass(frozen=True)
@@ -159,6 +167,9 @@ class CodedMatrix(_Csr):
 
     def coefficients(self, start: int, stop: int) -> np.ndarray:
         return self.table[self.codes[start:stop]]
+
+    def _with_nonzeros(self, indptr: np.ndarray, part: slice) -> "CodedMatrix":
+        return CodedMatrix(indptr, self.indices[part], self.codes[part], self.table)
 
     @classmethod
     def from_sparse(cls, m: SparseMatrix) -> "CodedMatrix":
@@ -179,8 +190,10 @@ class CodedMatrix(_Csr):
 
 Matrix = SparseMatrix | CodedMatrix
 
-#: Non-zeros per step when a matrix is hashed (bounds the memory of a huge one).
+#: Non-zeros per step when a matrix is hashed, rows per step when a witness is checked
+#: (bound the memory a huge circuit needs for either).
 HASH_CHUNK = 1 << 22
+CHECK_ROWS = 1 << 22
 
 
 def column_density(matrix: Matrix, columns: int) -> np.ndarray:
@@ -257,12 +270,19 @@ class R1CS:
                 column_density(self.b, self.num_variables))
 
     def unsatisfied(self, witness: np.ndarray) -> np.ndarray:
-        """The rows where ``(A·w)·(B·w) ≠ C·w`` (native matrix products)."""
+        """The rows where ``(A·w)·(B·w) ≠ C·w`` (native matrix products, ``CHECK_ROWS``
+        rows at a time)."""
         if witness.shape != (self.num_variables, 4):
             raise ValueError(f"witness: expected shape ({self.num_variables}, 4), "
                              f"got {witness.shape}")
-        a, b, c = (native.matvec(m, witness) for m in (self.a, self.b, self.c))
-        return np.flatnonzero((native.fr_mul(a, b) != c).any(axis=1))
+        witness = np.ascontiguousarray(witness, dtype=np.uint64)
+        bad = []
+        for start in range(0, self.num_constraints, CHECK_ROWS):
+            stop = min(start + CHECK_ROWS, self.num_constraints)
+            a, b, c = (native.matvec(m.row_block(start, stop), witness)
+                       for m in (self.a, self.b, self.c))
+            bad.append(start + np.flatnonzero((native.fr_mul(a, b) != c).any(axis=1)))
+        return np.concatenate(bad) if bad else np.zeros(0, dtype=np.int64)
 
     def is_satisfied(self, witness: np.ndarray) -> bool:
         """Every row ``(A·w)·(B·w) = C·w``."""

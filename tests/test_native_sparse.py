@@ -55,7 +55,9 @@ def test_products_match_dense_in_every_layout(rows, columns, per_row, np_rng):
         assert limbs_to_ints(native.matvec_transposed(layout, u, columns)) == want_t
 
 
-def test_circuit_matrices_and_satisfaction_in_both_layouts(rng):
+def test_circuit_matrices_and_satisfaction_in_both_layouts(rng, monkeypatch):
+    import snark.r1cs
+
     cs = random_circuit(num_inputs=2, num_constraints=60, rng=rng)
     r1cs = cs.compile()
     coded = R1CS(r1cs.num_inputs, r1cs.num_aux,
@@ -67,7 +69,11 @@ def test_circuit_matrices_and_satisfaction_in_both_layouts(rng):
     row = rng.randrange(r1cs.num_inputs, len(w))
     bad[row] = fr_to_limbs([(limbs_to_ints(w[row:row + 1])[0] + 1) % R])[0]
     assert not coded.is_satisfied(bad)
-    assert coded.unsatisfied(bad).size >= 1
+    whole = r1cs.unsatisfied(bad)
+    assert whole.size >= 1 and np.array_equal(coded.unsatisfied(bad), whole)
+    monkeypatch.setattr(snark.r1cs, "CHECK_ROWS", 7)  # row blocks: the same rows found
+    assert np.array_equal(coded.unsatisfied(bad), whole)
+    assert np.array_equal(r1cs.unsatisfied(bad), whole) and coded.is_satisfied(w)
     for d1, d2 in zip(r1cs.density(), coded.density()):
         assert np.array_equal(d1, d2)
 
