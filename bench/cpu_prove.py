@@ -294,9 +294,11 @@ def bench_legacy(ref: str, log2: int, target: dict[str, Any],
                     for step, t in measured["seconds"].items()}
     return {"ref": ref, "log2": log2, "constraints": r1cs.num_constraints,
             "measured": measured["seconds"], "extrapolated_wall": extrapolated,
-            "note": "extrapolated linearly in points (setup, MSMs; the old backend keeps a "
-                    "point per variable), n·log n (H) and rows (the rest): the old code's "
-                    "MSMs grow faster than linearly, so this flatters it"}
+            "note": "extrapolated linearly in points for setup (one scalar multiplication "
+                    "a point: exact) and the MSMs (the old backend keeps a point per "
+                    "variable; Pippenger's cost a point falls slowly with n, so this "
+                    "overstates the old MSMs by up to ~20%), by n·log n for H and by rows "
+                    "for the rest"}
 
 
 def native_tables(kernels, shape, legacy) -> list[Table]:

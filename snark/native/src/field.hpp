@@ -130,8 +130,11 @@ struct Mont {
         Mont d;
         unsigned char borrow = 0;
         for (int i = 0; i < N; i++) d.v[i] = sub_borrow(r.v[i], C::P[i], borrow);
-        const uint64_t keep = 0 - (uint64_t)borrow;  // all ones: r < p, keep r
-        for (int i = 0; i < N; i++) d.v[i] = (r.v[i] & keep) | (d.v[i] & ~keep);
+        uint64_t keep = 0 - (uint64_t)borrow;  // all ones: r < p, keep r
+        for (int i = 0; i < N; i++) {
+            asm("" : "+r"(keep));  // a scalar select: vectorised, it goes through the stack
+            d.v[i] = (r.v[i] & keep) | (d.v[i] & ~keep);
+        }
         return d;
     }
 
@@ -165,7 +168,7 @@ struct Mont {
         } else {
             mont_mul_asm6(r.v, a.v, b.v, C::P, &C::INV);
         }
-        return reduce_once(r);
+        return r;
 #else
         uint64_t t[N + 1];
         for (int i = 0; i <= N; i++) t[i] = 0;
