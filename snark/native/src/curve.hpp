@@ -118,7 +118,6 @@ class AffineBatch {
     }
 
     bool full() const { return ops_.size() >= capacity_; }
-    size_t size() const { return ops_.size(); }
 
     // *dst += q (negated if neg); an infinite dst takes q without an inversion
     void add(Affine<F>* dst, uint8_t* finite, const Affine<F>& q, bool neg) {

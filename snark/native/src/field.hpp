@@ -230,7 +230,6 @@ struct Fq2 {
     static Fq2 one() { return {Fq::one(), Fq::zero()}; }
     static bool canonical(const uint64_t* a) { return Fq::canonical(a) && Fq::canonical(a + 6); }
     static Fq2 load_std(const uint64_t* a) { return {Fq::load_std(a), Fq::load_std(a + 6)}; }
-    static Fq2 raw(const uint64_t* a) { return {Fq::raw(a), Fq::raw(a + 6)}; }
     void store_std(uint64_t* out) const {
         c0.store_std(out);
         c1.store_std(out + 6);
@@ -261,26 +260,5 @@ struct Fq2 {
         return {c0 * t, -(c1 * t)};
     }
 };
-
-// Montgomery's trick over a range: out[i] = 1/in[i]; zero entries give zero and are skipped.
-// `scratch` holds n elements. One inversion for the whole range.
-template <class F>
-void batch_inverse(const F* in, F* out, F* scratch, long n) {
-    F acc = F::one();
-    for (long i = 0; i < n; i++) {
-        scratch[i] = acc;
-        if (!in[i].is_zero()) acc = acc * in[i];
-    }
-    F inv = acc.inverse();
-    for (long i = n - 1; i >= 0; i--) {
-        if (in[i].is_zero()) {
-            out[i] = F::zero();
-            continue;
-        }
-        F value = in[i];
-        out[i] = inv * scratch[i];
-        inv = inv * value;
-    }
-}
 
 }  // namespace pq
