@@ -1,5 +1,6 @@
 # proofq worker / Flower image: CUDA runtime (with NVRTC, which CuPy's RawModule compiles
-# kernels with) + Python 3.12 + proofq installed as a package with the GPU extra.
+# kernels with) + Python 3.12 + g++ (snark.native: key setup's QAP, batch Poseidon, the CPU
+# backend, compiled on first use) + proofq installed as a package with the GPU extra.
 FROM nvidia/cuda:12.6.3-runtime-ubuntu24.04
 
 ENV DEBIAN_FRONTEND=noninteractive \
@@ -9,7 +10,7 @@ ENV DEBIAN_FRONTEND=noninteractive \
     PROOFQ_PARAMS_DIR=/var/lib/proofq/params
 
 RUN apt-get update \
- && apt-get install -y --no-install-recommends python3 python3-venv \
+ && apt-get install -y --no-install-recommends python3 python3-venv g++ \
  && rm -rf /var/lib/apt/lists/* \
  && python3 -m venv /opt/proofq
 

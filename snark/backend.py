@@ -59,10 +59,13 @@ class ProverBackend(Protocol):
         ``odd``, A·B − C on the n odd points of the 2n-domain with C = A∘B (abc's C unused)."""
 
     def msm_g1(self, key: "ProvingKey", basis: G1Basis, scalars: Any) -> "G1Point":
-        """Σ scalars[i] · basis[i] over G1 (``len(scalars) == len(basis)``)."""
+        """Σ scalars[i] · basis[i] over G1 (``len(scalars) == len(basis)``). For a_g1 and
+        b_g1 ``scalars`` is the witness handle; with a density key (``snark.keys``:
+        ``key.density_of(basis)`` not None) the basis has points only for the variables of
+        that mask, and the backend pairs them with those witness entries."""
 
     def msm_g2(self, key: "ProvingKey", basis: G2Basis, scalars: Any) -> "G2Point":
-        """Σ scalars[i] · basis[i] over G2."""
+        """Σ scalars[i] · basis[i] over G2; b_g2 takes the witness like b_g1."""
 
     def release(self, *handles: Any) -> None:
         """Free what the handles hold (device memory); a no-op on the CPU."""
@@ -79,5 +82,5 @@ class ProofMsmBackend(Protocol):
     and l_g1 and runs the G2 MSM beside the G1 ones). Same results as the single calls."""
 
     def proof_msms(self, key: "ProvingKey", witness: Any, h: Any) -> dict:
-        """``{basis: point}`` for a_g1, b_g1, b_g2 (witness), l_g1 (witness[num_inputs:])
-        and h_g1 (h)."""
+        """``{basis: point}`` for a_g1, b_g1, b_g2 (witness, gathered by the key's density
+        masks as in ``msm_g1``), l_g1 (witness[num_inputs:]) and h_g1 (h)."""

@@ -42,13 +42,13 @@ class CpuBackend:
 
     def load_witness(self, key: ProvingKey, witness: np.ndarray) -> np.ndarray:
         expected = (key.r1cs.num_variables, 4)
-        if witness.shape != expected or witness.dtype != np.uint64:
-            raise ValueError(f"witness: expected uint64 limbs of shape {expected}, "
-                             f"got {witness.dtype} {witness.shape}")
+        if witness.shape != expected:
+            raise ValueError(f"witness: expected shape {expected}, got {witness.shape}")
+        witness = np.ascontiguousarray(witness, dtype=np.uint64)
         bad = np.flatnonzero(~is_canonical(witness, FR_MODULUS))
         if bad.size:
             raise ValueError(f"witness: entry {bad[0]} is not a canonical Fr element (>= r)")
-        return np.ascontiguousarray(witness)
+        return witness
 
     def evaluate_abc(self, key: ProvingKey, witness: np.ndarray) -> tuple[np.ndarray, ...]:
         n = key.domain_size

@@ -118,12 +118,11 @@ class ConstraintSystem:
 
 
 @dataclass(frozen=True)
-class SparseMatrix:
-    """CSR matrix over Fr: ``indptr`` (rows+1,), ``indices`` (nnz,), ``data`` (nnz, 4) limbs."""
+class _Csr:
+    """What both layouts share: ``indptr`` (rows+1,) int64 and ``indices`` (nnz,)."""
 
     indptr: np.ndarray
     indices: np.ndarray
-    data: np.ndarray
 
     @property
     def rows(self) -> int:
@@ -137,35 +136,40 @@ class SparseMatrix:
         """The row of every non-zero (COO view)."""
         return np.repeat(np.arange(self.rows, dtype=np.int64), np.diff(self.indptr))
 
+    def row_block(self, start: int, stop: int):
+        """Rows ``start`` … ``stop − 1`` as a matrix of the same layout (views)."""
+        first, last = int(self.indptr[start]), int(self.indptr[stop])
+        return self._with_nonzeros(self.indptr[start:stop + 1] - first, slice(first, last))
+
+
+@dataclass(frozen=True)
+class SparseMatrix(_Csr):
+    """CSR matrix over Fr: ``indptr`` (rows+1,), ``indices`` (nnz,), ``data`` (nnz, 4) limbs."""
+
+    data: np.ndarray
+
     def coefficients(self, start: int, stop: int) -> np.ndarray:
         """The coefficients of non-zeros ``start`` … ``stop − 1`` as ``(k, 4)`` limbs."""
         return self.data[start:stop]
 
+    def _with_nonzeros(self, indptr: np.ndarray, part: slice) -> "SparseMatrix":
+        return SparseMatrix(indptr, self.indices[part], self.data[part])
+
 
 @dataclass(frozen=True)
-class CodedMatrix:
+class CodedMatrix(_Csr):
     """CSR matrix over Fr whose coefficients are codes into a table: ``indptr`` int64
     (rows+1,), ``indices`` uint32 (nnz,), ``codes`` uint16 or uint32 (nnz,), ``table``
     (k, 4) standard-form limbs; non-zero i has coefficient ``table[codes[i]]``."""
 
-    indptr: np.ndarray
-    indices: np.ndarray
     codes: np.ndarray
     table: np.ndarray
 
-    @property
-    def rows(self) -> int:
-        return self.indptr.shape[0] - 1
-
-    @property
-    def nnz(self) -> int:
-        return self.indices.shape[0]
-
-    def row_ids(self) -> np.ndarray:
-        return np.repeat(np.arange(self.rows, dtype=np.int64), np.diff(self.indptr))
-
     def coefficients(self, start: int, stop: int) -> np.ndarray:
         return self.table[self.codes[start:stop]]
+
+    def _with_nonzeros(self, indptr: np.ndarray, part: slice) -> "CodedMatrix":
+        return CodedMatrix(indptr, self.indices[part], self.codes[part], self.table)
 
     @classmethod
     def from_sparse(cls, m: SparseMatrix) -> "CodedMatrix":
@@ -186,8 +190,10 @@ class CodedMatrix:
 
 Matrix = SparseMatrix | CodedMatrix
 
-#: Non-zeros per step when a matrix is hashed (bounds the memory of a huge one).
+#: Non-zeros per step when a matrix is hashed, rows per step when a witness is checked
+#: (bound the memory a huge circuit needs for either).
 HASH_CHUNK = 1 << 22
+CHECK_ROWS = 1 << 22
 
 
 def column_density(matrix: Matrix, columns: int) -> np.ndarray:
@@ -264,12 +270,19 @@ class R1CS:
                 column_density(self.b, self.num_variables))
 
     def unsatisfied(self, witness: np.ndarray) -> np.ndarray:
-        """The rows where ``(A·w)·(B·w) ≠ C·w`` (native matrix products)."""
+        """The rows where ``(A·w)·(B·w) ≠ C·w`` (native matrix products, ``CHECK_ROWS``
+        rows at a time)."""
         if witness.shape != (self.num_variables, 4):
             raise ValueError(f"witness: expected shape ({self.num_variables}, 4), "
                              f"got {witness.shape}")
-        a, b, c = (native.matvec(m, witness) for m in (self.a, self.b, self.c))
-        return np.flatnonzero((native.fr_mul(a, b) != c).any(axis=1))
+        witness = np.ascontiguousarray(witness, dtype=np.uint64)
+        bad = []
+        for start in range(0, self.num_constraints, CHECK_ROWS):
+            stop = min(start + CHECK_ROWS, self.num_constraints)
+            a, b, c = (native.matvec(m.row_block(start, stop), witness)
+                       for m in (self.a, self.b, self.c))
+            bad.append(start + np.flatnonzero((native.fr_mul(a, b) != c).any(axis=1)))
+        return np.concatenate(bad) if bad else np.zeros(0, dtype=np.int64)
 
     def is_satisfied(self, witness: np.ndarray) -> bool:
         """Every row ``(A·w)·(B·w) = C·w``."""

@@ -91,13 +91,13 @@ def shared_library(name: str, sources: Sequence[Path], *, headers: Sequence[Path
                    flags: Sequence[str] = ()) -> Path:
     """The built ``.so`` of ``sources`` (compiled with ``flags`` plus -shared -fPIC),
     from the cache, or built there now."""
+    cxx = compiler()
     sources = [Path(s) for s in sources]
     headers = [Path(h) for h in headers]
     flags = list(flags)
     target = cache_dir() / f"{name}-{library_key(sources, headers, flags)}.so"
     if target.exists():
         return target
-    cxx = compiler()
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent, prefix=f".{name}-") as tmp:
         objects = [Path(tmp) / f"{i}-{s.stem}.o" for i, s in enumerate(sources)]

@@ -78,6 +78,8 @@ def fixed_base_mul(group: int, scalars: np.ndarray,
         raise ValueError(f"group: {group} is not 1 or 2")
     scalars = fr_limbs(scalars, "scalars")
     n = scalars.shape[0]
+    if n == 0:
+        return PointArray.concat([], group)
     base_xy = _generator_xy(group) if base is None else \
         np.frombuffer(base.to_xy_bytes_le(), dtype="<u8").astype(np.uint64)
     if not base_xy.any():

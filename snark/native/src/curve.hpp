@@ -111,14 +111,13 @@ struct Xyzz {
 template <class F>
 class AffineBatch {
   public:
-    explicit AffineBatch(size_t capacity) : ops_(), prefix_() {
+    explicit AffineBatch(size_t capacity) : capacity_(capacity) {
         ops_.reserve(capacity);
         prefix_.reserve(capacity);
-        capacity_ = capacity;
+        den_.reserve(capacity);
     }
 
     bool full() const { return ops_.size() >= capacity_; }
-    size_t size() const { return ops_.size(); }
 
     // *dst += q (negated if neg); an infinite dst takes q without an inversion
     void add(Affine<F>* dst, uint8_t* finite, const Affine<F>& q, bool neg) {
@@ -127,58 +126,68 @@ class AffineBatch {
             *finite = 1;
             return;
         }
-        ops_.push_back({dst, finite, &q, neg});
+        ops_.push_back({dst, finite, &q, neg, ADD});
     }
 
     void flush() {
         size_t n = ops_.size();
         if (n == 0) return;
         prefix_.resize(n);
+        den_.resize(n);
         F acc = F::one();
         for (size_t k = 0; k < n; k++) {
+            if (k + PREFETCH < n) {  // the points are scattered (tables, buckets): ask early
+                const char* q = reinterpret_cast<const char*>(ops_[k + PREFETCH].q);
+                const char* dst = reinterpret_cast<const char*>(ops_[k + PREFETCH].dst);
+                __builtin_prefetch(q);
+                __builtin_prefetch(q + sizeof(Affine<F>) - 1);
+                __builtin_prefetch(dst);
+                __builtin_prefetch(dst + sizeof(Affine<F>) - 1);
+            }
+            Op& op = ops_[k];
             prefix_[k] = acc;
-            acc = acc * denominator(ops_[k]);
+            den_[k] = denominator(op);
+            acc = acc * den_[k];
         }
         F inv = acc.inverse();
         for (size_t k = n; k-- > 0;) {
-            const Op& op = ops_[k];
-            F den = denominator(op);
             F inv_k = inv * prefix_[k];
-            inv = inv * den;
-            finish(op, inv_k);
+            inv = inv * den_[k];
+            finish(ops_[k], inv_k);
         }
         ops_.clear();
     }
 
   private:
+    static constexpr size_t PREFETCH = 8;
+
+    enum Kind : uint8_t { ADD, DOUBLE, CANCEL };
+
     struct Op {
         Affine<F>* dst;
         uint8_t* finite;
         const Affine<F>* q;
         bool neg;
+        Kind kind;
     };
-
-    enum Kind { ADD, DOUBLE, CANCEL };
 
     static F q_y(const Op& op) { return op.neg ? -op.q->y : op.q->y; }
 
-    static Kind kind(const Op& op) {
-        if (op.dst->x != op.q->x) return ADD;
-        return (op.dst->y == q_y(op) && !op.dst->y.is_zero()) ? DOUBLE : CANCEL;
-    }
-
-    static F denominator(const Op& op) {
-        switch (kind(op)) {
-            case ADD: return op.q->x - op.dst->x;
-            case DOUBLE: return op.dst->y.dbl();
-            default: return F::one();
+    // the op's kind, and its denominator: Δx, 2y, or 1 where the sum is infinity
+    static F denominator(Op& op) {
+        if (op.dst->x != op.q->x) {
+            op.kind = ADD;
+            return op.q->x - op.dst->x;
         }
+        bool same = op.dst->y == q_y(op) && !op.dst->y.is_zero();
+        op.kind = same ? DOUBLE : CANCEL;
+        return same ? op.dst->y.dbl() : F::one();
     }
 
     static void finish(const Op& op, const F& inv) {
         Affine<F>& d = *op.dst;
         F lambda;
-        switch (kind(op)) {
+        switch (op.kind) {
             case ADD: lambda = (q_y(op) - d.y) * inv; break;
             case DOUBLE: {
                 F xx = d.x.sqr();
@@ -195,7 +204,7 @@ class AffineBatch {
     }
 
     std::vector<Op> ops_;
-    std::vector<F> prefix_;
+    std::vector<F> prefix_, den_;
     size_t capacity_;
 };
 

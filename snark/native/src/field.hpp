@@ -16,13 +16,17 @@
 #include <x86intrin.h>
 #endif
 
+// The field operations are small and everywhere: always inlined (GCC otherwise keeps
+// the product out of line, a call per multiplication)
+#define PQ_INLINE __attribute__((always_inline)) inline
+
 namespace pq {
 
 typedef unsigned __int128 u128;
 
 // a + b + carry and a − b − borrow with the carry in and out: adc and sbb chains on x86-64
 // (what unsigned __int128 sums do not compile to)
-inline uint64_t add_carry(uint64_t a, uint64_t b, unsigned char& carry) {
+PQ_INLINE uint64_t add_carry(uint64_t a, uint64_t b, unsigned char& carry) {
 #if defined(__x86_64__)
     unsigned long long out;
     carry = _addcarry_u64(carry, a, b, &out);
@@ -34,7 +38,7 @@ inline uint64_t add_carry(uint64_t a, uint64_t b, unsigned char& carry) {
 #endif
 }
 
-inline uint64_t sub_borrow(uint64_t a, uint64_t b, unsigned char& borrow) {
+PQ_INLINE uint64_t sub_borrow(uint64_t a, uint64_t b, unsigned char& borrow) {
 #if defined(__x86_64__)
     unsigned long long out;
     borrow = _subborrow_u64(borrow, a, b, &out);
@@ -108,12 +112,12 @@ struct Mont {
         for (int i = 0; i < N; i++) out[i] = v[i];
     }
 
-    bool is_zero() const {
+    PQ_INLINE bool is_zero() const {
         uint64_t acc = 0;
         for (int i = 0; i < N; i++) acc |= v[i];
         return acc == 0;
     }
-    bool operator==(const Mont& o) const {
+    PQ_INLINE bool operator==(const Mont& o) const {
         uint64_t acc = 0;
         for (int i = 0; i < N; i++) acc |= v[i] ^ o.v[i];
         return acc == 0;
@@ -122,22 +126,25 @@ struct Mont {
 
     // r − p if that does not borrow, else r (r < 2p); branch-free, as every step below:
     // a data-dependent branch here is mispredicted half the time
-    static Mont reduce_once(const Mont& r) {
+    PQ_INLINE static Mont reduce_once(const Mont& r) {
         Mont d;
         unsigned char borrow = 0;
         for (int i = 0; i < N; i++) d.v[i] = sub_borrow(r.v[i], C::P[i], borrow);
-        const uint64_t keep = 0 - (uint64_t)borrow;  // all ones: r < p, keep r
-        for (int i = 0; i < N; i++) d.v[i] = (r.v[i] & keep) | (d.v[i] & ~keep);
+        uint64_t keep = 0 - (uint64_t)borrow;  // all ones: r < p, keep r
+        for (int i = 0; i < N; i++) {
+            asm("" : "+r"(keep));  // a scalar select: vectorised, it goes through the stack
+            d.v[i] = (r.v[i] & keep) | (d.v[i] & ~keep);
+        }
         return d;
     }
 
-    friend Mont operator+(const Mont& a, const Mont& b) {
+    friend PQ_INLINE Mont operator+(const Mont& a, const Mont& b) {
         Mont r;
         unsigned char carry = 0;
         for (int i = 0; i < N; i++) r.v[i] = add_carry(a.v[i], b.v[i], carry);
         return reduce_once(r);
     }
-    friend Mont operator-(const Mont& a, const Mont& b) {
+    friend PQ_INLINE Mont operator-(const Mont& a, const Mont& b) {
         Mont r;
         unsigned char borrow = 0;
         for (int i = 0; i < N; i++) r.v[i] = sub_borrow(a.v[i], b.v[i], borrow);
@@ -146,14 +153,14 @@ struct Mont {
         for (int i = 0; i < N; i++) r.v[i] = add_carry(r.v[i], C::P[i] & add_p, carry);
         return r;
     }
-    Mont operator-() const { return zero() - *this; }
-    Mont dbl() const { return *this + *this; }
+    PQ_INLINE Mont operator-() const { return zero() - *this; }
+    PQ_INLINE Mont dbl() const { return *this + *this; }
     Mont& operator+=(const Mont& o) { return *this = *this + o; }
     Mont& operator-=(const Mont& o) { return *this = *this - o; }
     Mont& operator*=(const Mont& o) { return *this = *this * o; }
 
     // Montgomery product a·b·2^(−64N) (CIOS, one final subtraction)
-    friend Mont operator*(const Mont& a, const Mont& b) {
+    friend PQ_INLINE Mont operator*(const Mont& a, const Mont& b) {
 #ifdef PQ_MONT_ASM
         Mont r;
         if constexpr (N == 4) {
@@ -161,7 +168,7 @@ struct Mont {
         } else {
             mont_mul_asm6(r.v, a.v, b.v, C::P, &C::INV);
         }
-        return reduce_once(r);
+        return r;
 #else
         uint64_t t[N + 1];
         for (int i = 0; i <= N; i++) t[i] = 0;
@@ -185,7 +192,7 @@ struct Mont {
         return reduce_once(raw(t));
 #endif
     }
-    Mont sqr() const { return *this * *this; }
+    PQ_INLINE Mont sqr() const { return *this * *this; }
 
     // this^e for an exponent of `words` limbs
     Mont pow(const uint64_t* e, int words) const {
@@ -223,7 +230,6 @@ struct Fq2 {
     static Fq2 one() { return {Fq::one(), Fq::zero()}; }
     static bool canonical(const uint64_t* a) { return Fq::canonical(a) && Fq::canonical(a + 6); }
     static Fq2 load_std(const uint64_t* a) { return {Fq::load_std(a), Fq::load_std(a + 6)}; }
-    static Fq2 raw(const uint64_t* a) { return {Fq::raw(a), Fq::raw(a + 6)}; }
     void store_std(uint64_t* out) const {
         c0.store_std(out);
         c1.store_std(out + 6);
@@ -254,26 +260,5 @@ struct Fq2 {
         return {c0 * t, -(c1 * t)};
     }
 };
-
-// Montgomery's trick over a range: out[i] = 1/in[i]; zero entries give zero and are skipped.
-// `scratch` holds n elements. One inversion for the whole range.
-template <class F>
-void batch_inverse(const F* in, F* out, F* scratch, long n) {
-    F acc = F::one();
-    for (long i = 0; i < n; i++) {
-        scratch[i] = acc;
-        if (!in[i].is_zero()) acc = acc * in[i];
-    }
-    F inv = acc.inverse();
-    for (long i = n - 1; i >= 0; i--) {
-        if (in[i].is_zero()) {
-            out[i] = F::zero();
-            continue;
-        }
-        F value = in[i];
-        out[i] = inv * scratch[i];
-        inv = inv * value;
-    }
-}
 
 }  // namespace pq

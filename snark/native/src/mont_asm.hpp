@@ -5,9 +5,9 @@
 
 namespace pq {
 
-// r = a·b·2^(−256) mod p, below 2p (the caller subtracts p once)
-static inline void mont_mul_asm4(uint64_t* r, const uint64_t* a, const uint64_t* b,
-                                  const uint64_t* p, const uint64_t* inv) {
+// r = a·b·2^(−256) mod p, canonical (a, b < p; r may be a or b)
+__attribute__((always_inline)) inline void mont_mul_asm4(
+    uint64_t* r, const uint64_t* a, const uint64_t* b, const uint64_t* p, const uint64_t* inv) {
     uint64_t t[5], lo, hi;
     asm(
         "xorl %k[t0], %k[t0]\n\t"
@@ -147,18 +147,30 @@ static inline void mont_mul_asm4(uint64_t* r, const uint64_t* a, const uint64_t*
         "adcxq %[hi], %[t2]\n\t"
         "movq $0, %[hi]\n\t"
         "adoxq %[hi], %[t2]\n\t"
-        : [t0] "=&r"(t[0]), [t1] "=&r"(t[1]), [t2] "=&r"(t[2]), [t3] "=&r"(t[3]), [t4] "=&r"(t[4]), [lo] "=&r"(lo), [hi] "=&r"(hi)
+        "movq %[t4], %[r0]\n\t"
+        "movq %[t0], %[r1]\n\t"
+        "movq %[t1], %[r2]\n\t"
+        "movq %[t2], %[r3]\n\t"
+        "subq 0(%[p]), %[t4]\n\t"
+        "sbbq 8(%[p]), %[t0]\n\t"
+        "sbbq 16(%[p]), %[t1]\n\t"
+        "sbbq 24(%[p]), %[t2]\n\t"
+        "cmovcq %[r0], %[t4]\n\t"
+        "cmovcq %[r1], %[t0]\n\t"
+        "cmovcq %[r2], %[t1]\n\t"
+        "cmovcq %[r3], %[t2]\n\t"
+        "movq %[t4], %[r0]\n\t"
+        "movq %[t0], %[r1]\n\t"
+        "movq %[t1], %[r2]\n\t"
+        "movq %[t2], %[r3]\n\t"
+        : [t0] "=&r"(t[0]), [t1] "=&r"(t[1]), [t2] "=&r"(t[2]), [t3] "=&r"(t[3]), [t4] "=&r"(t[4]), [r0] "=m"(r[0]), [r1] "=m"(r[1]), [r2] "=m"(r[2]), [r3] "=m"(r[3]), [lo] "=&r"(lo), [hi] "=&r"(hi)
         : [a] "r"(a), [b] "r"(b), [p] "r"(p), [inv] "m"(*inv), "m"(*(const uint64_t(*)[4])a), "m"(*(const uint64_t(*)[4])b), "m"(*(const uint64_t(*)[4])p)
         : "rdx", "cc");
-    r[0] = t[4];
-    r[1] = t[0];
-    r[2] = t[1];
-    r[3] = t[2];
 }
 
-// r = a·b·2^(−384) mod p, below 2p (the caller subtracts p once)
-static inline void mont_mul_asm6(uint64_t* r, const uint64_t* a, const uint64_t* b,
-                                  const uint64_t* p, const uint64_t* inv) {
+// r = a·b·2^(−384) mod p, canonical (a, b < p; r may be a or b)
+__attribute__((always_inline)) inline void mont_mul_asm6(
+    uint64_t* r, const uint64_t* a, const uint64_t* b, const uint64_t* p, const uint64_t* inv) {
     uint64_t t[7], lo, hi;
     asm(
         "xorl %k[t0], %k[t0]\n\t"
@@ -438,15 +450,33 @@ static inline void mont_mul_asm6(uint64_t* r, const uint64_t* a, const uint64_t*
         "adcxq %[hi], %[t4]\n\t"
         "movq $0, %[hi]\n\t"
         "adoxq %[hi], %[t4]\n\t"
-        : [t0] "=&r"(t[0]), [t1] "=&r"(t[1]), [t2] "=&r"(t[2]), [t3] "=&r"(t[3]), [t4] "=&r"(t[4]), [t5] "=&r"(t[5]), [t6] "=&r"(t[6]), [lo] "=&r"(lo), [hi] "=&r"(hi)
+        "movq %[t6], %[r0]\n\t"
+        "movq %[t0], %[r1]\n\t"
+        "movq %[t1], %[r2]\n\t"
+        "movq %[t2], %[r3]\n\t"
+        "movq %[t3], %[r4]\n\t"
+        "movq %[t4], %[r5]\n\t"
+        "subq 0(%[p]), %[t6]\n\t"
+        "sbbq 8(%[p]), %[t0]\n\t"
+        "sbbq 16(%[p]), %[t1]\n\t"
+        "sbbq 24(%[p]), %[t2]\n\t"
+        "sbbq 32(%[p]), %[t3]\n\t"
+        "sbbq 40(%[p]), %[t4]\n\t"
+        "cmovcq %[r0], %[t6]\n\t"
+        "cmovcq %[r1], %[t0]\n\t"
+        "cmovcq %[r2], %[t1]\n\t"
+        "cmovcq %[r3], %[t2]\n\t"
+        "cmovcq %[r4], %[t3]\n\t"
+        "cmovcq %[r5], %[t4]\n\t"
+        "movq %[t6], %[r0]\n\t"
+        "movq %[t0], %[r1]\n\t"
+        "movq %[t1], %[r2]\n\t"
+        "movq %[t2], %[r3]\n\t"
+        "movq %[t3], %[r4]\n\t"
+        "movq %[t4], %[r5]\n\t"
+        : [t0] "=&r"(t[0]), [t1] "=&r"(t[1]), [t2] "=&r"(t[2]), [t3] "=&r"(t[3]), [t4] "=&r"(t[4]), [t5] "=&r"(t[5]), [t6] "=&r"(t[6]), [r0] "=m"(r[0]), [r1] "=m"(r[1]), [r2] "=m"(r[2]), [r3] "=m"(r[3]), [r4] "=m"(r[4]), [r5] "=m"(r[5]), [lo] "=&r"(lo), [hi] "=&r"(hi)
         : [a] "r"(a), [b] "r"(b), [p] "r"(p), [inv] "m"(*inv), "m"(*(const uint64_t(*)[6])a), "m"(*(const uint64_t(*)[6])b), "m"(*(const uint64_t(*)[6])p)
         : "rdx", "cc");
-    r[0] = t[6];
-    r[1] = t[0];
-    r[2] = t[1];
-    r[3] = t[2];
-    r[4] = t[3];
-    r[5] = t[4];
 }
 
 }  // namespace pq

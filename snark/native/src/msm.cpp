@@ -8,8 +8,6 @@
 // bucket is an affine point while it can be (additions batched, one inversion per batch);
 // a point whose bucket is already in the pending batch goes to that bucket's XYZZ
 // overflow instead, and small bucket sets use XYZZ throughout.
-#include <mutex>
-
 #include "common.hpp"
 #include "curve.hpp"
 #include "digits.hpp"

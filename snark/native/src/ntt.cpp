@@ -32,7 +32,7 @@ const std::vector<Fr>& roots(int log_n) {
     return *slot;
 }
 
-inline void butterfly(Fr& lo, Fr& hi, const Fr& w) {
+PQ_INLINE void butterfly(Fr& lo, Fr& hi, const Fr& w) {
     Fr t = hi * w;
     hi = lo - t;
     lo = lo + t;
@@ -76,12 +76,22 @@ void forward(Fr* a, int log_n) {
             }
         }
     });
+    // whole-array stages, each with its twiddles gathered first: read in place they are
+    // n/(2h) elements apart, a page (and a TLB miss) per butterfly at the first stages
+    std::unique_ptr<Fr[]> stage(block < n ? new Fr[n / 4] : nullptr);  // stride 1 needs none
     for (int64_t h = block; h < n; h *= 2) {
         const int64_t stride = n / (2 * h);
+        const Fr* tw = w.data();
+        if (stride > 1) {
+            parallel_for(h, 1 << 14, [&](int64_t b, int64_t e) {
+                for (int64_t j = b; j < e; j++) stage[j] = w[j * stride];
+            });
+            tw = stage.get();
+        }
         parallel_for(n / 2, 1 << 12, [&](int64_t b, int64_t e) {
             for (int64_t k = b; k < e; k++) {
                 int64_t j = k & (h - 1), i = ((k - j) << 1) + j;
-                butterfly(a[i], a[i + h], w[j * stride]);
+                butterfly(a[i], a[i + h], tw[j]);
             }
         });
     }
@@ -160,10 +170,10 @@ PQ_API int pq_ntt(int kind, uint64_t* data, int log_n) {
     if (!check_log_n(log_n, kind == ODD_NTT ? TWO_ADICITY - 1 : TWO_ADICITY)) return 1;
     const int64_t n = int64_t(1) << log_n;
     if (!check_fr(data, n, "values")) return 1;
-    std::vector<Fr> a(n);
-    fr_load(data, a.data(), n);
-    transform(a.data(), log_n, kind);
-    fr_store(a.data(), data, n);
+    Fr* a = reinterpret_cast<Fr*>(data);  // the same four limbs: converted in place
+    fr_load(data, a, n);
+    transform(a, log_n, kind);
+    fr_store(a, data, n);
     return 0;
 }
 
@@ -177,11 +187,11 @@ PQ_API int pq_quotient(int form, const uint64_t* a_std, const uint64_t* b_std,
     const int64_t n = int64_t(1) << log_n;
     if (!check_fr(a_std, n, "a") || !check_fr(b_std, n, "b")) return 1;
     if (form == 0 && !check_fr(c_std, n, "c")) return 1;
-    std::vector<Fr> a(n), b(n), c(n);
-    fr_load(a_std, a.data(), n);
-    fr_load(b_std, b.data(), n);
+    std::unique_ptr<Fr[]> a(new Fr[n]), b(new Fr[n]), c(new Fr[n]);  // not zeroed: all written
+    fr_load(a_std, a.get(), n);
+    fr_load(b_std, b.get(), n);
     if (form == 0) {
-        fr_load(c_std, c.data(), n);
+        fr_load(c_std, c.get(), n);
     } else {
         parallel_for(n, 1 << 14, [&](int64_t s, int64_t e) {
             for (int64_t i = s; i < e; i++) c[i] = a[i] * b[i];
@@ -189,17 +199,17 @@ PQ_API int pq_quotient(int form, const uint64_t* a_std, const uint64_t* b_std,
     }
     const Fr g = fr_small(GENERATOR);
     const Fr base = form == 0 ? g : root_of_unity(log_n + 1);
-    for (Fr* v : {a.data(), b.data(), c.data()}) reevaluate(v, log_n, base);
+    for (Fr* v : {a.get(), b.get(), c.get()}) reevaluate(v, log_n, base);
     // coset: divided by Z(gω^i) = g^n − 1, the same at every point
     const Fr factor = form == 0 ? (g.pow((uint64_t)n) - Fr::one()).inverse() : Fr::one();
     parallel_for(n, 1 << 14, [&](int64_t s, int64_t e) {
         for (int64_t i = s; i < e; i++) a[i] = (a[i] * b[i] - c[i]) * factor;
     });
     if (form == 0) {
-        transform(a.data(), log_n, COSET_INTT);
-        fr_store(a.data(), out, n - 1);
+        transform(a.get(), log_n, COSET_INTT);
+        fr_store(a.get(), out, n - 1);
     } else {
-        fr_store(a.data(), out, n);
+        fr_store(a.get(), out, n);
     }
     return 0;
 }
