@@ -20,7 +20,8 @@ from snark.snarkjs.keystore import import_zkey
 from snark.snarkjs.job import Groth16JobError, job_from_files, parse_job, read_witness
 from tests.snarkjs_tools import snarkjs_fixtures
 from workers.gpu_binding import bind_cpu
-from workers.runtime import PartitionFailed, WorkerRuntime
+from workers.failures import PartitionFailed
+from workers.runtime import WorkerRuntime
 
 SEED = random.randrange(2**32)
 print(f"test_groth16_type seed {SEED}")

@@ -25,7 +25,8 @@ from snark.porep.witness import (WitnessInputs, check_failures, partition_witnes
                                  witness_inputs)
 from workers.events import read_events
 from workers.gpu_binding import bind_cpu
-from workers.runtime import PartitionFailed, WorkerRuntime
+from workers.failures import PartitionFailed
+from workers.runtime import WorkerRuntime
 
 GPU_OK, GPU_WHY = gpu.available()
 POREP = PorepType()

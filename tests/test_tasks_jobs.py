@@ -173,3 +173,34 @@ def test_one_submit_task_owns_the_fan_out_and_keeps_it_on_redelivery(store):
     assert not store.claim_fan_out("job-1", "task-b")  # a duplicate submit message
     assert store.claim_fan_out("job-1", "task-a")      # task-a's message, delivered again
     assert store.state("job-1").status == "queued"
+
+
+def test_the_scripts_and_python_share_one_set_of_words():
+    """Every word a script writes or returns is a member of ``JobStatus`` or ``Outcome``
+    (substituted from them), and the words on the wire are the ones producers read."""
+    import re
+
+    from tasks import jobs
+
+    assert [s.value for s in jobs.JobStatus] == [
+        "queued", "proving", "assembling", "done", "failed", "cancelled"]
+    words = set(jobs.JobStatus) | set(jobs.Outcome)
+    for name in ("_CREATE", "_BEGIN", "_STORE_PART", "_FINISH", "_STOP"):
+        script = jobs.lua(getattr(jobs, name))
+        assert "$" not in script
+        quoted = set(re.findall(r"return \{?'(\w+)'", script))
+        quoted |= set(re.findall(r"'status', '(\w+)'", script))
+        assert quoted and quoted <= words, (name, quoted - words)
+    with pytest.raises(KeyError):
+        jobs.lua("return '$QUEUD'")
+
+
+def test_replies_are_members(store):
+    from tasks.jobs import JobStatus, Outcome
+
+    assert _create(store) is Outcome.CREATED
+    assert store.begin_partition("job-1", 0, max_attempts=1) == (Outcome.RUN, 1)
+    assert store.status("job-1") is JobStatus.PROVING
+    assert store.cancel("job-1") is JobStatus.CANCELLED
+    assert store.fail("job-1", "late") is JobStatus.CANCELLED  # how it had ended
+    assert store.cancel("no-such-job") is Outcome.MISSING

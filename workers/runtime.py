@@ -19,8 +19,9 @@ module knows Groth16, the backend interface and that protocol, and no type.
 
 While one process holds compute, the others synthesize and pre-stage, so the GPU's kernels
 run back to back. Every phase emits an event and observes a histogram (``workers.events``);
-every failure is a ``PartitionFailed`` naming the phase and the reason, marked transient
-(retry, possibly elsewhere) or permanent (the job fails).
+every failure is a ``PartitionFailed`` naming the phase and the reason, of a kind of the
+taxonomy in ``workers.failures`` (transient: retry; outage: wait for Redis; permanent: the
+job fails).
 
 Lease loss: all backend calls made under a lock (a proof type's own device steps too) go
 through ``_FencedBackend``, which checks the lock's lease first, so a worker whose lease
@@ -42,7 +43,7 @@ import redis
 
 from config.settings import Settings, SettingsError, get_settings
 from snark import groth16
-from snark.backend import BackendUnavailable, DeviceMemoryError, ProverBackend
+from snark.backend import DeviceMemoryError, ProverBackend
 from snark.cpu_backend import CpuBackend
 from snark.keys import ProvingKey
 from snark.proof_types import ProofType
@@ -50,39 +51,16 @@ from workers import gpu_binding
 from workers.backend_choice import fixed_base_for, make_backend
 from workers.events import (PARTITION_FAILURES, STAGING, EventLog, PhaseEvent,
                             serve_metrics)
+from workers.failures import (Failure, PartitionCancelled, PartitionFailed, classify,
+                              describe)
 from workers.gpu_binding import Binding
 from workers.heartbeat import Heartbeat
 from workers.ledger import Reservation, VramLedger, key_bytes, partition_bytes
-from workers.locks import HeldLock, LeaseLost, LockPair, LockWaitAborted, PartitionLocks
+from workers.locks import HeldLock, LockPair, LockWaitAborted, PartitionLocks
 
 log = logging.getLogger(__name__)
 
 Progress = Callable[[str, dict], None]
-
-#: Errors that say the input, the key or the witness is wrong: retrying cannot help (a proof
-#: type's input errors, ``KeyFileError`` and ``UnsatisfiedConstraint`` are ValueErrors).
-_PERMANENT = (ValueError,)
-#: Errors of this worker's situation (Redis, device, lease): another attempt may succeed.
-_TRANSIENT = (redis.RedisError, LeaseLost, LockWaitAborted, DeviceMemoryError,
-              BackendUnavailable, OSError)
-
-
-class PartitionFailed(Exception):
-    """A partition failed in ``phase``; ``transient`` → retry, otherwise the job fails."""
-
-    def __init__(self, phase: str, reason: str, transient: bool) -> None:
-        super().__init__(f"{phase}: {reason}")
-        self.phase = phase
-        self.reason = reason
-        self.transient = transient
-
-    def __reduce__(self):
-        return type(self), (self.phase, self.reason, self.transient)
-
-
-class PartitionCancelled(Exception):
-    """The job was cancelled; the partition stopped at a phase boundary."""
-
 
 class _FencedBackend:
     """The backend, with the held lock's lease checked before every device call."""
@@ -223,7 +201,7 @@ class WorkerRuntime:
                 raise PartitionFailed("verify", "the proof does not pass the pairing check "
                                       "(the witness does not satisfy the circuit, or a "
                                       "backend computed a wrong MSM or quotient)",
-                                      transient=False)
+                                      Failure.PERMANENT)
         return encoded
 
     def witness_on_device(self, proof_type: ProofType) -> bool:
@@ -338,7 +316,7 @@ class WorkerRuntime:
                 error: BaseException | None) -> None:
         event = PhaseEvent(run.job, run.partition, self.worker_name, self.binding.label,
                            self.binding.gpu.host, name, start, end, phase.fence, phase.path,
-                           _describe(error) if error is not None else "")
+                           describe(error) if error is not None else "")
         try:
             self.events.record(event)
         except redis.RedisError:  # never let bookkeeping hide the partition's own outcome
@@ -353,16 +331,9 @@ def _as_failure(phase: str, exc: BaseException, run: _PartitionRun) -> BaseExcep
         return PartitionCancelled(f"job {run.job} cancelled while waiting ({phase})")
     if not isinstance(exc, Exception):  # KeyboardInterrupt, SystemExit: not ours to wrap
         return exc
-    transient = isinstance(exc, _TRANSIENT) and not isinstance(exc, _PERMANENT)
-    failure = PartitionFailed(phase, _describe(exc), transient)
-    PARTITION_FAILURES.labels(phase=phase, transient=str(transient).lower()).inc()
+    failure = PartitionFailed(phase, describe(exc), classify(exc))
+    PARTITION_FAILURES.labels(phase=phase, transient=str(failure.transient).lower()).inc()
     return failure
-
-
-def _describe(exc: BaseException) -> str:
-    if isinstance(exc, PartitionFailed):
-        return exc.reason
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 def _bind(gpu: int | None, setting: str, cpu_devices: int | None,
