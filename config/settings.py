@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import AliasChoices, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -44,14 +44,19 @@ class Settings(BaseSettings):
 
     # Proving.
     backend: Literal["auto", "cpu", "gpu"] = "auto"
-    max_c1_bytes: int = Field(64 * 1024 * 1024, gt=0,
-                              description="largest accepted job input JSON (a C1, a groth16 job)")
+    max_input_bytes: int = Field(
+        64 * 1024 * 1024, gt=0,
+        # max_c1_bytes / PROOFQ_MAX_C1_BYTES: its name in 0.1, read for one more release
+        validation_alias=AliasChoices("max_input_bytes", "PROOFQ_MAX_INPUT_BYTES",
+                                      "max_c1_bytes", "PROOFQ_MAX_C1_BYTES"),
+        description="largest accepted job input JSON, of any proof type")
     max_inline_witness_bytes: int = Field(4 * 1024 * 1024, gt=0,
-                                          description="largest .wtns a groth16 job carries in "
-                                                      "Redis; larger ones travel as a path "
-                                                      "under witness_dir")
+                                          description="largest witness a job carries in Redis "
+                                                      "(a circom .wtns); larger ones travel "
+                                                      "as a path under witness_dir")
     witness_dir: Path | None = Field(None, description="shared storage every worker mounts; "
-                                                       "groth16 witness paths are relative to it")
+                                                       "the paths of job inputs too large for "
+                                                       "Redis are relative to it")
 
     # Celery pipeline.
     visibility_timeout_s: int = Field(4 * 3600, gt=0,

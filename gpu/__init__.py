@@ -20,17 +20,20 @@ def available() -> tuple[bool, str]:
     return True, f"{count} CUDA device(s) visible"
 
 
-def get_backend(device_id: int | None = None, table_budget_bytes: int | None = 0):
-    """A ``GpuProver`` on ``device_id`` (an index into the visible devices; ``None``: the
+def get_backend(device_id: int | None = None, table_budget_bytes: int | None = 0,
+                device_steps: bool = True):
+    """A GPU backend on ``device_id`` (an index into the visible devices; ``None``: the
     first) that gives keys MSM window tables within ``table_budget_bytes`` (None: an eighth
-    of the device's memory; ``gpu.backend``)."""
+    of the device's memory; ``gpu.backend``), with the proof types' device steps
+    (``gpu.prover``) unless ``device_steps`` is False."""
     index = device.resolve(device_id)
     from cupy.cuda.compiler import CompileException
 
+    from gpu.backend import GpuBackend
     from gpu.prover import GpuProver
 
     try:
-        return GpuProver(index, table_budget_bytes)
+        return (GpuProver if device_steps else GpuBackend)(index, table_budget_bytes)
     except (ImportError, OSError, RuntimeError, CompileException) as exc:
         # NVRTC missing or refusing a kernel, driver errors: one line, not a traceback
         raise BackendUnavailable(f"GPU backend failed to start on device {index} "

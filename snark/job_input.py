@@ -1,10 +1,28 @@
-"""One way in for a job's input: whatever form a producer hands over becomes JSON text."""
+"""One way in for a job's input: whatever form a producer hands over becomes JSON text,
+checked against the limits of whoever reads it."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from config.settings import Settings
+
+
+@dataclass(frozen=True)
+class InputLimits:
+    """How large a job's input may be: its whole JSON text, and one witness carried in it
+    (a larger witness travels as a path on shared storage). Passed to every parse, so a
+    producer applies its own settings (``Client(redis_url, settings)``) and a worker its."""
+
+    max_input_bytes: int
+    max_inline_witness_bytes: int
+
+    @classmethod
+    def of(cls, settings: Settings) -> "InputLimits":
+        return cls(settings.max_input_bytes, settings.max_inline_witness_bytes)
 
 
 @dataclass(frozen=True)
@@ -27,3 +45,9 @@ def as_json_text(raw: Any, model: type, error: type[ValueError], field: str) -> 
         return raw
     raise error(f"{field}: expected JSON text, bytes, a dict or a {model.__name__}, "
                 f"got {type(raw).__name__}")
+
+
+def too_large(field: str, size: int, limit: int) -> str:
+    """The one message for an input over ``max_input_bytes``."""
+    return (f"{field}: {size} bytes exceeds max_input_bytes ({limit}, "
+            f"PROOFQ_MAX_INPUT_BYTES)")

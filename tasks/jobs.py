@@ -7,12 +7,13 @@ Keys of job ``<id>``:
                               seconds), error (``partition P: phase: reason``),
                               fan_out_task (the submit task that owns the fan-out),
                               fanned_out (set once the partition tasks are sent)
-- ``proofq:job:<id>:parts``   hash: partition → its part, hex (``ProofType.part``: the
-                              192-byte proof, for groth16 followed by its public signals)
+- ``proofq:job:<id>:parts``   hash: partition → its part, hex (``ProofWorker.part``: the
+                              192-byte proof, for circom followed by its public signals)
 - ``proofq:job:<id>:attempts`` hash: partition → times a worker started proving it
-- ``proofq:job:<id>:c1``      the validated input JSON, dropped when the job ends
-- ``proofq:job:<id>:result``  the assembled result (``ProofType.assemble``: porep's proofs
-                              concatenated in order, groth16's snarkjs JSON)
+- ``proofq:job:<id>:input``   the validated input JSON, dropped when the job ends (``:c1``
+                              in 0.1: still read, and dropped, for one more release)
+- ``proofq:job:<id>:result``  the assembled result (``ProofWorker.assemble``: porep's proofs
+                              concatenated in order, circom's snarkjs JSON)
 - ``proofq:results``          stream: one entry per ended job {job, status, proof|error}
                               (proof: the result, hex)
                               (and the intake's refusals, status ``rejected``)
@@ -84,23 +85,27 @@ local function retire(job, ttl)
   for _, key in ipairs({job, job .. ':parts', job .. ':attempts', job .. ':result'}) do
     redis.call('EXPIRE', key, ttl)
   end
-  redis.call('DEL', job .. ':c1')
+  redis.call('DEL', job .. ':input', job .. ':c1')
 end
 local function job_id(key)
   return string.sub(key, string.len('$PREFIX') + 1)
 end
 """
 
-# KEYS: job.  ARGV: digest, proof_type, partitions, priority, input json.
+# KEYS: job.  ARGV: digest, proof_type, partitions, priority, input json, then the digests
+# the same content had under the type's older names (a job stored before a rename).
 _CREATE = """
 local digest = redis.call('HGET', KEYS[1], 'digest')
 if digest then
   if digest == ARGV[1] then return '$EXISTS' end
+  for i = 6, #ARGV do
+    if digest == ARGV[i] then return '$EXISTS' end
+  end
   return '$CONFLICT'
 end
 redis.call('HSET', KEYS[1], 'status', '$QUEUED', 'digest', ARGV[1], 'proof_type', ARGV[2],
            'partitions', ARGV[3], 'priority', ARGV[4], 'created', now())
-redis.call('SET', KEYS[1] .. ':c1', ARGV[5])
+redis.call('SET', KEYS[1] .. ':input', ARGV[5])
 return '$CREATED'
 """
 
@@ -244,11 +249,12 @@ class JobStore:
         return PREFIX + job_id
 
     def create(self, job_id: str, *, digest: str, proof_type: str, partitions: int,
-               priority: str, input_json: str) -> Reply:
-        """CREATED, EXISTS (same content: same job) or CONFLICT (different content)."""
+               priority: str, input_json: str, former_digests: tuple[str, ...] = ()) -> Reply:
+        """CREATED, EXISTS (same content: same job; ``former_digests``, the content's
+        digests under the type's older names, count as the same) or CONFLICT."""
         return _reply(self._create(keys=[self.key(job_id)],
-                                       args=[digest, proof_type, partitions, priority,
-                                             input_json]))
+                                   args=[digest, proof_type, partitions, priority, input_json,
+                                         *former_digests]))
 
     def begin_partition(self, job_id: str, partition: int, *, max_attempts: int
                         ) -> tuple[Reply, int]:
@@ -260,7 +266,7 @@ class JobStore:
     def store_part(self, job_id: str, partition: int, proof: bytes) -> Reply:
         """STORED, COMPLETE (this call completed the set), DUPLICATE, or the status."""
         return _reply(self._store_part(keys=[self.key(job_id)],
-                                           args=[partition, proof.hex()]))
+                                       args=[partition, proof.hex()]))
 
     def finish(self, job_id: str, proof: bytes) -> Reply:
         """Store the assembled proof and publish it, once: DONE, or the status found."""
@@ -319,7 +325,9 @@ class JobStore:
         self.redis.hset(self.key(job_id), "fanned_out", 1)
 
     def input_json(self, job_id: str) -> bytes | None:
-        return self.redis.get(self.key(job_id) + ":c1")
+        """The stored input (under ``:c1`` for a job stored by 0.1)."""
+        current, former = self.redis.mget(self.key(job_id) + ":input", self.key(job_id) + ":c1")
+        return current if current is not None else former
 
     def parts(self, job_id: str, partitions: int) -> list[bytes]:
         stored = self.redis.hgetall(self.key(job_id) + ":parts")

@@ -29,7 +29,9 @@ import redis.lock
 from celery import Task
 
 from config.settings import Settings, get_settings
-from snark.proof_types import ProofType, proof_type
+from snark.job_input import InputLimits
+from snark.proof_types import AnyWorker, ProofType, Storage
+from snark.registry import proof_type, worker_half
 from tasks import recovery
 from tasks.application import GPU_QUEUE, PRIORITIES, app, redis_url
 from tasks.jobs import JobStatus, JobStore, Outcome, Reply
@@ -80,8 +82,8 @@ def failing(store: JobStore, job_id: str, step: str) -> AbstractContextManager[N
 
 
 def job(store: JobStore, job_id: str) -> tuple[ProofType, Any]:
-    """The proof type and parsed input of a job; a process proving several partitions
-    parses it once.
+    """The proof type (found by the name stored, an older name included) and the parsed
+    input of a job; a process proving several partitions parses it once.
 
     Cached by content digest too: a job id may be used again once the old job's keys
     have expired, and must then not find the old input.
@@ -98,7 +100,12 @@ def _parsed_input(store: JobStore, job_id: str, digest: str, kind: str) -> Any:
     raw = store.input_json(job_id)
     if raw is None:
         raise JobEnded(f"job {job_id}: input is gone (the job has ended)")
-    return proof_type(kind).parse(raw)
+    return proof_type(kind).parse(raw, InputLimits.of(get_settings()))
+
+
+def worker_of(kind: ProofType) -> AnyWorker:
+    """The type's worker half for this host's storage."""
+    return worker_half(kind, Storage.of(get_settings()))
 
 
 @app.task(name="proofq.submit", bind=True, base=PipelineTask)
@@ -114,14 +121,13 @@ def _submit(task: PipelineTask, job_id: str) -> dict:
     if (state is None or state.status != JobStatus.QUEUED or store.fanned_out(job_id)
             or not store.claim_fan_out(job_id, task.request.id or "")):
         return {"job": job_id, "outcome": Outcome.SKIPPED}
-    try:
-        kind, parsed = job(store, job_id)
-    except JobEnded:  # cancelled before its fan-out
-        return {"job": job_id, "outcome": Outcome.ABANDONED}
     # never leave the job queued with its fan-out claimed
     with failing(store, job_id, "check"):
         try:
-            kind.check(parsed)
+            kind, parsed = job(store, job_id)
+            worker_of(kind).check(parsed)
+        except JobEnded:  # cancelled before its fan-out
+            return {"job": job_id, "outcome": Outcome.ABANDONED}
         except ValueError as exc:  # the input is wrong: the job's outcome, not the task's
             return {"job": job_id, "outcome": store.fail(job_id, f"check: {exc}")}
     with failing(store, job_id, "setup"):
@@ -150,23 +156,23 @@ def setup_lease(lock: redis.lock.Lock) -> Lease:
 
 
 def _ensure_key(store: JobStore, settings: Settings, kind: ProofType, job_input: Any) -> None:
-    """Set up a missing key once: jobs of the same new circuit wait for the first setup.
+    """Set up a missing key once: jobs of the same new key wait for the first setup.
 
     Concurrent setups would only be wasted work (the first key saved wins).  The lock is
     leased and renewed while setup runs, so a worker that dies mid-setup holds up the others
     for one lease, not for the length of a setup.
     """
-    if kind.has_key(job_input, settings.params_dir):
+    worker = worker_of(kind)
+    if worker.has_key(job_input):
         return
-    lock = setup_lock(store.redis, kind.circuit_name(job_input), settings.lock_lease_s)
+    lock = setup_lock(store.redis, kind.key_name(job_input), settings.lock_lease_s)
     with lock:
         heartbeat = Heartbeat(settings.heartbeat_s, name="proofq-setup-lease")
         heartbeat.register(setup_lease(lock))
         try:
-            if not kind.has_key(job_input, settings.params_dir):
+            if not worker.has_key(job_input):
                 # On the device this worker proves on (workers.backend_choice).
-                kind.make_key(job_input, settings.params_dir,
-                              fixed_base=fixed_base_for(runtime().backend))
+                worker.make_key(job_input, fixed_base=fixed_base_for(runtime().backend))
         finally:
             heartbeat.close()
 
@@ -264,8 +270,9 @@ def assemble(store: JobStore, job_id: str) -> Reply:
     try:
         with failing(store, job_id, "assembly"):
             kind, parsed = job(store, job_id)
-            proof = kind.assemble(parsed, store.parts(job_id, state.partitions))
-            valid = kind.verify(parsed, get_settings().params_dir, proof)
+            worker = worker_of(kind)
+            proof = worker.assemble(parsed, store.parts(job_id, state.partitions))
+            valid = worker.verify(parsed, proof)
     except JobEnded:  # cancelled while assembling
         return store.status(job_id) or Outcome.MISSING
     if not valid:

@@ -21,6 +21,7 @@ from snark.porep.c1 import C1Error
 from snark.porep.proof_type import PorepType
 from snark.porep.prove import load_or_setup_key, verify_partition
 from snark.porep.seal import seal
+from snark.porep.staging import DeviceInputs, partition_work
 from snark.porep.witness import (WitnessInputs, check_failures, partition_witness,
                                  witness_inputs)
 from workers.events import read_events
@@ -129,7 +130,7 @@ def test_worker_pipeline_proves_with_the_device_witness_path(redis_url, tmp_path
                             worker_name="host-kernel", binding=bind_cpu(0),
                             backend=HostKernelBackend())
     try:
-        assert runtime.witness_on_device(POREP)
+        assert isinstance(partition_work(c1, 1, runtime.backend), DeviceInputs)
         proof = runtime.prove_partition(job_id="dw", partition=1, proof_type=POREP, job_input=c1)
         forged = _forge(c1, 2, 1, "r_path", rng)
         with pytest.raises(PartitionFailed) as caught:

@@ -204,3 +204,25 @@ def test_replies_are_members(store):
     assert store.cancel("job-1") is JobStatus.CANCELLED
     assert store.fail("job-1", "late") is JobStatus.CANCELLED  # how it had ended
     assert store.cancel("no-such-job") is Outcome.MISSING
+
+
+def test_a_job_stored_by_0_1_is_read_and_retired_alike(store):
+    """0.1 kept the input under ``:c1`` and named circom jobs ``groth16``: such a job's input
+    is still found, dropped when it ends, and its resubmission is the same job."""
+    text = '{"key": "k", "witnesses": []}'
+    _create(store, content=text)
+    key = store.key("job-1")
+    store.redis.rename(key + ":input", key + ":c1")  # as 0.1 stored it
+    store.redis.hset(key, mapping={"proof_type": "groth16",
+                                   "digest": content_digest("groth16", text)})
+    assert store.input_json("job-1") == text.encode()
+    again = store.create("job-1", digest=content_digest("circom", text), proof_type="circom",
+                         partitions=3, priority="normal", input_json=text,
+                         former_digests=(content_digest("groth16", text),))
+    assert again == "exists"
+    assert store.create("job-1", digest=content_digest("circom", text + " "),
+                        proof_type="circom", partitions=3, priority="normal",
+                        input_json=text + " ",
+                        former_digests=(content_digest("groth16", text + " "),)) == "conflict"
+    assert store.cancel("job-1") == "cancelled"
+    assert not store.redis.exists(key + ":c1") and store.input_json("job-1") is None

@@ -1,12 +1,13 @@
 """The partition pipeline of one worker process bound to one GPU.
 
 A partition is one unit of work of a job: one Groth16 proof. Everything about its proof type
-(key, witness, public inputs) comes from the job's ``snark.proof_types.ProofType``; this
-module knows Groth16, the backend interface and that protocol, and no type.
+(key, witness, public inputs) comes from the type's worker half
+(``snark.proof_types.ProofWorker``, found through ``snark.registry``); this module knows
+Groth16, the backend interface and that protocol, and no type.
 
     synthesize    CPU, no lock: the type's work for the partition, its witness (the key is
-                  loaded once per process); with a backend that computes the type's witness
-                  itself (``gpu`` for porep), only the compact inputs (porep: leaves, paths,
+                  loaded once per process); with a backend that has the type's device steps
+                  (``gpu`` for porep), only the compact inputs (porep: leaves, paths,
                   indices, < 1% of its bytes)
     mem_wait/mem  memory lock: reserve VRAM in the ledger; if granted, upload the witness
                   or the compact inputs (pre-stage); a refused reservation or a failed
@@ -46,7 +47,9 @@ from snark import groth16
 from snark.backend import DeviceMemoryError, ProverBackend
 from snark.cpu_backend import CpuBackend
 from snark.keys import ProvingKey
-from snark.proof_types import ProofType
+from snark.proof_types import AnyWorker, ProofType, Storage
+from snark.registry import worker_half
+from snark.unit_work import UnitWork
 from workers import gpu_binding
 from workers.backend_choice import fixed_base_for, make_backend
 from workers.events import (PARTITION_FAILURES, STAGING, EventLog, PhaseEvent,
@@ -116,6 +119,7 @@ class WorkerRuntime:
         self.worker_name = worker_name
         self.binding = binding
         self.backend = backend
+        self.storage = Storage.of(settings)
         budget = _budget(settings, binding)  # may refuse the settings: before any thread
         self.heartbeat = Heartbeat(settings.heartbeat_s)
         self.locks = LockPair(client, binding.gpu, lease_s=settings.lock_lease_s,
@@ -138,8 +142,7 @@ class WorkerRuntime:
         ``backend``: the worker's decision ("gpu"/"cpu"); None decides here, by the setting.
         """
         settings = settings or get_settings()
-        binding, backend = _bind(gpu, backend or settings.backend, settings.cpu_devices,
-                                 settings.msm_table_bytes)
+        binding, backend = _bind(gpu, backend or settings.backend, settings)
         name = worker_name or f"{binding.gpu.host}:{binding.label}:{os.getpid()}"
         client = redis.Redis.from_url(redis_url)
         try:
@@ -172,7 +175,7 @@ class WorkerRuntime:
                         cancelled: Callable[[], bool] | None = None,
                         queued_at: float | None = None) -> bytes:
         """Prove one partition of a job (its parsed input, of ``proof_type``) through all
-        phases; return what the job stores of it (``ProofType.part``: the verified 192-byte
+        phases; return what the job stores of it (``ProofWorker.part``: the verified 192-byte
         proof, with its public inputs where the type keeps them).
 
         ``queued_at`` (Unix seconds), when the caller knows it, adds the ``queued`` phase:
@@ -181,21 +184,21 @@ class WorkerRuntime:
         run = _PartitionRun(job_id, partition, progress, cancelled)
         if queued_at is not None:
             self._record(run, "queued", queued_at, time.time(), _Phase(), None)
+        worker = worker_half(proof_type, self.storage)
         with self._phase(run, "synthesize"):
-            key = self._key(proof_type, job_input)
-            work = proof_type.work(job_input, partition, key,
-                                   on_device=self.witness_on_device(proof_type))
-            public = proof_type.public_inputs(job_input, partition, key, work)
+            key = self._key(proof_type, worker, job_input)
+            work = worker.work(job_input, partition, key, self.backend)
+            public = worker.public_inputs(job_input, partition, key, work)
         locks = self.locks.for_partition(self.worker_name)
-        staged, reservation = self._memory_phase(run, locks, proof_type, key, work)
+        staged, reservation = self._memory_phase(run, locks, key, work)
         try:
-            parts = self._compute_phase(run, locks, proof_type, key, work, staged)
+            parts = self._compute_phase(run, locks, key, work, staged)
         finally:
             if reservation is not None:
                 reservation.release()
         with self._phase(run, "finalize"):
             proof = groth16.finalize(key, parts)
-            encoded = proof_type.part(proof.to_bytes(), public)
+            encoded = worker.part(proof.to_bytes(), public)
         with self._phase(run, "verify"):
             if not groth16.verify(key.vk, public, proof):
                 raise PartitionFailed("verify", "the proof does not pass the pairing check "
@@ -204,22 +207,15 @@ class WorkerRuntime:
                                       Failure.PERMANENT)
         return encoded
 
-    def witness_on_device(self, proof_type: ProofType) -> bool:
-        """Whether this worker leaves ``proof_type``'s witness to its backend."""
-        return self.settings.witness_on_device and proof_type.device_witness(self.backend)
-
-    def _key(self, proof_type: ProofType, job_input: Any) -> ProvingKey:
-        ref = (proof_type.name, proof_type.key_ref(job_input))
+    def _key(self, proof_type: ProofType, worker: AnyWorker, job_input: Any) -> ProvingKey:
+        ref = (proof_type.name, proof_type.key_name(job_input))
         if ref not in self._keys:
-            self._keys[ref] = proof_type.load_key(job_input, self.settings.params_dir,
-                                                  fixed_base=fixed_base_for(self.backend))
-            log.info("%s key %s loaded (witness on the %s)", proof_type.name,
-                     self._keys[ref].circuit_id,
-                     "device" if self.witness_on_device(proof_type) else "CPU")
+            self._keys[ref] = worker.load_key(job_input, fixed_base=fixed_base_for(self.backend))
+            log.info("%s key %s loaded", proof_type.name, self._keys[ref].circuit_id)
         return self._keys[ref]
 
-    def _memory_phase(self, run: _PartitionRun, locks: PartitionLocks, proof_type: ProofType,
-                      key: ProvingKey, work: Any) -> tuple[Any, Reservation | None]:
+    def _memory_phase(self, run: _PartitionRun, locks: PartitionLocks, key: ProvingKey,
+                      work: UnitWork) -> tuple[Any, Reservation | None]:
         """Pre-stage when the ledger grants it; (None, None) means: stream in compute."""
         with self._phase(run, "mem_wait"):
             held = locks.memory(should_stop=run.is_cancelled)
@@ -236,7 +232,7 @@ class WorkerRuntime:
                 STAGING.labels(path="stream_no_budget").inc()
                 return None, None
             try:
-                staged = proof_type.stage(key, work, fenced)
+                staged = work.stage(key, fenced)
             except DeviceMemoryError:
                 reservation.release()
                 STAGING.labels(path="stream_device_oom").inc()
@@ -259,8 +255,8 @@ class WorkerRuntime:
                 f"{self.worker_name}:key",
                 key_bytes(key) + self.backend.extra_resident_bytes(key), force=True)
 
-    def _compute_phase(self, run: _PartitionRun, locks: PartitionLocks, proof_type: ProofType,
-                       key: ProvingKey, work: Any, staged: Any) -> groth16.MsmParts:
+    def _compute_phase(self, run: _PartitionRun, locks: PartitionLocks, key: ProvingKey,
+                       work: UnitWork, staged: Any) -> groth16.MsmParts:
         """Compute under the lock; on any failure the partition's device buffers are freed."""
         try:
             with self._phase(run, "compute_wait"):
@@ -268,8 +264,8 @@ class WorkerRuntime:
             with held, self._phase(run, "compute", fence=held.fence, path=run.staged_path):
                 fenced = _FencedBackend(self.backend, held)
                 if staged is None:
-                    staged = proof_type.stage(key, work, fenced)
-                staged = proof_type.witness(key, work, staged, fenced)
+                    staged = work.stage(key, fenced)
+                staged = work.handle(key, staged, fenced)
                 parts = groth16.compute(key, staged, fenced)
                 # A result computed past the lease may have shared the GPU with the next
                 # holder: retry it, so every successful compute phase was exclusive.
@@ -336,17 +332,17 @@ def _as_failure(phase: str, exc: BaseException, run: _PartitionRun) -> BaseExcep
     return failure
 
 
-def _bind(gpu: int | None, setting: str, cpu_devices: int | None,
-          table_budget_bytes: int | None) -> tuple[Binding, ProverBackend]:
+def _bind(gpu: int | None, setting: str, settings: Settings) -> tuple[Binding, ProverBackend]:
     """Pin GPU N (before anything in gpu/ can initialise CUDA) and prove on the backend
     ``workers.backend_choice`` picks for ``setting``; no ``gpu``: the CPU (as one of
-    ``cpu_devices`` per host, ``workers.gpu_binding.bind_cpu``)."""
+    ``settings.cpu_devices`` per host, ``workers.gpu_binding.bind_cpu``)."""
     if gpu is None:
-        return gpu_binding.bind_cpu(None, devices=cpu_devices), CpuBackend()
+        return gpu_binding.bind_cpu(None, devices=settings.cpu_devices), CpuBackend()
     gpu_binding.pin_process(gpu)
-    backend = make_backend(setting, device_id=0, table_budget_bytes=table_budget_bytes)
+    backend = make_backend(setting, device_id=0, table_budget_bytes=settings.msm_table_bytes,
+                           device_steps=settings.witness_on_device)
     if backend.name != "gpu":
-        return gpu_binding.bind_cpu(gpu, devices=cpu_devices), backend
+        return gpu_binding.bind_cpu(gpu, devices=settings.cpu_devices), backend
     return gpu_binding.bind_gpu(gpu), backend
 
 

@@ -29,7 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from config.settings import load_settings
-from snark.proof_types import PROOF_TYPES, ProofType, proof_type
+from snark.job_input import InputLimits
+from snark.proof_types import ProofType
+from snark.registry import names, proof_type
 from workers.failures import Failure, PartitionFailed, RetryPolicy, run_until_settled
 from workers.runtime import WorkerRuntime
 
@@ -110,7 +112,7 @@ def main(argv: list[str] | None = None) -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--redis-url", required=True)
     parser.add_argument("--gpu", type=int, default=None, help="GPU number (default: CPU)")
-    parser.add_argument("--type", dest="proof_type", required=True, choices=sorted(PROOF_TYPES),
+    parser.add_argument("--type", dest="proof_type", required=True, choices=names(),
                         help="proof type of the input")
     parser.add_argument("--input", type=Path, required=True,
                         help="the job's input file (what proofq submit takes for this type)")
@@ -123,9 +125,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     kind = proof_type(args.proof_type)
-    job_input = kind.parse(args.input.read_bytes())
-    runtime = WorkerRuntime.start(redis_url=args.redis_url, gpu=args.gpu,
-                                  settings=load_settings(), worker_name=args.name)
+    settings = load_settings()
+    job_input = kind.parse(args.input.read_bytes(), InputLimits.of(settings))
+    runtime = WorkerRuntime.start(redis_url=args.redis_url, gpu=args.gpu, settings=settings,
+                                  worker_name=args.name)
     try:
         if args.warmup is not None:
             warm_up(runtime, args.queue, kind, job_input, args.warmup, args.barrier)

@@ -1,29 +1,25 @@
 """A partition's witness through the prover's phases, built on the CPU or on the device.
 
-    partition_work   synthesize (CPU): the checked witness, or, for a backend that computes
-                     it itself (``PorepWitnessBackend``, below), only the compact inputs
-    stage            memory phase: the key resident, the work uploaded
-    witness_handle   compute phase: the handle the prover reads; a device writes and checks
-                     the witness here (``C1Error`` naming a bad challenge)
+``partition_work`` decides, once per partition, which path it takes:
 
-The worker runtime runs these (as ``PorepType``'s steps) inside its lock phases;
-``prove.prove_partition`` in a row.
+- ``HostWitness`` (``snark.unit_work``): the witness built and checked on the CPU, uploaded
+  whole;
+- ``DeviceInputs``: for a backend with porep's device steps (``PorepWitnessBackend``,
+  below), only the compact inputs (leaves, paths, indices: < 1% of the witness), uploaded
+  in the memory phase; the device writes and checks the witness in the compute phase
+  (``C1Error`` naming a bad challenge).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-import numpy as np
-
-from snark import groth16
 from snark.backend import ProverBackend
 from snark.keys import ProvingKey
 from snark.porep.c1 import C1
 from snark.porep.witness import WitnessInputs, partition_witness, witness_inputs
-
-#: What the synthesize phase leaves: full standard-form witness limbs, or compact inputs.
-Work = np.ndarray | WitnessInputs
+from snark.unit_work import HostWitness
 
 
 @runtime_checkable
@@ -42,24 +38,25 @@ class PorepWitnessBackend(Protocol):
     def porep_witness(self, key: ProvingKey, staged: Any) -> Any: ...
 
 
-def computes_witness(backend: ProverBackend) -> bool:
-    return isinstance(backend, PorepWitnessBackend)
+@dataclass(frozen=True)
+class DeviceInputs:
+    """A partition's compact inputs, for the device to turn into its witness."""
 
+    inputs: WitnessInputs
 
-def partition_work(c1: C1, partition: int, *, on_device: bool) -> Work:
-    return witness_inputs(c1, partition) if on_device else partition_witness(
-        c1, partition, check=True)
-
-
-def stage(key: ProvingKey, work: Work, backend: ProverBackend) -> Any:
-    if isinstance(work, WitnessInputs):
+    def stage(self, key: ProvingKey, backend: ProverBackend) -> Any:
         backend.prepare(key)
-        return backend.load_porep_inputs(key, work)
-    return groth16.stage(key, work, backend)
+        return backend.load_porep_inputs(key, self.inputs)
 
-
-def witness_handle(key: ProvingKey, work: Work, staged: Any, backend: ProverBackend) -> Any:
-    """The witness handle; on failure the staged buffers are the caller's to release."""
-    if isinstance(work, WitnessInputs):
+    def handle(self, key: ProvingKey, staged: Any, backend: ProverBackend) -> Any:
         return backend.porep_witness(key, staged)
-    return staged
+
+
+PartitionWork = HostWitness | DeviceInputs
+
+
+def partition_work(c1: C1, partition: int, backend: ProverBackend) -> PartitionWork:
+    """The partition's work for ``backend``: compact inputs where it computes the witness."""
+    if isinstance(backend, PorepWitnessBackend):
+        return DeviceInputs(witness_inputs(c1, partition))
+    return HostWitness(partition_witness(c1, partition, check=True))
