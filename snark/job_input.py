@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -51,3 +52,32 @@ def too_large(field: str, size: int, limit: int) -> str:
     """The one message for an input over ``max_input_bytes``."""
     return (f"{field}: {size} bytes exceeds max_input_bytes ({limit}, "
             f"PROOFQ_MAX_INPUT_BYTES)")
+
+
+# -- inputs too large for Redis: paths on shared storage --------------------------------------
+# A job names such an input by its path relative to the storage every worker mounts
+# (``Settings.witness_dir``, each host at its own mount point): the producer checks the
+# path's form, the worker resolves it under its own mount. ``error`` is the type's own
+# ValueError, so a type's input errors stay one class.
+
+def shared_relative_path(text: str, field: str, error: type[ValueError]) -> str:
+    """``text`` as a path that cannot leave the shared directory (producer side)."""
+    path = PurePosixPath(text)
+    if not text or path.is_absolute() or ".." in path.parts or "\0" in text:
+        raise error(f"{field}: {text!r:.80} must be a relative path inside the witness "
+                    f"directory (no leading /, no ..)")
+    return str(path)
+
+
+def resolve_shared(root: Path | None, relative: str, field: str,
+                   error: type[ValueError]) -> Path:
+    """Where ``relative`` is on this worker's mount ``root`` (links followed: a link that
+    leads outside is refused)."""
+    if root is None:
+        raise error(f"{field}: this worker has no witness_dir (PROOFQ_WITNESS_DIR) to find "
+                    f"{relative!r} in")
+    base = Path(root).resolve()
+    path = (base / relative).resolve()
+    if not path.is_relative_to(base):
+        raise error(f"{field}: {relative!r} leads outside the witness directory")
+    return path

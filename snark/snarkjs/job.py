@@ -20,12 +20,12 @@ import binascii
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from snark.job_input import too_large
+from snark.job_input import resolve_shared, shared_relative_path, too_large
 from snark.snarkjs.wtns import read_wtns
 
 #: A key id: the first hex digits of the zkey's sha256 (``snark.snarkjs.keystore``).
@@ -93,7 +93,7 @@ def _witness(value: Any, field: str, max_inline: int) -> WitnessRef:
     if not isinstance(text, str):
         raise CircomJobError(f"{field}.{kind}: expected a string, got {type(text).__name__}")
     if kind == "path":
-        return WitnessRef(path=_relative_path(text, f"{field}.path"))
+        return WitnessRef(path=shared_relative_path(text, f"{field}.path", CircomJobError))
     try:
         data = base64.b64decode(text, validate=True)
     except binascii.Error as exc:
@@ -105,26 +105,12 @@ def _witness(value: Any, field: str, max_inline: int) -> WitnessRef:
     return WitnessRef(wtns=data)
 
 
-def _relative_path(text: str, field: str) -> str:
-    path = PurePosixPath(text)
-    if not text or path.is_absolute() or ".." in path.parts or "\0" in text:
-        raise CircomJobError(f"{field}: {text!r:.80} must be a relative path inside the "
-                              f"witness directory (no leading /, no ..)")
-    return str(path)
-
-
 def read_witness(job: CircomJob, index: int, witness_dir: Path | None) -> np.ndarray:
     """Witness ``index`` as standard-form limbs ``(nVars, 4)``; errors name ``witnesses[i]``."""
     ref, field = job.witnesses[index], f"witnesses[{index}]"
     if ref.wtns is not None:
         return read_wtns(ref.wtns, field)
-    if witness_dir is None:
-        raise CircomJobError(f"{field}.path: this worker has no witness_dir "
-                              f"(PROOFQ_WITNESS_DIR) to find {ref.path!r} in")
-    root = Path(witness_dir).resolve()
-    path = (root / ref.path).resolve()
-    if not path.is_relative_to(root):
-        raise CircomJobError(f"{field}.path: {ref.path!r} leads outside the witness directory")
+    path = resolve_shared(witness_dir, ref.path, f"{field}.path", CircomJobError)
     return read_wtns(path, f"{field} ({path})")
 
 
