@@ -83,10 +83,10 @@ class Settings(BaseSettings):
     vram_headroom_bytes: int = Field(2 * 1024**3, ge=0)
     msm_table_bytes: int | None = Field(None, ge=0,
                                         description="device memory per GPU worker process for "
-                                                    "MSM window tables of a resident key (~13x "
-                                                    "its bases, ~15% off a 2^20 proof; "
-                                                    "gpu/backend.py); None = an eighth of the "
-                                                    "GPU's memory, 0 = off")
+                                                    "MSM window tables of its resident keys, all "
+                                                    "together (~13x the bases, ~15% off a 2^20 "
+                                                    "proof; gpu/backend.py); None = an eighth "
+                                                    "of the GPU's memory, 0 = off")
     prestage: bool = Field(True, description="upload inputs in the memory phase when they fit")
     witness_on_device: bool = Field(True, description="a backend that can compute a proof "
                                                       "type's witness does (porep on the GPU); "

@@ -22,18 +22,17 @@ def available() -> tuple[bool, str]:
 
 def get_backend(device_id: int | None = None, table_budget_bytes: int | None = 0,
                 device_steps: bool = True):
-    """A GPU backend on ``device_id`` (an index into the visible devices; ``None``: the
+    """A ``GpuBackend`` on ``device_id`` (an index into the visible devices; ``None``: the
     first) that gives keys MSM window tables within ``table_budget_bytes`` (None: an eighth
     of the device's memory; ``gpu.backend``), with the proof types' device steps
-    (``gpu.prover``) unless ``device_steps`` is False."""
+    (``gpu.extensions``) unless ``device_steps`` is False."""
     index = device.resolve(device_id)
     from cupy.cuda.compiler import CompileException
 
     from gpu.backend import GpuBackend
-    from gpu.prover import GpuProver
 
     try:
-        return (GpuProver if device_steps else GpuBackend)(index, table_budget_bytes)
+        return GpuBackend(index, table_budget_bytes, device_steps=device_steps)
     except (ImportError, OSError, RuntimeError, CompileException) as exc:
         # NVRTC missing or refusing a kernel, driver errors: one line, not a traceback
         raise BackendUnavailable(f"GPU backend failed to start on device {index} "

@@ -2,7 +2,7 @@
 
 Handles are 1-D object arrays of Python ints. ``prepare`` converts a key's bases into
 arkworks points (object arrays, with a mask of the finite ones) and its matrices into object
-arrays once, kept in ``key.cache``.
+arrays once, kept per key by the backend (``snark.backend.KeyStates``).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from snark.backend import G1Basis, G2Basis
+from snark.backend import Capability, E, G1Basis, G2Basis, KeyStates
 from snark.curve import G1Point, G2Point, scalars_from_ints
 from snark.domain import Domain
 from snark.r1cs import sparse_matvec
@@ -37,8 +37,11 @@ def _object_array(items: list) -> np.ndarray:
 class CpuBackend:
     name = "cpu"
 
+    def __init__(self) -> None:
+        self._states: KeyStates[_Resident] = KeyStates()
+
     def _resident(self, key: ProvingKey) -> _Resident:
-        resident = key.cache.get(self.name)
+        resident = self._states.get(key)
         if resident is None:
             r1cs = key.r1cs
             resident = _Resident(
@@ -46,7 +49,7 @@ class CpuBackend:
                 tuple(limbs_to_object(m.data) for m in (r1cs.a, r1cs.b, r1cs.c)),
                 {name: _object_array(getattr(key, name).to_points()) for name in POINT_BASES},
                 {name: ~np.asarray(getattr(key, name).inf) for name in POINT_BASES})
-            key.cache[self.name] = resident
+            self._states.put(key, resident)
         return resident
 
     def prepare(self, key: ProvingKey) -> None:
@@ -100,5 +103,11 @@ class CpuBackend:
     def release(self, *handles) -> None:
         """Nothing to free: handles are ordinary arrays."""
 
+    def evict(self, key: ProvingKey) -> None:
+        self._states.pop(key)
+
     def extra_resident_bytes(self, key: ProvingKey) -> int:
         return 0
+
+    def extension(self, capability: Capability[E]) -> E | None:
+        return None  # no proof type has CPU steps of its own

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -128,7 +128,8 @@ def _point(container: Any, key: str | int, group: int, source: str) -> G1Point |
 
 @dataclass
 class ProvingKey:
-    """Everything a backend needs to prove one circuit; point vectors as ``PointArray``."""
+    """Everything a backend needs to prove one circuit; point vectors as ``PointArray``.
+    A value: what a backend makes resident of it is the backend's (``snark.backend``)."""
 
     r1cs: R1CS
     vk: VerifyingKey
@@ -140,7 +141,6 @@ class ProvingKey:
     l_g1: PointArray       # num_aux
     h_g1: PointArray       # domain_size − 1 (coset) or domain_size (odd)
     h_form: str = H_FORM_COSET
-    cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def circuit_id(self) -> str:

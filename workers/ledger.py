@@ -12,10 +12,12 @@ by themselves.
 Keys, for ``base = proofq:gpu:<host>:<gpu-uuid>``: ``base:vram`` (zset reservation id →
 lease deadline, server ms) and ``base:vram:bytes`` (hash reservation id → bytes).
 
-What the budget covers: resident proving keys (reserved with ``force``: a key must be
-resident to prove at all, but its bytes still count against everyone's pre-staging) and
-pre-staged partitions. The fallback path streams inputs inside the compute phase, where one
-partition at a time runs per GPU; ``vram_headroom_bytes`` must cover that one working set.
+What the budget covers: resident proving keys (``gpu.residency`` reserves a key within the
+budget, evicting the process's least recently used other key when it does not fit, and with
+``force`` when it is alone: a key must be resident to prove at all, but its bytes still
+count against everyone's pre-staging) and pre-staged partitions. The fallback path streams
+inputs inside the compute phase, where one partition at a time runs per GPU;
+``vram_headroom_bytes`` must cover that one working set.
 """
 
 from __future__ import annotations

@@ -25,8 +25,12 @@ taxonomy in ``workers.failures`` (transient: retry; outage: wait for Redis; perm
 job fails).
 
 Lease loss: all backend calls made under a lock (a proof type's own device steps too) go
-through ``_FencedBackend``, which checks the lock's lease first, so a worker whose lease
+through ``workers.fence``, which checks the lock's lease first, so a worker whose lease
 expired stops before touching the GPU again.
+
+Keys: the process's keys are held by one owner (``gpu.residency``): loaded once, made
+resident in the memory phase with their bytes reserved in the VRAM ledger, the least
+recently used one evicted when the ledger has no room for another.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -43,6 +47,7 @@ from wsgiref.simple_server import WSGIServer
 import redis
 
 from config.settings import Settings, SettingsError, get_settings
+from gpu.residency import Residency
 from snark import groth16
 from snark.backend import DeviceMemoryError, ProverBackend
 from snark.cpu_backend import CpuBackend
@@ -56,37 +61,15 @@ from workers.events import (PARTITION_FAILURES, STAGING, EventLog, PhaseEvent,
                             serve_metrics)
 from workers.failures import (Failure, PartitionCancelled, PartitionFailed, classify,
                               describe)
+from workers.fence import fence
 from workers.gpu_binding import Binding
 from workers.heartbeat import Heartbeat
 from workers.ledger import Reservation, VramLedger, key_bytes, partition_bytes
-from workers.locks import HeldLock, LockPair, LockWaitAborted, PartitionLocks
+from workers.locks import LockPair, LockWaitAborted, PartitionLocks
 
 log = logging.getLogger(__name__)
 
 Progress = Callable[[str, dict], None]
-
-class _FencedBackend:
-    """The backend, with the held lock's lease checked before every device call."""
-
-    def __init__(self, backend: ProverBackend, held: HeldLock) -> None:
-        self._backend = backend
-        self._held = held
-        self.name = backend.name
-
-    def __getattr__(self, method: str) -> Callable:
-        """Every public method (the interface's and a proof type's capability) is fenced."""
-        call = getattr(self._backend, method) if not method.startswith("_") else None
-        if not callable(call):
-            raise AttributeError(method)
-
-        def fenced(*args):
-            self._held.check()
-            return call(*args)
-        return fenced
-
-    def release(self, *handles: Any) -> None:
-        """Freeing our own buffers is always allowed, lease or not."""
-        self._backend.release(*handles)
 
 
 @dataclass
@@ -127,8 +110,7 @@ class WorkerRuntime:
         self.ledger = VramLedger(client, binding.gpu, budget_bytes=budget,
                                  lease_s=settings.lock_lease_s, heartbeat=self.heartbeat)
         self.events = EventLog(client, settings.events_maxlen)
-        self._keys: dict[tuple[str, Hashable], ProvingKey] = {}
-        self._resident: dict[str, Reservation] = {}
+        self.residency = Residency(backend, self._reserve_key)
         self.metrics: WSGIServer | None = None  # this process's /metrics, when configured
         log.info("worker %s on %s (%s backend), VRAM budget %d bytes",
                  worker_name, binding.gpu.key_prefix, backend.name, budget)
@@ -163,10 +145,8 @@ class WorkerRuntime:
             self.metrics.shutdown()
             self.metrics.server_close()
         try:
-            for reservation in self._resident.values():
-                reservation.release()
+            self.residency.close()
         finally:
-            self._resident.clear()
             self.client.close()
 
     # -- the pipeline ---------------------------------------------------------------------
@@ -208,11 +188,18 @@ class WorkerRuntime:
         return encoded
 
     def _key(self, proof_type: ProofType, worker: AnyWorker, job_input: Any) -> ProvingKey:
-        ref = (proof_type.name, proof_type.key_name(job_input))
-        if ref not in self._keys:
-            self._keys[ref] = worker.load_key(job_input, fixed_base=fixed_base_for(self.backend))
-            log.info("%s key %s loaded", proof_type.name, self._keys[ref].circuit_id)
-        return self._keys[ref]
+        def load() -> ProvingKey:
+            key = worker.load_key(job_input, fixed_base=fixed_base_for(self.backend))
+            log.info("%s key %s loaded", proof_type.name, key.circuit_id)
+            return key
+
+        return self.residency.key((proof_type.name, proof_type.key_name(job_input)), load)
+
+    def _reserve_key(self, key: ProvingKey, *, force: bool) -> Reservation | None:
+        """The ledger's reservation of a resident key's bases, matrices and tables."""
+        return self.ledger.reserve(f"{self.worker_name}:key",
+                                   key_bytes(key) + self.backend.extra_resident_bytes(key),
+                                   force=force)
 
     def _memory_phase(self, run: _PartitionRun, locks: PartitionLocks, key: ProvingKey,
                       work: UnitWork) -> tuple[Any, Reservation | None]:
@@ -220,9 +207,9 @@ class WorkerRuntime:
         with self._phase(run, "mem_wait"):
             held = locks.memory(should_stop=run.is_cancelled)
         with held, self._phase(run, "mem", fence=held.fence) as phase:
-            fenced = _FencedBackend(self.backend, held)
-            self._reserve_resident(key)
-            fenced.prepare(key)  # the key's bases upload once, under this lock, either path
+            fenced = fence(self.backend, held)
+            # the key's bases upload once, under this lock, either path
+            self.residency.make_resident(key, fenced)
             run.staged_path = phase.path = "stream"
             if not self.settings.prestage:
                 STAGING.labels(path="stream_disabled").inc()
@@ -244,17 +231,6 @@ class WorkerRuntime:
             run.staged_path = phase.path = "prestage"
             return staged, reservation
 
-    def _reserve_resident(self, key: ProvingKey) -> None:
-        """Count a key's resident bases (and the backend's tables of them) against the
-        budget (forced), again if the reservation lapsed while this process stalled."""
-        current = self._resident.get(key.circuit_id)
-        if current is None or current.lost_reason is not None:
-            if current is not None:
-                current.release()
-            self._resident[key.circuit_id] = self.ledger.reserve(
-                f"{self.worker_name}:key",
-                key_bytes(key) + self.backend.extra_resident_bytes(key), force=True)
-
     def _compute_phase(self, run: _PartitionRun, locks: PartitionLocks, key: ProvingKey,
                        work: UnitWork, staged: Any) -> groth16.MsmParts:
         """Compute under the lock; on any failure the partition's device buffers are freed."""
@@ -262,7 +238,7 @@ class WorkerRuntime:
             with self._phase(run, "compute_wait"):
                 held = locks.compute(should_stop=run.is_cancelled)
             with held, self._phase(run, "compute", fence=held.fence, path=run.staged_path):
-                fenced = _FencedBackend(self.backend, held)
+                fenced = fence(self.backend, held)
                 if staged is None:
                     staged = work.stage(key, fenced)
                 staged = work.handle(key, staged, fenced)
