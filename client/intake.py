@@ -1,4 +1,5 @@
-"""Intake for producers that are not Python: a Redis stream of job requests (DESIGN.md §6).
+"""Intake for producers that are not Python: a Redis stream of job requests
+(docs/ARCHITECTURE.md §6).
 
 A producer needs nothing but Redis::
 

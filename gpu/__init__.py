@@ -1,4 +1,4 @@
-"""The GPU prover backend (CuPy + NVRTC kernels), DESIGN.md §4.
+"""The GPU prover backend (CuPy + NVRTC kernels), docs/ARCHITECTURE.md §4.
 
 Importing this package never touches CUDA or CuPy, so it works on machines without a GPU:
 ``available()`` says whether a backend can be made here and, if not, why;

@@ -1,4 +1,4 @@
-"""The one owner of a worker process's resident proving keys.
+"""The one owner of a worker process's resident proving keys (docs/ARCHITECTURE.md §8).
 
 A process that serves several keys (two circuits, two snarkjs keys) keeps each loaded once
 and resident on its backend only while the device has room for it. This owner holds every

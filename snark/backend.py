@@ -1,4 +1,5 @@
-"""The prover backend interface (DESIGN.md §4), implemented by ``snark.cpu_backend`` and ``gpu``.
+"""The prover backend interface (docs/ARCHITECTURE.md §4), implemented by
+``snark.cpu_backend`` and ``gpu``.
 
 A backend offers a few coarse calls on whole vectors so a GPU keeps data resident between
 them. Handles returned by one call are opaque to the prover and passed back to the next;
@@ -104,7 +105,7 @@ class ProverBackend(Protocol):
 
     def quotient(self, key: "ProvingKey", abc: Any) -> Any:
         """The scalars of the H MSM, by ``key.h_form`` (``snark.keys``): ``coset``, the
-        coefficients h_0 … h_{n-2} of H = (A·B − C)/Z via the coset of DESIGN.md §4;
+        coefficients h_0 … h_{n-2} of H = (A·B − C)/Z via the coset of docs/ARCHITECTURE.md §4;
         ``odd``, A·B − C on the n odd points of the 2n-domain with C = A∘B (abc's C unused)."""
 
     def msm_g1(self, key: "ProvingKey", basis: G1Basis, scalars: Any) -> "G1Point":

@@ -1,4 +1,4 @@
-"""Groth16 keys and their storage (DESIGN.md §3).
+"""Groth16 keys and their storage (docs/ARCHITECTURE.md §3).
 
 A proving key lives in ``params/<circuit_id>/``: one ``.npy`` per array (memory-mappable,
 loadable straight to a GPU), ``manifest.json`` with every file's shape, dtype and sha256

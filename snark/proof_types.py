@@ -1,4 +1,5 @@
-"""The proof-type seam: what the pipeline needs to know about a kind of proof, in two halves.
+"""The proof-type seam (docs/ARCHITECTURE.md §5): what the pipeline needs to know about a
+kind of proof, in two halves.
 
 The task graph (``tasks``) and the worker runtime (``workers``) are the same for every proof
 type: admit the input, check it, split it into units of work ("partitions" in the job

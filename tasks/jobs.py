@@ -1,4 +1,5 @@
-"""Job state in Redis (DESIGN.md §6); every transition is one Lua script, so it is atomic.
+"""Job state in Redis (docs/ARCHITECTURE.md §6); every transition is one Lua script, so it is
+atomic.
 
 Keys of job ``<id>``:
 

@@ -1,5 +1,6 @@
-"""What a failure means and what happens next: one taxonomy for every way of running the
-pipeline (the Celery tasks, the standalone worker, the runtime's phases).
+"""What a failure means and what happens next (docs/ARCHITECTURE.md §7): one taxonomy for
+every way of running the pipeline (the Celery tasks, the standalone worker, the runtime's
+phases).
 
     permanent   the input, the key or the witness is wrong (a ``ValueError``: a proof
                 type's input errors, ``KeyFileError``, ``UnsatisfiedConstraint``), or a proof

@@ -1,6 +1,6 @@
-"""The backend as a worker uses it under a lock: the lock's lease checked before every call
-that touches the device, so a worker whose lease expired stops before touching the GPU
-again (the next holder may be using it).
+"""The backend as a worker uses it under a lock (docs/ARCHITECTURE.md §4): the lock's lease
+checked before every call that touches the device, so a worker whose lease expired stops
+before touching the GPU again (the next holder may be using it).
 
 ``FencedBackend`` implements ``snark.backend.ProverBackend`` method by method, with the
 same signatures (keyword arguments pass through like any others); a proof type's device

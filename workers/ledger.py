@@ -1,4 +1,4 @@
-"""The VRAM ledger of one GPU: a budget and leased reservations in Redis (DESIGN.md §6).
+"""The VRAM ledger of one GPU: a budget and leased reservations in Redis (docs/ARCHITECTURE.md §6).
 
 Pre-staging a partition means holding its buffers on the device from the memory phase to
 the end of its compute phase, while other processes' keys and partitions share the device.

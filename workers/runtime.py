@@ -1,4 +1,4 @@
-"""The partition pipeline of one worker process bound to one GPU.
+"""The partition pipeline of one worker process bound to one GPU (docs/ARCHITECTURE.md §2).
 
 A partition is one unit of work of a job: one Groth16 proof. Everything about its proof type
 (key, witness, public inputs) comes from the type's worker half

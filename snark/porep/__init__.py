@@ -1,4 +1,4 @@
-"""The ``porep`` proof type (DESIGN.md §5): a proof of replication with Filecoin's shape.
+"""The ``porep`` proof type (docs/ARCHITECTURE.md §5): a proof of replication with Filecoin's shape.
 
 ``c1`` the job input (strict models), ``derive`` the hash-derived values, ``seal`` the
 native sealer, ``vanilla`` native checks of the vanilla proofs, ``circuit`` the R1CS of

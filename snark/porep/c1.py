@@ -1,4 +1,4 @@
-"""C1: the input of a ``porep`` job, as strict pydantic models (DESIGN.md §5).
+"""C1: the input of a ``porep`` job, as strict pydantic models (docs/ARCHITECTURE.md §5).
 
 A C1 is what the sealer hands to the prover: the public commitments of one sealed sector
 and, per partition and challenge, the vanilla proof (leaves and Merkle siblings) that the
