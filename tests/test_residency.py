@@ -16,6 +16,7 @@ import gpu
 from gpu.residency import Residency
 from snark import groth16
 from snark.cpu_backend import CpuBackend
+from snark.keys import POINT_BASES
 from tests.circuits import random_circuit
 from workers.heartbeat import Heartbeat
 from workers.ledger import VramLedger, key_bytes
@@ -147,16 +148,21 @@ def test_two_keys_share_one_table_budget_and_eviction_gives_everything_back(
     backend = gpu.get_backend(table_budget_bytes=budget)
     ledger = _ledger(redis_url, heartbeat, 1 << 40)
     owner = _owner(backend, ledger)
+    pool = cupy.get_default_memory_pool()
+    pool.free_all_blocks()  # earlier tests' free chunks would be split for these keys
     for name, key in (("a", first), ("b", second)):
         owner.make_resident(owner.key(name, lambda key=key: key))
     tables = [backend.extra_resident_bytes(k) for k in (first, second)]
     assert tables[0] == wanted[0] and 0 < sum(tables) <= budget and tables[1] < wanted[1]
     assert ledger.reserved_bytes() == sum(key_bytes(k) + t for k, t in zip((first, second),
                                                                              tables))
-    pool = cupy.get_default_memory_pool()
-    before = pool.total_bytes()
+    used, held = pool.used_bytes(), pool.total_bytes()
     owner.evict("a")
-    assert before - pool.total_bytes() >= key_bytes(first) + tables[0]
+    # its bases and tables at least (the device copy of a basis has all its points) are
+    # freed, and memory goes back to the device
+    bases = sum(getattr(first, name).xy.nbytes for name in POINT_BASES)
+    assert used - pool.used_bytes() >= bases + tables[0]
+    assert pool.total_bytes() < held
     assert ledger.reserved_bytes() == key_bytes(second) + tables[1]
     assert owner.resident() == [second]
     # the freed table allowance goes to the next key made resident
