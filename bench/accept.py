@@ -33,6 +33,7 @@ from client.api import Client  # noqa: E402
 from client.embedded import EmbeddedRedis  # noqa: E402
 from config.settings import load_settings  # noqa: E402
 from snark.porep.c1 import parse_c1, parse_size  # noqa: E402
+from snark.job_input import InputLimits  # noqa: E402
 from snark.porep.proof_type import PorepType  # noqa: E402
 from tasks.jobs import content_digest  # noqa: E402
 from tasks.submission import Accepted, enqueue  # noqa: E402
@@ -95,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
             for _ in range(min(args.jobs, 10)):
                 job_id = f"s-{uuid.uuid4().hex}"
                 marks = [time.perf_counter()]
-                admitted = PorepType().admit(raw)
+                admitted = PorepType().admit(raw, InputLimits.of(settings))
                 marks.append(time.perf_counter())
                 text = admitted.canonical_json
                 digest = content_digest("porep", text)

@@ -7,13 +7,14 @@
     job = client.submit(c1, priority="high")          # refused at once if malformed
     proof = client.result(job, timeout=600)           # 192 bytes per partition
 
-    # groth16: a key imported with ``proofq keys add circuit.zkey``, one proof per witness
-    job = client.submit(client.groth16_job(key_id, ["w0.wtns", "w1.wtns"]), proof_type="groth16")
+    # circom: a key imported with ``proofq keys add circuit.zkey``, one proof per witness
+    job = client.submit(client.circom_job(key_id, ["w0.wtns", "w1.wtns"]), proof_type="circom")
     result = json.loads(client.result(job, timeout=600))  # {"key", "proofs": [{"proof", "public"}]}
 
 The module-level ``submit`` / ``status`` / ``wait`` / ``result`` / ``cancel`` do the same on
 the cluster named by ``PROOFQ_REDIS_URL``.  Without a cluster, ``client.local_cluster``
-starts a private one.
+starts a private one.  A client applies its own settings' input limits
+(``max_input_bytes``, ``max_inline_witness_bytes``) to what it submits.
 """
 
 from __future__ import annotations
@@ -27,12 +28,13 @@ from typing import TYPE_CHECKING, Any
 import redis
 
 from config.settings import Settings, get_settings
+from snark.job_input import InputLimits
 from tasks.application import create_app
 from tasks.jobs import JobState, JobStore
 from tasks.submission import SubmitError, accept, enqueue
 
 if TYPE_CHECKING:
-    from snark.snarkjs.job import Groth16Job
+    from snark.snarkjs.job import CircomJob
 
 __all__ = ["Client", "JobError", "JobNotFound", "SubmitError", "submit", "status", "wait",
            "result", "cancel"]
@@ -64,31 +66,35 @@ class Client:
         #: The Celery app bound to this cluster (control commands, sending tasks by name).
         self.app = create_app(settings)
 
-    def submit(self, c1: Any, *, priority: str = "normal", job_id: str | None = None,
+    def submit(self, job_input: Any, *, priority: str = "normal", job_id: str | None = None,
                proof_type: str = "porep") -> str:
         """Enqueue a job and return its id.
 
-        ``c1`` is the job's input: for porep JSON text, bytes, a dict or a ``C1``; for
-        groth16 the same forms of its JSON, or a ``Groth16Job`` (``groth16_job``).
+        ``job_input`` is the job's input: for porep JSON text, bytes, a dict or a ``C1``;
+        for circom (``groth16``, its former name, is accepted too) the same forms of its
+        JSON, or a ``CircomJob`` (``circom_job``).
         Submitting again under the same ``job_id`` with the same content returns the same
         job; different content is refused (``SubmitError``), as is malformed input, before
         anything is enqueued.  The checks that hash (challenge derivation, Merkle paths)
         run on the workers: a job that fails them ends ``failed`` with the reason
         (``result`` raises ``JobError``).
         """
-        accepted = accept(self.store, c1, proof_type=proof_type, priority=priority,
-                          job_id=job_id)
+        accepted = accept(self.store, job_input, limits=InputLimits.of(self.settings),
+                          proof_type=proof_type, priority=priority, job_id=job_id)
         enqueue(self.app, self.store, accepted)
         return accepted.job_id
 
-    def groth16_job(self, key: str, witnesses: Iterable[str | Path | bytes]) -> "Groth16Job":
-        """The input of a ``groth16`` job proving each witness (``.wtns`` paths or bytes) with
+    def circom_job(self, key: str, witnesses: Iterable[str | Path | bytes]) -> "CircomJob":
+        """The input of a ``circom`` job proving each witness (``.wtns`` paths or bytes) with
         the imported key ``key``: files up to ``max_inline_witness_bytes`` travel inline,
         larger ones by their path under ``witness_dir`` (``snark.snarkjs.job``)."""
         from snark.snarkjs.job import job_from_files
 
         return job_from_files(key, witnesses, max_inline=self.settings.max_inline_witness_bytes,
                               witness_dir=self.settings.witness_dir)
+
+    #: Its name in 0.1, kept for one more release.
+    groth16_job = circom_job
 
     def status(self, job_id: str) -> JobState:
         state = self.store.state(job_id)
@@ -121,7 +127,7 @@ class Client:
     def result(self, job_id: str, timeout: float | None = 0, *,
                check: Callable[[], None] | None = None) -> bytes:
         """The job's result, waiting up to ``timeout`` s (None: for ever): porep's proofs
-        concatenated, groth16's snarkjs JSON text (``snark.snarkjs.proof_type``).
+        concatenated, circom's snarkjs JSON text (``snark.snarkjs.worker``).
 
         ``JobError`` if the job failed or was cancelled, ``TimeoutError`` if it is still running.
         """
@@ -157,9 +163,10 @@ def default_client() -> Client:
     return Client(settings.redis_url, settings)
 
 
-def submit(c1: Any, priority: str = "normal", job_id: str | None = None,
+def submit(job_input: Any, priority: str = "normal", job_id: str | None = None,
            proof_type: str = "porep") -> str:
-    return default_client().submit(c1, priority=priority, job_id=job_id, proof_type=proof_type)
+    return default_client().submit(job_input, priority=priority, job_id=job_id,
+                                   proof_type=proof_type)
 
 
 def status(job_id: str) -> JobState:

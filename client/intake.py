@@ -1,9 +1,10 @@
-"""Intake for producers that are not Python: a Redis stream of job requests (DESIGN.md §6).
+"""Intake for producers that are not Python: a Redis stream of job requests
+(docs/ARCHITECTURE.md §6).
 
 A producer needs nothing but Redis::
 
     XADD proofq:intake * job <id> type porep priority normal c1 <C1 JSON>
-    XADD proofq:intake * type groth16 input <groth16 job JSON>
+    XADD proofq:intake * type circom input <circom job JSON>
 
 (``job``, ``type`` and ``priority`` are optional; ``input`` is the job's input for any type,
 ``c1`` its name for porep.)  Intake processes read the stream through

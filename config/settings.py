@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import AliasChoices, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -48,14 +48,19 @@ class Settings(BaseSettings):
 
     # Proving.
     backend: Literal["auto", "cpu", "gpu"] = "auto"
-    max_c1_bytes: int = Field(64 * 1024 * 1024, gt=0,
-                              description="largest accepted job input JSON (a C1, a groth16 job)")
+    max_input_bytes: int = Field(
+        64 * 1024 * 1024, gt=0,
+        # max_c1_bytes / PROOFQ_MAX_C1_BYTES: its name in 0.1, read for one more release
+        validation_alias=AliasChoices("max_input_bytes", "PROOFQ_MAX_INPUT_BYTES",
+                                      "max_c1_bytes", "PROOFQ_MAX_C1_BYTES"),
+        description="largest accepted job input JSON, of any proof type")
     max_inline_witness_bytes: int = Field(4 * 1024 * 1024, gt=0,
-                                          description="largest .wtns a groth16 job carries in "
-                                                      "Redis; larger ones travel as a path "
-                                                      "under witness_dir")
+                                          description="largest witness a job carries in Redis "
+                                                      "(a circom .wtns); larger ones travel "
+                                                      "as a path under witness_dir")
     witness_dir: Path | None = Field(None, description="shared storage every worker mounts; "
-                                                       "groth16 witness paths are relative to it")
+                                                       "the paths of job inputs too large for "
+                                                       "Redis are relative to it")
 
     # Celery pipeline.
     visibility_timeout_s: int = Field(4 * 3600, gt=0,
@@ -82,10 +87,10 @@ class Settings(BaseSettings):
     vram_headroom_bytes: int = Field(2 * 1024**3, ge=0)
     msm_table_bytes: int | None = Field(None, ge=0,
                                         description="device memory per GPU worker process for "
-                                                    "MSM window tables of a resident key (~13x "
-                                                    "its bases, ~15% off a 2^20 proof; "
-                                                    "gpu/backend.py); None = an eighth of the "
-                                                    "GPU's memory, 0 = off")
+                                                    "MSM window tables of its resident keys, all "
+                                                    "together (~13x the bases, ~15% off a 2^20 "
+                                                    "proof; gpu/backend.py); None = an eighth "
+                                                    "of the GPU's memory, 0 = off")
     prestage: bool = Field(True, description="upload inputs in the memory phase when they fit")
     witness_on_device: bool = Field(True, description="a backend that can compute a proof "
                                                       "type's witness does (porep on the GPU); "

@@ -1,4 +1,4 @@
-"""The GPU prover backend (CuPy + NVRTC kernels), DESIGN.md §4.
+"""The GPU prover backend (CuPy + NVRTC kernels), docs/ARCHITECTURE.md §4.
 
 Importing this package never touches CUDA or CuPy, so it works on machines without a GPU:
 ``available()`` says whether a backend can be made here and, if not, why;
@@ -21,19 +21,21 @@ def available() -> tuple[bool, str]:
 
 
 def get_backend(device_id: int | None = None, table_budget_bytes: int | None = 0,
-                msm_tuning=None):
-    """A ``GpuProver`` on ``device_id`` (an index into the visible devices; ``None``: the
+                device_steps: bool = True, msm_tuning=None):
+    """A ``GpuBackend`` on ``device_id`` (an index into the visible devices; ``None``: the
     first) that gives keys MSM window tables within ``table_budget_bytes`` (None: an eighth
-    of the device's memory; ``gpu.backend``); ``msm_tuning``: a ``gpu.msm.MsmTuning`` other
-    than the default (benchmarks)."""
+    of the device's memory; ``gpu.backend``), with the proof types' device steps
+    (``gpu.extensions``) unless ``device_steps`` is False; ``msm_tuning``: a
+    ``gpu.msm.MsmTuning`` other than the default (benchmarks)."""
     index = device.resolve(device_id)
     from cupy.cuda.compiler import CompileException
 
+    from gpu.backend import GpuBackend
     from gpu.msm import TUNING
-    from gpu.prover import GpuProver
 
     try:
-        return GpuProver(index, table_budget_bytes, msm_tuning or TUNING)
+        return GpuBackend(index, table_budget_bytes, device_steps=device_steps,
+                          msm_tuning=msm_tuning or TUNING)
     except (ImportError, OSError, RuntimeError, CompileException) as exc:
         # NVRTC missing or refusing a kernel, driver errors: one line, not a traceback
         raise BackendUnavailable(f"GPU backend failed to start on device {index} "

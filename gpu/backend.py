@@ -9,11 +9,13 @@ resident the R1CS (coded, its coefficient table as d·R², see ``spmv.cu``), the
 the witness entries a density-form key's A and B bases take, and the NTT tables.
 
 Bases get MSM window tables (``gpu.msm``: ~13× their memory, ~20% fewer additions at
-2^20) while they fit ``table_budget_bytes``, the backend's allowance per process (None: an
-eighth of the device's memory, so four workers sharing a GPU leave half of it to partitions):
-b_g2 first (a G2 addition costs ~3.5 G1 ones for 2× the bytes), then the G1 bases, largest
-first. A table the device refuses falls back to the plain bases; ``extra_resident_bytes``
-tells the VRAM ledger what the tables hold.
+2^20) while they fit ``table_budget_bytes``, the backend's allowance per process across all
+its resident keys (None: an eighth of the device's memory, so four workers sharing a GPU
+leave half of it to partitions): b_g2 first (a G2 addition costs ~3.5 G1 ones for 2× the
+bytes), then the G1 bases, largest first; a key made resident later gets what the others
+left. A table the device refuses falls back to the plain bases; ``extra_resident_bytes``
+tells the VRAM ledger what the tables hold. ``evict`` frees a key's device state and hands
+the memory back to the device (``gpu.residency`` decides which key goes).
 
 All work runs on one non-blocking stream of the backend, except the G2 MSM of
 ``proof_msms``, which runs on a second one beside the G1 MSMs (ordered after the witness's
@@ -22,7 +24,9 @@ return host points); it never synchronises the device, queries device memory or 
 memory pool. Allocation failures become ``DeviceMemoryError``.
 
 This is the Groth16 core and knows no proof type; a type's device steps (porep's witness)
-extend it in their own module, and ``gpu.prover`` puts them together.
+are an extension composed with it, in their own module (``gpu.extensions`` lists them),
+made when the backend starts (their kernels compile then, like the core's) and returned by
+``extension``.
 """
 
 from __future__ import annotations
@@ -32,10 +36,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpu import module
+from gpu import extensions, module
 from gpu.msm import TUNING, MsmBases, MsmTuning, msm, msm_many, table_plan
 from gpu.ntt import Ntt, log_size
-from snark.backend import DeviceMemoryError, G1Basis, G2Basis
+from snark.backend import Capability, DeviceMemoryError, E, G1Basis, G2Basis, KeyStates
 from snark.fields import (FR_MODULUS, FR_MULTIPLICATIVE_GENERATOR, fr_to_limbs, is_canonical,
                           to_montgomery)
 from snark.curve import PointArray
@@ -67,6 +71,7 @@ class _Resident:
     gathers: dict[str, object]  # density-form bases: the witness entries they take
     h_factor: object          # (1, 4) the quotient's pointwise factor: coset form, Montgomery
                               # 1 / (g^n − 1); odd form, the raw 1 (leaves Montgomery form)
+    table_bytes: int          # what the bases' window tables hold beyond the bases
 
 
 def _blocks(n: int) -> tuple[int]:
@@ -79,7 +84,8 @@ def _leading_infinity(key: ProvingKey, name: str) -> int:
     return key.r1cs.num_inputs if name == "l_g1" else 0
 
 
-def table_choice(key: ProvingKey, budget_bytes: int) -> dict[str, int]:
+def table_choice(key: ProvingKey, budget_bytes: int,
+                 tuning: MsmTuning = TUNING) -> dict[str, int]:
     """``{basis: table bytes}`` of the bases that get window tables within ``budget_bytes``
     (b_g2 first, then the G1 bases by size, each taken while it still fits)."""
     order = sorted(POINT_BASES, key=lambda name: (name != "b_g2", -len(getattr(key, name))))
@@ -87,7 +93,7 @@ def table_choice(key: ProvingKey, budget_bytes: int) -> dict[str, int]:
     for name in order:
         points: PointArray = getattr(key, name)
         lead = _leading_infinity(key, name)
-        extra = (MsmBases.nbytes(points, lead, table_plan(lead + len(points)))
+        extra = (MsmBases.nbytes(points, lead, table_plan(lead + len(points), tuning=tuning))
                  - MsmBases.nbytes(points, lead))
         if len(points) and extra <= left:
             chosen[name], left = extra, left - extra
@@ -97,8 +103,8 @@ def table_choice(key: ProvingKey, budget_bytes: int) -> dict[str, int]:
 class GpuBackend:
     name = "gpu"
 
-    def __init__(self, device_id: int, table_budget_bytes: int | None = 0,
-                 msm_tuning: MsmTuning = TUNING) -> None:
+    def __init__(self, device_id: int, table_budget_bytes: int | None = 0, *,
+                 device_steps: bool = True, msm_tuning: MsmTuning = TUNING) -> None:
         import cupy
 
         from gpu import device
@@ -109,6 +115,9 @@ class GpuBackend:
             table_budget_bytes = device.total_memory(device_id) // TABLE_SHARE
         self.table_budget_bytes = table_budget_bytes
         self._cupy = cupy
+        # Two keys of one circuit (another setup, the other H form) never share bases; nor
+        # do two backends that table them differently: the state is this backend's.
+        self._states: KeyStates[_Resident] = KeyStates()
         with cupy.cuda.Device(device_id):
             self.stream = cupy.cuda.Stream(non_blocking=True)
             # the G2 MSM's stream, and a second one for the G1 MSMs (proof_msms)
@@ -119,14 +128,15 @@ class GpuBackend:
             self._mul_raw = module.function("fr_ops.cu", "fr_mul_raw", device_id)
             self._pointwise = module.function("fr_ops.cu", "fr_quotient_on_coset", device_id)
             self._mul_pointwise = module.function("fr_ops.cu", "fr_mul_pointwise", device_id)
-        # A key's resident state lives on the key object (as the CPU backend's does), so two
-        # keys of one circuit (another setup, the other H form) never share bases; nor do
-        # two backends that table them differently (a table's plan follows the tuning).
-        self._cache_name = f"gpu:{device_id}:tables-{table_budget_bytes}:{msm_tuning}"
+        self._extensions = extensions.make_all(self) if device_steps else {}
+
+    def extension(self, capability: Capability[E]) -> E | None:
+        return self._extensions.get(capability.name)
 
     @contextlib.contextmanager
-    def _on_device(self):
-        """Our device and stream current; out-of-memory as ``DeviceMemoryError``."""
+    def on_device(self):
+        """Our device and stream current; out-of-memory as ``DeviceMemoryError`` (the
+        context every call runs in, extensions' included)."""
         cupy = self._cupy
         try:
             with cupy.cuda.Device(self.device_id), self.stream:
@@ -140,18 +150,18 @@ class GpuBackend:
 
     # -- residency ------------------------------------------------------------------------
     def prepare(self, key: ProvingKey) -> None:
-        if self._cache_name in key.cache:
+        if self._states.get(key) is not None:
             return
         r1cs = key.r1cs
         if r1cs.num_variables >= 1 << 32:
             raise ValueError(f"r1cs: {r1cs.num_variables} variables exceed 32-bit column indices")
         log_n = key.domain_size.bit_length() - 1
         n = key.domain_size
-        with self._on_device() as cupy:
+        with self.on_device() as cupy:
             matrices = tuple(self._upload_matrix(m) for m in (r1cs.a, r1cs.b, r1cs.c))
             gathers = {name: cupy.asarray(np.flatnonzero(key.density_of(name)))
                        for name in ("a_g1", "b_g1", "b_g2") if key.density_of(name) is not None}
-            tables = table_choice(key, self.table_budget_bytes)
+            tables = table_choice(key, self._tables_left(key), self.msm_tuning)
             bases = {name: self._bases(key, name, name in tables) for name in POINT_BASES}
             self.ntt.prepare(log_n)
             if key.h_form == H_FORM_ODD:
@@ -161,7 +171,22 @@ class GpuBackend:
                 z_inv = pow(g_n - 1, -1, FR_MODULUS)
                 h_factor = cupy.asarray(to_montgomery([z_inv], FR_MODULUS, 4))
             self.stream.synchronize()
-        key.cache[self._cache_name] = _Resident(log_n, matrices, bases, gathers, h_factor)
+        table_bytes = sum(b.xy.nbytes - MsmBases.nbytes(getattr(key, name), b.leading_infinity)
+                          for name, b in bases.items())
+        self._states.put(key, _Resident(log_n, matrices, bases, gathers, h_factor, table_bytes))
+
+    def evict(self, key: ProvingKey) -> None:
+        """Drop the key's device state and give the memory back to the device, so the
+        ledger's returned reservation is memory another process can have (off the proving
+        path: between partitions, under the memory lock)."""
+        if self._states.pop(key) is not None:
+            with self.on_device() as cupy:
+                cupy.get_default_memory_pool().free_all_blocks()
+
+    def _tables_left(self, key: ProvingKey) -> int:
+        """The process's table allowance less what the other resident keys' tables hold."""
+        held = sum(resident.table_bytes for resident in self._states.others(key))
+        return self.table_budget_bytes - held
 
     def _bases(self, key: ProvingKey, name: str, tabled: bool) -> MsmBases:
         points, lead = getattr(key, name), _leading_infinity(key, name)
@@ -175,12 +200,11 @@ class GpuBackend:
 
     def extra_resident_bytes(self, key: ProvingKey) -> int:
         """Device bytes of the key's window tables (what its bases hold beyond themselves):
-        as built once resident, as planned before."""
-        resident = key.cache.get(self._cache_name)
+        as built once resident, as planned (within what other keys left) before."""
+        resident = self._states.get(key)
         if resident is None:
-            return sum(table_choice(key, self.table_budget_bytes).values())
-        return sum(b.xy.nbytes - MsmBases.nbytes(getattr(key, name), b.leading_infinity)
-                   for name, b in resident.bases.items())
+            return sum(table_choice(key, self._tables_left(key), self.msm_tuning).values())
+        return resident.table_bytes
 
     def _upload_matrix(self, m: SparseMatrix | CodedMatrix) -> _Matrix:
         cupy = self._cupy
@@ -195,7 +219,7 @@ class GpuBackend:
 
     def _of(self, key: ProvingKey) -> _Resident:
         self.prepare(key)
-        return key.cache[self._cache_name]
+        return self._states.get(key)
 
     # -- the proof's steps ----------------------------------------------------------------
     def load_witness(self, key: ProvingKey, witness: np.ndarray):
@@ -206,7 +230,7 @@ class GpuBackend:
         bad = np.flatnonzero(~is_canonical(witness, FR_MODULUS))
         if bad.size:
             raise ValueError(f"witness: entry {bad[0]} is not a canonical Fr element (>= r)")
-        with self._on_device() as cupy:
+        with self.on_device() as cupy:
             return cupy.asarray(witness)
 
     def evaluate_abc(self, key: ProvingKey, witness):
@@ -214,7 +238,7 @@ class GpuBackend:
         n = 1 << resident.log_n
         if witness.shape != (key.r1cs.num_variables, 4):
             raise ValueError(f"witness handle: shape {witness.shape} does not fit this key")
-        with self._on_device() as cupy:
+        with self.on_device() as cupy:
             out = []
             for m in resident.matrices:
                 v = cupy.empty((n, 4), dtype=cupy.uint64)
@@ -236,7 +260,7 @@ class GpuBackend:
         if log_size(a, "abc") != resident.log_n:
             raise ValueError(f"abc: length {a.shape[0]} is not the domain size {n}")
         odd = key.h_form == H_FORM_ODD
-        with self._on_device() as cupy:
+        with self.on_device() as cupy:
             if odd:
                 self._mul_pointwise(_blocks(n), (THREADS,), (c, a, b, np.uint32(n)))
             for v in (a, b, c):
@@ -269,7 +293,7 @@ class GpuBackend:
                              f"{key.r1cs.num_variables} variables")
         if h.shape[0] != len(key.h_g1):
             raise ValueError(f"h_g1: {h.shape[0]} scalars for {len(key.h_g1)} bases")
-        with self._on_device():
+        with self.on_device():
             # every MSM but h_g1 reads the whole witness (l_g1 through its leading
             # infinities), so they share one digit sort; a density-form basis reads only
             # its variables' entries instead
@@ -294,7 +318,7 @@ class GpuBackend:
         if scalars.shape[0] != len(getattr(key, basis)):
             raise ValueError(f"{basis}: {scalars.shape[0]} scalars for "
                              f"{len(getattr(key, basis))} bases")
-        with self._on_device() as cupy:
+        with self.on_device() as cupy:
             if bases.leading_infinity:  # zero scalars for them: no digits
                 scalars = cupy.concatenate(
                     (cupy.zeros((bases.leading_infinity, 4), dtype=cupy.uint64), scalars))

@@ -10,23 +10,26 @@ values do not hash to the commitments is a ``C1Error`` naming it, before any MSM
 The tables (``schedule_table``, ``slot_table``) are plain numpy so the host build of the
 kernel (``gpu.hostlib``) runs from the very same plan in CI.
 
-``PorepWitnessSteps`` gives the GPU backend porep's optional capability
-(``snark.porep.staging.PorepWitnessBackend``); ``gpu.prover`` mixes it into the core.
+``PorepWitnessDevice`` is porep's device steps (``snark.porep.staging.POREP_WITNESS``)
+composed with a ``GpuBackend``: on its device and stream, freeing through its ``release``,
+through its public surface only. ``gpu.extensions`` names it for the backend.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from gpu.msm import TUNING, MsmTuning
 from snark.fields import FR_MODULUS, to_montgomery
 from snark.keys import ProvingKey
 from snark.poseidon.fast import fast_schedule
 from snark.porep.witness import WitnessInputs, challenge_layout, check_failures
+
+if TYPE_CHECKING:
+    from gpu.backend import GpuBackend
 
 THREADS = 64
 #: Slot table roles, in the kernel's order (``challenge_slots`` in porep_witness.cuh).
@@ -159,26 +162,24 @@ class DeviceWitness:
         return staged.witness
 
 
-class PorepWitnessSteps:
-    """Porep's device witness as methods of the GPU backend (a mixin of ``GpuBackend``:
-    it runs on the backend's device and stream and frees through its ``release``)."""
+class PorepWitnessDevice:
+    """``snark.porep.staging.PorepWitnessSteps`` on ``backend``'s device and stream."""
 
-    def __init__(self, device_id: int, table_budget_bytes: int | None = 0,
-                 msm_tuning: MsmTuning = TUNING) -> None:
-        super().__init__(device_id, table_budget_bytes, msm_tuning)
-        self._porep_witness = DeviceWitness(device_id)
+    def __init__(self, backend: GpuBackend) -> None:
+        self._backend = backend
+        self._kernel = DeviceWitness(backend.device_id)
 
     def load_porep_inputs(self, key: ProvingKey, inputs: WitnessInputs) -> StagedWitness:
         """Memory phase: the witness buffer and a partition's compact inputs."""
         r1cs = key.r1cs
-        with self._on_device():
-            return self._porep_witness.stage(inputs, r1cs.num_inputs, r1cs.num_variables)
+        with self._backend.on_device():
+            return self._kernel.stage(inputs, r1cs.num_inputs, r1cs.num_variables)
 
     def porep_witness(self, key: ProvingKey, staged: StagedWitness):
         """Compute phase: the witness handle, written by the kernel and checked."""
         if staged.witness.shape != (key.r1cs.num_variables, 4):
             raise ValueError(f"staged witness: shape {staged.witness.shape} does not fit this key")
-        with self._on_device():
-            witness = self._porep_witness.run(staged, self.stream)
-        self.release(staged.inputs())
+        with self._backend.on_device():
+            witness = self._kernel.run(staged, self._backend.stream)
+        self._backend.release(staged.inputs())
         return witness

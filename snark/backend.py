@@ -1,4 +1,5 @@
-"""The prover backend interface (DESIGN.md §4), implemented by ``snark.cpu_backend`` and ``gpu``.
+"""The prover backend interface (docs/ARCHITECTURE.md §4), implemented by
+``snark.cpu_backend`` and ``gpu``.
 
 A backend offers a few coarse calls on whole vectors so a GPU keeps data resident between
 them. Handles returned by one call are opaque to the prover and passed back to the next;
@@ -6,12 +7,19 @@ they only need to support slicing along the first axis (``w[num_inputs:]`` is th
 The Groth16 prover (``snark.groth16``) sequences these calls once for every backend, and
 the worker runtime runs them inside its lock phases:
 
-    memory phase   load_witness                  (allocate, upload; may raise DeviceMemoryError)
+    memory phase   prepare, load_witness         (allocate, upload; may raise DeviceMemoryError)
     compute phase  evaluate_abc → quotient → msm_g1 × 4, msm_g2 (or proof_msms)
     finalize       randomisation and serialisation (snark.groth16, no backend)
 
-A proof type may define an optional capability of its own (a protocol in its package, e.g.
-computing its witness on the device) that a backend implements beside these calls.
+What ``prepare`` makes resident for a key is the backend's own state, kept by the key
+object's identity (``KeyStates``): a ``ProvingKey`` is a value and carries none of it.
+``evict`` gives it back.
+
+A proof type may have device steps of its own (porep: its witness from compact inputs). It
+names them by a ``Capability`` in its package; a backend that has them returns them, composed
+with itself, from ``extension``; one that has not returns None. The capability also says how
+its steps are fenced (``Capability.fenced``), so the worker can check its lock's lease before
+each of them as it does before the backend's own calls.
 
 Inputs and outputs at this seam follow ``snark.fields``: standard-form Fr limbs in, arkworks
 points out. Both backends must yield byte-identical proofs for the same witness and r, s.
@@ -19,7 +27,9 @@ points out. Both backends must yield byte-identical proofs for the same witness 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
@@ -40,6 +50,46 @@ class DeviceMemoryError(MemoryError):
     """An allocation on the device failed; callers fall back (e.g. stream inside compute)."""
 
 
+#: A proof type's device steps, as a backend's ``extension`` returns them.
+E = TypeVar("E")
+#: What a backend keeps per resident key.
+S = TypeVar("S")
+
+
+@dataclass(frozen=True)
+class Capability(Generic[E]):
+    """A proof type's device steps, by name (what a backend looks its extension up by), and
+    ``fenced(steps, check)``: the same steps calling ``check()`` before each device call."""
+
+    name: str
+    fenced: Callable[[E, Callable[[], None]], E]
+
+
+class KeyStates(Generic[S]):
+    """A backend's state per proving key, by the key object: two keys of one circuit (two
+    setups, the two H forms) never share state. A state keeps its key alive until it is
+    popped, so an id is never reused while it is here."""
+
+    def __init__(self) -> None:
+        self._by_id: dict[int, tuple[ProvingKey, S]] = {}
+
+    def get(self, key: ProvingKey) -> S | None:
+        entry = self._by_id.get(id(key))
+        return None if entry is None else entry[1]
+
+    def put(self, key: ProvingKey, state: S) -> S:
+        self._by_id[id(key)] = (key, state)
+        return state
+
+    def pop(self, key: ProvingKey) -> S | None:
+        entry = self._by_id.pop(id(key), None)
+        return None if entry is None else entry[1]
+
+    def others(self, key: ProvingKey) -> Iterator[S]:
+        """The states of every key but ``key``."""
+        return (state for k, state in self._by_id.values() if k is not key)
+
+
 @runtime_checkable
 class ProverBackend(Protocol):
     name: str
@@ -55,7 +105,7 @@ class ProverBackend(Protocol):
 
     def quotient(self, key: "ProvingKey", abc: Any) -> Any:
         """The scalars of the H MSM, by ``key.h_form`` (``snark.keys``): ``coset``, the
-        coefficients h_0 … h_{n-2} of H = (A·B − C)/Z via the coset of DESIGN.md §4;
+        coefficients h_0 … h_{n-2} of H = (A·B − C)/Z via the coset of docs/ARCHITECTURE.md §4;
         ``odd``, A·B − C on the n odd points of the 2n-domain with C = A∘B (abc's C unused)."""
 
     def msm_g1(self, key: "ProvingKey", basis: G1Basis, scalars: Any) -> "G1Point":
@@ -70,9 +120,17 @@ class ProverBackend(Protocol):
     def release(self, *handles: Any) -> None:
         """Free what the handles hold (device memory); a no-op on the CPU."""
 
+    def evict(self, key: "ProvingKey") -> None:
+        """Forget what ``prepare`` made resident for ``key`` and free its memory (a later
+        ``prepare`` makes it resident again); nothing if it is not resident."""
+
     def extra_resident_bytes(self, key: "ProvingKey") -> int:
         """Device bytes a prepared key holds beyond its bases and R1CS (the GPU's MSM
         window tables), for the VRAM ledger; 0 on the CPU."""
+
+    def extension(self, capability: Capability[E]) -> E | None:
+        """This backend's implementation of a proof type's device steps, composed with it,
+        or None where it has none (the CPU; a GPU backend made without device steps)."""
 
 
 @runtime_checkable

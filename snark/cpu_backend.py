@@ -2,8 +2,9 @@
 
 Handles are standard-form Fr limb arrays ``(rows, 4)``: the witness, A·w, B·w, C·w
 (zero-padded to the domain), H. ``prepare`` converts a key's bases once to the library's
-form (``native.Bases``, kept in ``key.cache``) and, for a density key (``snark.keys``), the
-witness rows that a_g1, b_g1 and b_g2 pair with; the MSMs gather those rows natively.
+form (``native.Bases``, kept per key by the backend: ``snark.backend.KeyStates``) and, for
+a density key (``snark.keys``), the witness rows that a_g1, b_g1 and b_g2 pair with; the
+MSMs gather those rows natively.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from snark import native
-from snark.backend import G1Basis, G2Basis
+from snark.backend import Capability, E, G1Basis, G2Basis, KeyStates
 from snark.curve import G1Point, G2Point
 from snark.fields import FR_MODULUS, is_canonical
 from snark.keys import H_FORM_ODD, POINT_BASES, ProvingKey
@@ -28,13 +29,17 @@ class _Resident:
 class CpuBackend:
     name = "cpu"
 
+    def __init__(self) -> None:
+        self._states: KeyStates[_Resident] = KeyStates()
+
     def _resident(self, key: ProvingKey) -> _Resident:
-        resident = key.cache.get(self.name)
+        resident = self._states.get(key)
         if resident is None:
             bases = {name: native.Bases.from_points(getattr(key, name)) for name in POINT_BASES}
             rows = {name: np.flatnonzero(key.density_of(name)) for name in POINT_BASES
                     if key.density_of(name) is not None}
-            resident = key.cache[self.name] = _Resident(bases, rows)
+            resident = _Resident(bases, rows)
+            self._states.put(key, resident)
         return resident
 
     def prepare(self, key: ProvingKey) -> None:
@@ -79,5 +84,11 @@ class CpuBackend:
     def release(self, *handles) -> None:
         """Nothing to free: handles are ordinary arrays."""
 
+    def evict(self, key: ProvingKey) -> None:
+        self._states.pop(key)
+
     def extra_resident_bytes(self, key: ProvingKey) -> int:
         return 0
+
+    def extension(self, capability: Capability[E]) -> E | None:
+        return None  # no proof type has CPU steps of its own

@@ -1,10 +1,29 @@
-"""One way in for a job's input: whatever form a producer hands over becomes JSON text."""
+"""One way in for a job's input: whatever form a producer hands over becomes JSON text,
+checked against the limits of whoever reads it."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from config.settings import Settings
+
+
+@dataclass(frozen=True)
+class InputLimits:
+    """How large a job's input may be: its whole JSON text, and one witness carried in it
+    (a larger witness travels as a path on shared storage). Passed to every parse, so a
+    producer applies its own settings (``Client(redis_url, settings)``) and a worker its."""
+
+    max_input_bytes: int
+    max_inline_witness_bytes: int
+
+    @classmethod
+    def of(cls, settings: Settings) -> "InputLimits":
+        return cls(settings.max_input_bytes, settings.max_inline_witness_bytes)
 
 
 @dataclass(frozen=True)
@@ -27,3 +46,38 @@ def as_json_text(raw: Any, model: type, error: type[ValueError], field: str) -> 
         return raw
     raise error(f"{field}: expected JSON text, bytes, a dict or a {model.__name__}, "
                 f"got {type(raw).__name__}")
+
+
+def too_large(field: str, size: int, limit: int) -> str:
+    """The one message for an input over ``max_input_bytes``."""
+    return (f"{field}: {size} bytes exceeds max_input_bytes ({limit}, "
+            f"PROOFQ_MAX_INPUT_BYTES)")
+
+
+# -- inputs too large for Redis: paths on shared storage --------------------------------------
+# A job names such an input by its path relative to the storage every worker mounts
+# (``Settings.witness_dir``, each host at its own mount point): the producer checks the
+# path's form, the worker resolves it under its own mount. ``error`` is the type's own
+# ValueError, so a type's input errors stay one class.
+
+def shared_relative_path(text: str, field: str, error: type[ValueError]) -> str:
+    """``text`` as a path that cannot leave the shared directory (producer side)."""
+    path = PurePosixPath(text)
+    if not text or path.is_absolute() or ".." in path.parts or "\0" in text:
+        raise error(f"{field}: {text!r:.80} must be a relative path inside the witness "
+                    f"directory (no leading /, no ..)")
+    return str(path)
+
+
+def resolve_shared(root: Path | None, relative: str, field: str,
+                   error: type[ValueError]) -> Path:
+    """Where ``relative`` is on this worker's mount ``root`` (links followed: a link that
+    leads outside is refused)."""
+    if root is None:
+        raise error(f"{field}: this worker has no witness_dir (PROOFQ_WITNESS_DIR) to find "
+                    f"{relative!r} in")
+    base = Path(root).resolve()
+    path = (base / relative).resolve()
+    if not path.is_relative_to(base):
+        raise error(f"{field}: {relative!r} leads outside the witness directory")
+    return path

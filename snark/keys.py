@@ -1,4 +1,4 @@
-"""Groth16 keys and their storage (DESIGN.md §3).
+"""Groth16 keys and their storage (docs/ARCHITECTURE.md §3).
 
 A proving key lives in ``params/<circuit_id>/``: one ``.npy`` per array (memory-mappable,
 loadable straight to a GPU), ``manifest.json`` with every file's shape, dtype and sha256
@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -138,7 +138,8 @@ def _point(container: Any, key: str | int, group: int, source: str) -> G1Point |
 
 @dataclass
 class ProvingKey:
-    """Everything a backend needs to prove one circuit; point vectors as ``PointArray``."""
+    """Everything a backend needs to prove one circuit; point vectors as ``PointArray``.
+    A value: what a backend makes resident of it is the backend's (``snark.backend``)."""
 
     r1cs: R1CS
     vk: VerifyingKey
@@ -152,7 +153,6 @@ class ProvingKey:
     h_form: str = H_FORM_COSET
     a_density: np.ndarray | None = None  # (num_variables,) bool, or None: dense
     b_density: np.ndarray | None = None
-    cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def circuit_id(self) -> str:

@@ -1,116 +1,125 @@
-"""What the pipeline needs to know about a kind of proof, and the kinds it knows.
+"""The proof-type seam (docs/ARCHITECTURE.md §5): what the pipeline needs to know about a
+kind of proof, in two halves.
 
 The task graph (``tasks``) and the worker runtime (``workers``) are the same for every proof
-type: validate the input, split it into units of work ("partitions" in the job state: porep's
-partitions), prove each with Groth16, assemble, verify.  A ``ProofType`` supplies every
-type-specific step, so neither room names a type: ``porep`` (DESIGN.md §5) and ``groth16``
-(an imported snarkjs key and circom witnesses, ``snark.snarkjs.proof_type``).
+type: admit the input, check it, split it into units of work ("partitions" in the job
+state), prove each with Groth16, assemble, verify. A type supplies every type-specific step
+in two halves, registered together (``snark.registry``) under its name:
 
-A unit's witness moves through the worker's lock phases in three steps::
+- ``ProofType[In]``, the **producer half**: parse and admit an input (``In``, the parsed
+  input) within the limits the caller passes, and name its key. Producers (the API, the
+  CLI, the intake) import it, so it imports nothing that proves, hashes or touches a GPU.
+- ``ProofWorker[In, W]``, the **worker half**: the job's checks, its key, each unit's work
+  (``W``) and public inputs, what the job stores of a unit, assembly and verification. It is
+  imported on a worker only, once, by the registry; it is made for the ``Storage`` of the
+  host it runs on.
 
-    work       synthesize (CPU, no lock): the checked witness, or only its compact inputs
-               when the backend computes this type's witness itself (``device_witness``)
-    stage      memory phase: the key resident, the work uploaded
-    witness    compute phase: the handle ``groth16.compute`` reads (a device writes and
-               checks the witness here); on failure the staged buffers are the caller's
+A unit's work moves through the worker's lock phases (``snark.unit_work.UnitWork``)::
+
+    work      synthesize (CPU, no lock): the checked witness, or only its compact inputs
+              when the backend has this type's device steps (``ProverBackend.extension``)
+    stage     memory phase: the key resident, the work uploaded
+    handle    compute phase: the handle ``groth16.compute`` reads (a device writes and
+              checks the witness here); on failure the staged buffers are the caller's
 
 Where each check runs: the producer parses (structure, sizes, canonical field elements:
 milliseconds); the submit task, on a worker, runs ``check`` (the job as a whole); each unit's
-witness checks that unit where it is built. Producers import this module for parsing only,
-so the types load their proving and verification code lazily, on a worker.
+witness checks that unit where it is built.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from snark.job_input import Admission
-from snark.porep.proof_type import PorepType
-from snark.snarkjs.proof_type import Groth16Type
+from snark.job_input import Admission, InputLimits
 
 if TYPE_CHECKING:
+    from config.settings import Settings
     from snark.backend import ProverBackend
+    from snark.groth16 import FixedBaseMul, SetupProgress
     from snark.keys import ProvingKey
+    from snark.unit_work import UnitWork
+
+#: A type's parsed job input.
+In = TypeVar("In")
+#: What a type's synthesize step leaves of one unit.
+W = TypeVar("W", bound="UnitWork")
 
 
-class UnknownProofType(ValueError):
-    """A proof type the pipeline has no implementation for."""
+@dataclass(frozen=True)
+class Storage:
+    """Where a worker finds what a job names: proving keys (``params_dir``) and inputs too
+    large for Redis (``shared_dir``: storage every worker mounts, each host at its own
+    mount point; inputs name paths relative to it)."""
+
+    params_dir: Path
+    shared_dir: Path | None = None
+
+    @classmethod
+    def of(cls, settings: Settings) -> "Storage":
+        return cls(Path(settings.params_dir), settings.witness_dir)
 
 
-class ProofType(Protocol):
+class ProofType(Protocol[In]):
+    """The producer half of a proof type."""
+
+    #: The type's name in job state, on the CLI (``--type``) and in intake requests.
     name: str
 
-    # -- the job's input --------------------------------------------------------------------
-    def parse(self, raw: Any) -> Any:
-        """Validated input from JSON text, bytes, a dict or the model.
+    def parse(self, raw: object, limits: InputLimits) -> In:
+        """The validated input from JSON text, bytes, a dict or the model; a ``ValueError``
+        whose message names the field and the problem."""
 
-        Raises a ``ValueError`` whose message names the field and the problem.
-        """
+    def admit(self, raw: object, limits: InputLimits) -> Admission:
+        """The producer's step: ``parse``'s checks and errors at a producer's speed (many
+        jobs, one process: no per-element Python work), giving what is stored."""
 
-    def check(self, job_input: Any) -> None:
-        """Checks of the job's values as a whole (hashes), run by the submit task on a
-        worker before the fan-out; a unit's own checks run with its witness."""
+    def key_name(self, job_input: In) -> str:
+        """Names the job's proving key without touching the disk: jobs of one name share a
+        key (one setup at a time, one load per worker process)."""
 
-    def admit(self, raw: Any) -> Admission:
-        """The producer's step: ``parse``'s structural checks and errors, at a producer's
-        speed (many jobs, one process: no per-element Python work), giving what is stored.
-        A unit of work is proved by one Groth16 proof."""
 
-    # -- the key ----------------------------------------------------------------------------
-    def circuit_name(self, job_input: Any) -> str:
-        """Names the circuit without compiling it; jobs of one circuit share a key."""
+class ProofWorker(Protocol[In, W]):
+    """The worker half of a proof type, for one host's ``Storage``."""
 
-    def has_key(self, job_input: Any, params_dir: Path) -> bool:
+    # -- the job --------------------------------------------------------------------------
+    def check(self, job_input: In) -> None:
+        """Checks of the job's values as a whole (hashes), run by the submit task before the
+        fan-out; a unit's own checks run with its witness."""
+
+    # -- the key --------------------------------------------------------------------------
+    def has_key(self, job_input: In) -> bool:
         """Whether the key is known to be there (cheap: no compile, no load)."""
 
-    def make_key(self, job_input: Any, params_dir: Path, *, fixed_base: Any = None,
-                 progress: Any = None) -> None:
-        """Find or set up the proving key in params_dir (slow; once per circuit), with
-        ``snark.groth16.setup``'s ``fixed_base`` and ``progress``."""
+    def make_key(self, job_input: In, *, fixed_base: FixedBaseMul | None = None,
+                 progress: SetupProgress | None = None) -> None:
+        """Find or make the proving key (slow; once per key), with ``snark.groth16.setup``'s
+        ``fixed_base`` and ``progress``; a type whose keys are imported says how."""
 
-    def key_ref(self, job_input: Any) -> Hashable:
-        """Names the job's key without touching the disk: a worker loads each key once and
-        keeps it under ``(type name, key_ref)``."""
+    def load_key(self, job_input: In, *, fixed_base: FixedBaseMul | None = None) -> ProvingKey:
+        """The proving key, made first (with ``fixed_base``) if this type can make it."""
 
-    def load_key(self, job_input: Any, params_dir: Path, *,
-                 fixed_base: Any = None) -> ProvingKey:
-        """The proving key from params_dir, made there first (with ``fixed_base``) if this
-        type can make it."""
+    # -- one unit of work -----------------------------------------------------------------
+    def work(self, job_input: In, unit: int, key: ProvingKey, backend: ProverBackend) -> W:
+        """Synthesize: the unit's checked witness, or, where ``backend`` has this type's
+        device steps, only what they read."""
 
-    # -- one unit of work -------------------------------------------------------------------
-    def device_witness(self, backend: ProverBackend) -> bool:
-        """Whether ``backend`` computes this type's witness itself from compact inputs."""
+    def public_inputs(self, job_input: In, unit: int, key: ProvingKey, work: W) -> list[int]:
+        """The unit's public inputs, as its proof is verified against them."""
 
-    def work(self, job_input: Any, partition: int, key: ProvingKey, *, on_device: bool) -> Any:
-        """Synthesize: the checked witness limbs, or (``on_device``) its compact inputs."""
-
-    def public_inputs(self, job_input: Any, partition: int, key: ProvingKey,
-                      work: Any) -> list[int]: ...
-
-    def stage(self, key: ProvingKey, work: Any, backend: ProverBackend) -> Any: ...
-
-    def witness(self, key: ProvingKey, work: Any, staged: Any, backend: ProverBackend) -> Any:
-        ...
-
-    # -- the result -------------------------------------------------------------------------
+    # -- the result -----------------------------------------------------------------------
     def part(self, proof: bytes, public: list[int]) -> bytes:
         """What the job stores of a proved unit: its 192-byte proof, and the public inputs
         too where the input alone does not give them back."""
 
-    def assemble(self, job_input: Any, parts: list[bytes]) -> bytes:
+    def assemble(self, job_input: In, parts: list[bytes]) -> bytes:
         """The job's result from its units' parts, in unit order."""
 
-    def verify(self, job_input: Any, params_dir: Path, result: bytes) -> bool: ...
+    def verify(self, job_input: In, result: bytes) -> bool:
+        """Whether the assembled result is valid, checked as a consumer would."""
 
 
-PROOF_TYPES: dict[str, ProofType] = {kind.name: kind for kind in (PorepType(), Groth16Type())}
-
-
-def proof_type(name: str) -> ProofType:
-    try:
-        return PROOF_TYPES[name]
-    except KeyError:
-        raise UnknownProofType(f"proof_type: unknown proof type {name!r} "
-                               f"(known: {', '.join(PROOF_TYPES)})") from None
+#: A worker half as the pipeline holds it (its input and work types are the type's own).
+AnyWorker = ProofWorker[Any, Any]

@@ -1,4 +1,5 @@
-"""Job state in Redis (DESIGN.md §6); every transition is one Lua script, so it is atomic.
+"""Job state in Redis (docs/ARCHITECTURE.md §6); every transition is one Lua script, so it is
+atomic.
 
 Keys of job ``<id>``:
 
@@ -7,12 +8,13 @@ Keys of job ``<id>``:
                               seconds), error (``partition P: phase: reason``),
                               fan_out_task (the submit task that owns the fan-out),
                               fanned_out (set once the partition tasks are sent)
-- ``proofq:job:<id>:parts``   hash: partition → its part, hex (``ProofType.part``: the
-                              192-byte proof, for groth16 followed by its public signals)
+- ``proofq:job:<id>:parts``   hash: partition → its part, hex (``ProofWorker.part``: the
+                              192-byte proof, for circom followed by its public signals)
 - ``proofq:job:<id>:attempts`` hash: partition → times a worker started proving it
-- ``proofq:job:<id>:c1``      the validated input JSON, dropped when the job ends
-- ``proofq:job:<id>:result``  the assembled result (``ProofType.assemble``: porep's proofs
-                              concatenated in order, groth16's snarkjs JSON)
+- ``proofq:job:<id>:input``   the validated input JSON, dropped when the job ends (``:c1``
+                              in 0.1: still read, and dropped, for one more release)
+- ``proofq:job:<id>:result``  the assembled result (``ProofWorker.assemble``: porep's proofs
+                              concatenated in order, circom's snarkjs JSON)
 - ``proofq:results``          stream: one entry per ended job {job, status, proof|error}
                               (proof: the result, hex)
                               (and the intake's refusals, status ``rejected``)
@@ -28,18 +30,53 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from enum import StrEnum
+from string import Template
 
 import redis
 
 PREFIX = "proofq:job:"
 RESULTS_STREAM = "proofq:results"
 
-ACTIVE = ("queued", "proving", "assembling")
-TERMINAL = ("done", "failed", "cancelled")
+
+class JobStatus(StrEnum):
+    """A job's ``status`` field."""
+
+    QUEUED = "queued"
+    PROVING = "proving"
+    ASSEMBLING = "assembling"
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+class Outcome(StrEnum):
+    """What a transition or a task did, besides a status it found or set."""
+
+    CREATED = "created"        # create: a new job
+    EXISTS = "exists"          # create: the same content under this id before
+    CONFLICT = "conflict"      # create: other content under this id
+    MISSING = "missing"        # no such job (never was, or expired)
+    RUN = "run"                # begin_partition: prove it now
+    DUPLICATE = "duplicate"    # the partition is already stored
+    EXHAUSTED = "exhausted"    # begin_partition: out of attempts
+    STORED = "stored"          # store_part: kept, more to come
+    COMPLETE = "complete"      # store_part: this call completed the set
+    SKIPPED = "skipped"        # a submit task that does not own the job's fan-out
+    ABANDONED = "abandoned"    # the job ended before or while this task ran
+    FANNED_OUT = "fanned_out"  # submit: the partition tasks are sent
+
+
+#: A script's reply or a task's outcome: a status where it found or set one.
+Reply = JobStatus | Outcome
+
+ACTIVE = (JobStatus.QUEUED, JobStatus.PROVING, JobStatus.ASSEMBLING)
+TERMINAL = (JobStatus.DONE, JobStatus.FAILED, JobStatus.CANCELLED)
 
 _JOB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
-# Shared Lua prelude: server time and the end-of-life of a job's keys.
+# The scripts name statuses and outcomes by their members ($QUEUED, $RUN, …), substituted
+# from the enums above, so the Lua and the Python can never disagree on a word.
 _LIB = """
 local function now()
   local t = redis.call('TIME')
@@ -49,78 +86,91 @@ local function retire(job, ttl)
   for _, key in ipairs({job, job .. ':parts', job .. ':attempts', job .. ':result'}) do
     redis.call('EXPIRE', key, ttl)
   end
-  redis.call('DEL', job .. ':c1')
+  redis.call('DEL', job .. ':input', job .. ':c1')
+end
+local function job_id(key)
+  return string.sub(key, string.len('$PREFIX') + 1)
 end
 """
 
-# KEYS: job.  ARGV: digest, proof_type, partitions, priority, c1 json.
+# KEYS: job.  ARGV: digest, proof_type, partitions, priority, input json, then the digests
+# the same content had under the type's older names (a job stored before a rename).
 _CREATE = """
 local digest = redis.call('HGET', KEYS[1], 'digest')
 if digest then
-  if digest == ARGV[1] then return 'exists' end
-  return 'conflict'
+  if digest == ARGV[1] then return '$EXISTS' end
+  for i = 6, #ARGV do
+    if digest == ARGV[i] then return '$EXISTS' end
+  end
+  return '$CONFLICT'
 end
-redis.call('HSET', KEYS[1], 'status', 'queued', 'digest', ARGV[1], 'proof_type', ARGV[2],
+redis.call('HSET', KEYS[1], 'status', '$QUEUED', 'digest', ARGV[1], 'proof_type', ARGV[2],
            'partitions', ARGV[3], 'priority', ARGV[4], 'created', now())
-redis.call('SET', KEYS[1] .. ':c1', ARGV[5])
-return 'created'
+redis.call('SET', KEYS[1] .. ':input', ARGV[5])
+return '$CREATED'
 """
 
-# KEYS: job.  ARGV: partition, most attempts.  {'run', attempt} when the partition should
-# be proved now; every start counts, so a partition that keeps killing its worker (and is
-# re-delivered each time) ends as 'exhausted' instead of looping.
+# KEYS: job.  ARGV: partition, most attempts.  {RUN, attempt} when the partition should be
+# proved now; every start counts, so a partition that keeps killing its worker (and is
+# re-delivered each time) ends EXHAUSTED instead of looping.
 _BEGIN = """
 local status = redis.call('HGET', KEYS[1], 'status')
-if not status then return {'missing', 0} end
-if status ~= 'queued' and status ~= 'proving' then return {status, 0} end
-if redis.call('HEXISTS', KEYS[1] .. ':parts', ARGV[1]) == 1 then return {'duplicate', 0} end
+if not status then return {'$MISSING', 0} end
+if status ~= '$QUEUED' and status ~= '$PROVING' then return {status, 0} end
+if redis.call('HEXISTS', KEYS[1] .. ':parts', ARGV[1]) == 1 then return {'$DUPLICATE', 0} end
 local attempt = redis.call('HINCRBY', KEYS[1] .. ':attempts', ARGV[1], 1)
-if attempt > tonumber(ARGV[2]) then return {'exhausted', attempt - 1} end
-if status == 'queued' then
-  redis.call('HSET', KEYS[1], 'status', 'proving', 'started', now())
+if attempt > tonumber(ARGV[2]) then return {'$EXHAUSTED', attempt - 1} end
+if status == '$QUEUED' then
+  redis.call('HSET', KEYS[1], 'status', '$PROVING', 'started', now())
 end
-return {'run', attempt}
+return {'$RUN', attempt}
 """
 
 # KEYS: job.  ARGV: partition, proof hex.  Only the call that completes the set gets
-# 'complete' (and flips the job to assembling); a part already stored is never replaced.
+# COMPLETE (and flips the job to ASSEMBLING); a part already stored is never replaced.
 _STORE_PART = """
 local status = redis.call('HGET', KEYS[1], 'status')
-if status ~= 'queued' and status ~= 'proving' then return status or 'missing' end
+if status ~= '$QUEUED' and status ~= '$PROVING' then return status or '$MISSING' end
 local parts = KEYS[1] .. ':parts'
-if redis.call('HSETNX', parts, ARGV[1], ARGV[2]) == 0 then return 'duplicate' end
+if redis.call('HSETNX', parts, ARGV[1], ARGV[2]) == 0 then return '$DUPLICATE' end
 if redis.call('HLEN', parts) < tonumber(redis.call('HGET', KEYS[1], 'partitions')) then
-  return 'stored'
+  return '$STORED'
 end
-redis.call('HSET', KEYS[1], 'status', 'assembling', 'proved', now())
-return 'complete'
+redis.call('HSET', KEYS[1], 'status', '$ASSEMBLING', 'proved', now())
+return '$COMPLETE'
 """
 
 # KEYS: job, results stream.  ARGV: proof bytes, proof hex, ttl, stream cap.
 _FINISH = """
 local status = redis.call('HGET', KEYS[1], 'status')
-if status ~= 'assembling' then return status or 'missing' end
+if status ~= '$ASSEMBLING' then return status or '$MISSING' end
 redis.call('SET', KEYS[1] .. ':result', ARGV[1])
-redis.call('HSET', KEYS[1], 'status', 'done', 'finished', now())
+redis.call('HSET', KEYS[1], 'status', '$DONE', 'finished', now())
 redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[4], '*',
-           'job', string.sub(KEYS[1], string.len('""" + PREFIX + """') + 1),
-           'status', 'done', 'proof', ARGV[2])
+           'job', job_id(KEYS[1]), 'status', '$DONE', 'proof', ARGV[2])
 retire(KEYS[1], ARGV[3])
-return 'done'
+return '$DONE'
 """
 
-# KEYS: job, results stream.  ARGV: new status (failed|cancelled), error, ttl, stream cap.
+# KEYS: job, results stream.  ARGV: new status (FAILED|CANCELLED), error, ttl, stream cap.
 _STOP = """
 local status = redis.call('HGET', KEYS[1], 'status')
-if not status then return 'missing' end
-if status == 'done' or status == 'failed' or status == 'cancelled' then return status end
+if not status then return '$MISSING' end
+if status == '$DONE' or status == '$FAILED' or status == '$CANCELLED' then return status end
 redis.call('HSET', KEYS[1], 'status', ARGV[1], 'error', ARGV[2], 'finished', now())
 redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[4], '*',
-           'job', string.sub(KEYS[1], string.len('""" + PREFIX + """') + 1),
-           'status', ARGV[1], 'error', ARGV[2])
+           'job', job_id(KEYS[1]), 'status', ARGV[1], 'error', ARGV[2])
 retire(KEYS[1], ARGV[3])
 return ARGV[1]
 """
+
+_WORDS = {"PREFIX": PREFIX, **{m.name: m.value for m in (*JobStatus, *Outcome)}}
+
+
+def lua(body: str) -> str:
+    """A script of this module with its words substituted (a word that is not a member
+    fails here, at import, not in Redis)."""
+    return Template(_LIB + body).substitute(_WORDS)
 
 
 class JobIdError(ValueError):
@@ -142,7 +192,7 @@ def content_digest(proof_type: str, canonical_input: str) -> str:
 @dataclass(frozen=True)
 class JobState:
     job_id: str
-    status: str
+    status: JobStatus
     proof_type: str
     partitions: int
     priority: str
@@ -187,7 +237,7 @@ class JobStore:
         self.ttl_s = ttl_s
         self.results_maxlen = results_maxlen
         def register(body: str):
-            return client.register_script(_LIB + body)
+            return client.register_script(lua(body))
         self._create = register(_CREATE)
         self._begin = register(_BEGIN)
         self._store_part = register(_STORE_PART)
@@ -200,43 +250,46 @@ class JobStore:
         return PREFIX + job_id
 
     def create(self, job_id: str, *, digest: str, proof_type: str, partitions: int,
-               priority: str, input_json: str) -> str:
-        """'created', 'exists' (same content: same job) or 'conflict' (different content)."""
-        return self._text(self._create(keys=[self.key(job_id)],
-                                       args=[digest, proof_type, partitions, priority,
-                                             input_json]))
+               priority: str, input_json: str, former_digests: tuple[str, ...] = ()) -> Reply:
+        """CREATED, EXISTS (same content: same job; ``former_digests``, the content's
+        digests under the type's older names, count as the same) or CONFLICT."""
+        return _reply(self._create(keys=[self.key(job_id)],
+                                   args=[digest, proof_type, partitions, priority, input_json,
+                                         *former_digests]))
 
     def begin_partition(self, job_id: str, partition: int, *, max_attempts: int
-                        ) -> tuple[str, int]:
-        """('run', attempt), ('duplicate', 0) if already proved, ('exhausted', attempts)
-        after ``max_attempts`` starts, or (status, 0) if the job is not proving."""
+                        ) -> tuple[Reply, int]:
+        """(RUN, attempt), (DUPLICATE, 0) if already proved, (EXHAUSTED, attempts) after
+        ``max_attempts`` starts, or (status, 0) if the job is not proving."""
         outcome, attempt = self._begin(keys=[self.key(job_id)], args=[partition, max_attempts])
-        return self._text(outcome), int(attempt)
+        return _reply(outcome), int(attempt)
 
-    def store_part(self, job_id: str, partition: int, proof: bytes) -> str:
-        """'stored', 'complete' (this call completed the set), 'duplicate', or the status."""
-        return self._text(self._store_part(keys=[self.key(job_id)],
-                                           args=[partition, proof.hex()]))
+    def store_part(self, job_id: str, partition: int, proof: bytes) -> Reply:
+        """STORED, COMPLETE (this call completed the set), DUPLICATE, or the status."""
+        return _reply(self._store_part(keys=[self.key(job_id)],
+                                       args=[partition, proof.hex()]))
 
-    def finish(self, job_id: str, proof: bytes) -> str:
-        """Store the assembled proof and publish it, once: 'done', or the status found."""
-        return self._text(self._finish(keys=[self.key(job_id), RESULTS_STREAM],
+    def finish(self, job_id: str, proof: bytes) -> Reply:
+        """Store the assembled proof and publish it, once: DONE, or the status found."""
+        return _reply(self._finish(keys=[self.key(job_id), RESULTS_STREAM],
                                        args=[proof, proof.hex(), self.ttl_s,
                                              self.results_maxlen]))
 
-    def fail(self, job_id: str, error: str) -> str:
-        return self._stop_job(job_id, "failed", error)
+    def fail(self, job_id: str, error: str) -> Reply:
+        """FAILED, or how the job had ended already (MISSING if it never was)."""
+        return self._stop_job(job_id, JobStatus.FAILED, error)
 
-    def cancel(self, job_id: str) -> str:
-        return self._stop_job(job_id, "cancelled", "cancelled by request")
+    def cancel(self, job_id: str) -> Reply:
+        """CANCELLED, or how the job had ended already (MISSING if it never was)."""
+        return self._stop_job(job_id, JobStatus.CANCELLED, "cancelled by request")
 
-    def _stop_job(self, job_id: str, status: str, error: str) -> str:
-        return self._text(self._stop(keys=[self.key(job_id), RESULTS_STREAM],
+    def _stop_job(self, job_id: str, status: JobStatus, error: str) -> Reply:
+        return _reply(self._stop(keys=[self.key(job_id), RESULTS_STREAM],
                                      args=[status, error, self.ttl_s, self.results_maxlen]))
 
-    def status(self, job_id: str) -> str | None:
+    def status(self, job_id: str) -> JobStatus | None:
         value = self.redis.hget(self.key(job_id), "status")
-        return None if value is None else value.decode()
+        return None if value is None else JobStatus(value.decode())
 
     def is_active(self, job_id: str) -> bool:
         return self.status(job_id) in ACTIVE
@@ -250,7 +303,7 @@ class JobStore:
         if not fields:
             return None
         get = {k.decode(): v for k, v in fields.items()}
-        return JobState(job_id=job_id, status=get["status"].decode(),
+        return JobState(job_id=job_id, status=JobStatus(get["status"].decode()),
                         proof_type=get["proof_type"].decode(),
                         partitions=int(get["partitions"]), priority=get["priority"].decode(),
                         parts_done=parts_done, created=float(get["created"]),
@@ -273,7 +326,9 @@ class JobStore:
         self.redis.hset(self.key(job_id), "fanned_out", 1)
 
     def input_json(self, job_id: str) -> bytes | None:
-        return self.redis.get(self.key(job_id) + ":c1")
+        """The stored input (under ``:c1`` for a job stored by 0.1)."""
+        current, former = self.redis.mget(self.key(job_id) + ":input", self.key(job_id) + ":c1")
+        return current if current is not None else former
 
     def parts(self, job_id: str, partitions: int) -> list[bytes]:
         stored = self.redis.hgetall(self.key(job_id) + ":parts")
@@ -282,6 +337,9 @@ class JobStore:
     def result(self, job_id: str) -> bytes | None:
         return self.redis.get(self.key(job_id) + ":result")
 
-    @staticmethod
-    def _text(reply: bytes | str) -> str:
-        return reply.decode() if isinstance(reply, bytes) else reply
+
+
+def _reply(raw: bytes | str) -> Reply:
+    """A script's reply as the member it names."""
+    text = raw.decode() if isinstance(raw, bytes) else raw
+    return JobStatus(text) if text in JobStatus.__members__.values() else Outcome(text)

@@ -20,23 +20,26 @@ import functools
 import logging
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
 import redis
 import redis.exceptions
 import redis.lock
 from celery import Task
-from kombu.exceptions import OperationalError
 
 from config.settings import Settings, get_settings
-from snark.proof_types import ProofType, proof_type
+from snark.job_input import InputLimits
+from snark.proof_types import AnyWorker, ProofType, Storage
+from snark.registry import proof_type, worker_half
 from tasks import recovery
 from tasks.application import GPU_QUEUE, PRIORITIES, app, redis_url
-from tasks.jobs import JobStore
+from tasks.jobs import JobStatus, JobStore, Outcome, Reply
 from tasks.worker import runtime
 from workers.backend_choice import fixed_base_for
+from workers.failures import (Cancelled, PartitionCancelled, PartitionFailed, RetryPolicy,
+                              fails_job, run_until_settled)
 from workers.heartbeat import Heartbeat, Lease
-from workers.retry import RetryPolicy, caused_by_redis, wait_for_redis
 
 log = logging.getLogger(__name__)
 
@@ -62,38 +65,25 @@ class PipelineTask(Task):
         return PipelineTask._store
 
     def through_outages(self, run: Callable[[bool], dict]) -> dict:
-        """``run(resumed)`` until it ends without a Redis error or a retry; ``resumed`` is
-        False only on the first run of a first delivery."""
-        resumed = bool((self.request.delivery_info or {}).get("redelivered"))
-        while True:
-            try:
-                return run(resumed)
-            except _RetryLater as retry:
-                time.sleep(retry.delay_s)
-            except Exception as exc:
-                if not (caused_by_redis(exc) or isinstance(exc, OperationalError)):
-                    raise
-                log.warning("%s[%s]: Redis error, running it again once Redis is back: %s",
-                            self.name, self.request.id, exc)
-                wait_for_redis(self.store.redis, log=log)
-            resumed = True
+        """``run(resumed)`` through outages and retries (``workers.failures``); ``resumed``
+        is False only on the first run of a first delivery."""
+        return run_until_settled(
+            run, self.store.redis, log=log, name=f"{self.name}[{self.request.id}]",
+            resumed=bool((self.request.delivery_info or {}).get("redelivered")))
 
 
-class _RetryLater(Exception):
-    """A transient failure with attempts left: run the task again after ``delay_s``."""
-
-    def __init__(self, delay_s: float) -> None:
-        super().__init__(f"retry in {delay_s:g} s")
-        self.delay_s = delay_s
-
-
-class JobEnded(LookupError):
+class JobEnded(Cancelled, LookupError):
     """The job ended (cancelled or failed) after this task was sent: its input is gone."""
 
 
+def failing(store: JobStore, job_id: str, step: str) -> AbstractContextManager[None]:
+    """``workers.failures.fails_job`` for this job: an error of ``step`` fails it."""
+    return fails_job(functools.partial(store.fail, job_id), step)
+
+
 def job(store: JobStore, job_id: str) -> tuple[ProofType, Any]:
-    """The proof type and parsed input of a job; a process proving several partitions
-    parses it once.
+    """The proof type (found by the name stored, an older name included) and the parsed
+    input of a job; a process proving several partitions parses it once.
 
     Cached by content digest too: a job id may be used again once the old job's keys
     have expired, and must then not find the old input.
@@ -110,7 +100,12 @@ def _parsed_input(store: JobStore, job_id: str, digest: str, kind: str) -> Any:
     raw = store.input_json(job_id)
     if raw is None:
         raise JobEnded(f"job {job_id}: input is gone (the job has ended)")
-    return proof_type(kind).parse(raw)
+    return proof_type(kind).parse(raw, InputLimits.of(get_settings()))
+
+
+def worker_of(kind: ProofType) -> AnyWorker:
+    """The type's worker half for this host's storage."""
+    return worker_half(kind, Storage.of(get_settings()))
 
 
 @app.task(name="proofq.submit", bind=True, base=PipelineTask)
@@ -123,34 +118,25 @@ def submit(self: PipelineTask, job_id: str) -> dict:
 def _submit(task: PipelineTask, job_id: str) -> dict:
     store = task.store
     state = store.state(job_id)
-    if (state is None or state.status != "queued" or store.fanned_out(job_id)
+    if (state is None or state.status != JobStatus.QUEUED or store.fanned_out(job_id)
             or not store.claim_fan_out(job_id, task.request.id or "")):
-        return {"job": job_id, "outcome": "skipped"}
-    try:
-        kind, parsed = job(store, job_id)
-    except JobEnded:  # cancelled before its fan-out
-        return {"job": job_id, "outcome": "abandoned"}
-    try:
-        kind.check(parsed)
-    except ValueError as exc:  # the input is wrong
-        return {"job": job_id, "outcome": store.fail(job_id, f"check: {exc}")}
-    except Exception as exc:  # never leave the job queued with its fan-out claimed
-        if caused_by_redis(exc):
-            raise
-        store.fail(job_id, f"check: {type(exc).__name__}: {exc}")
-        raise
-    try:
+        return {"job": job_id, "outcome": Outcome.SKIPPED}
+    # never leave the job queued with its fan-out claimed
+    with failing(store, job_id, "check"):
+        try:
+            kind, parsed = job(store, job_id)
+            worker_of(kind).check(parsed)
+        except JobEnded:  # cancelled before its fan-out
+            return {"job": job_id, "outcome": Outcome.ABANDONED}
+        except ValueError as exc:  # the input is wrong: the job's outcome, not the task's
+            return {"job": job_id, "outcome": store.fail(job_id, f"check: {exc}")}
+    with failing(store, job_id, "setup"):
         _ensure_key(store, task.settings, kind, parsed)
-    except Exception as exc:
-        if caused_by_redis(exc):
-            raise
-        store.fail(job_id, f"setup: {exc}")
-        raise
     for partition in range(state.partitions):
         prove_partition.apply_async((job_id, partition), {"queued_at": time.time()},
                                     queue=GPU_QUEUE, priority=PRIORITIES[state.priority])
     store.mark_fanned_out(job_id)
-    return {"job": job_id, "outcome": "fanned_out", "partitions": state.partitions}
+    return {"job": job_id, "outcome": Outcome.FANNED_OUT, "partitions": state.partitions}
 
 
 def setup_lock(client: redis.Redis, circuit: str, lease_s: float) -> redis.lock.Lock:
@@ -170,23 +156,23 @@ def setup_lease(lock: redis.lock.Lock) -> Lease:
 
 
 def _ensure_key(store: JobStore, settings: Settings, kind: ProofType, job_input: Any) -> None:
-    """Set up a missing key once: jobs of the same new circuit wait for the first setup.
+    """Set up a missing key once: jobs of the same new key wait for the first setup.
 
     Concurrent setups would only be wasted work (the first key saved wins).  The lock is
     leased and renewed while setup runs, so a worker that dies mid-setup holds up the others
     for one lease, not for the length of a setup.
     """
-    if kind.has_key(job_input, settings.params_dir):
+    worker = worker_of(kind)
+    if worker.has_key(job_input):
         return
-    lock = setup_lock(store.redis, kind.circuit_name(job_input), settings.lock_lease_s)
+    lock = setup_lock(store.redis, kind.key_name(job_input), settings.lock_lease_s)
     with lock:
         heartbeat = Heartbeat(settings.heartbeat_s, name="proofq-setup-lease")
         heartbeat.register(setup_lease(lock))
         try:
-            if not kind.has_key(job_input, settings.params_dir):
+            if not worker.has_key(job_input):
                 # On the device this worker proves on (workers.backend_choice).
-                kind.make_key(job_input, settings.params_dir,
-                              fixed_base=fixed_base_for(runtime().backend))
+                worker.make_key(job_input, fixed_base=fixed_base_for(runtime().backend))
         finally:
             heartbeat.close()
 
@@ -196,11 +182,11 @@ def prove_partition(self: PipelineTask, job_id: str, partition: int,
                     queued_at: float | None = None) -> dict:
     """Prove one partition; ``queued_at`` (sender's Unix time) times its ``queued`` phase."""
     policy = RetryPolicy.from_settings(self.settings)
-    run = _PartitionRun(self, policy, job_id, partition, queued_at)
-    return self.through_outages(run.once)
+    delivery = _PartitionDelivery(self, policy, job_id, partition, queued_at)
+    return self.through_outages(delivery.once)
 
 
-class _PartitionRun:
+class _PartitionDelivery:
     """The runs of one delivery of a partition: a proof made before Redis went away is
     kept, so the run after the outage stores it instead of proving it again."""
 
@@ -227,23 +213,21 @@ def _prove_partition(task: PipelineTask, policy: RetryPolicy, job_id: str, parti
                      queued_at: float | None, resumed: bool) -> dict | bytes:
     """One attempt: the job's scripts decide whether it runs and record a failure; the
     proof, or the outcome when there is none."""
-    from workers.runtime import PartitionCancelled, PartitionFailed
-
     store = task.store
     outcome, attempt = store.begin_partition(job_id, partition,
                                              max_attempts=policy.max_attempts)
-    if outcome == "assembling" and resumed:
+    if outcome == JobStatus.ASSEMBLING and resumed:
         # A run (here, or on a worker that died) completed the set but never published it.
         return {"job": job_id, "partition": partition, "outcome": assemble(store, job_id)}
-    if outcome == "exhausted":
+    if outcome == Outcome.EXHAUSTED:
         outcome = store.fail(job_id, f"partition {partition}: worker: lost while proving, "
                                      f"{attempt} attempts")
-    if outcome != "run":
+    if outcome != Outcome.RUN:
         return {"job": job_id, "partition": partition, "outcome": outcome}
     try:
         kind, parsed = job(store, job_id)
     except JobEnded:  # cancelled between begin_partition and here: nothing to prove
-        return {"job": job_id, "partition": partition, "outcome": "abandoned"}
+        return {"job": job_id, "partition": partition, "outcome": Outcome.ABANDONED}
 
     def progress(phase: str, info: dict) -> None:
         """Flower's view of the partition: a ``task-progress`` event per phase."""
@@ -251,26 +235,20 @@ def _prove_partition(task: PipelineTask, policy: RetryPolicy, job_id: str, parti
         fields.update(job=job_id, partition=partition, phase=phase)
         task.send_event("task-progress", **fields)
 
-    try:
-        proof = runtime().prove_partition(job_id=job_id, partition=partition,
-                                          proof_type=kind, job_input=parsed, progress=progress,
-                                          cancelled=lambda: not store.is_active(job_id),
-                                          queued_at=queued_at)
-    except PartitionCancelled:
-        return {"job": job_id, "partition": partition, "outcome": "abandoned"}
-    except PartitionFailed as exc:
-        if caused_by_redis(exc):
-            raise  # not the partition's fault: run again once Redis is back
-        if policy.retries(exc.transient, attempt):
-            raise _RetryLater(policy.delay_s(attempt)) from exc
-        store.fail(job_id, f"partition {partition}: {exc}")
-        return {"job": job_id, "partition": partition, "outcome": "failed", "error": str(exc)}
-    except Exception as exc:
-        if caused_by_redis(exc):
-            raise
-        store.fail(job_id, f"partition {partition}: worker: {type(exc).__name__}: {exc}")
-        raise
-    return proof
+    with failing(store, job_id, f"partition {partition}: worker"):
+        try:
+            return runtime().prove_partition(
+                job_id=job_id, partition=partition, proof_type=kind, job_input=parsed,
+                progress=progress, cancelled=lambda: not store.is_active(job_id),
+                queued_at=queued_at)
+        except PartitionCancelled:
+            return {"job": job_id, "partition": partition, "outcome": Outcome.ABANDONED}
+        except PartitionFailed as exc:
+            failed = exc  # a partition's failure follows the retry policy, below
+    policy.run_again(failed, attempt)  # an outage, or attempts left: this does not return
+    store.fail(job_id, f"partition {partition}: {failed}")
+    return {"job": job_id, "partition": partition, "outcome": JobStatus.FAILED,
+            "error": str(failed)}
 
 
 def _store_partition(store: JobStore, job_id: str, partition: int, proof: bytes,
@@ -278,28 +256,25 @@ def _store_partition(store: JobStore, job_id: str, partition: int, proof: bytes,
     """Store a verified partition proof; the call that completes the set assembles (and a
     run again after an outage that may have been it, when the job is still assembling)."""
     outcome = store.store_part(job_id, partition, proof)
-    if outcome == "complete" or (resumed and outcome == "assembling"):
+    if outcome == Outcome.COMPLETE or (resumed and outcome == JobStatus.ASSEMBLING):
         outcome = assemble(store, job_id)
     return {"job": job_id, "partition": partition, "outcome": outcome}
 
 
-def assemble(store: JobStore, job_id: str) -> str:
+def assemble(store: JobStore, job_id: str) -> Reply:
     """Assemble the partition proofs in order (porep: concatenated), verify the whole,
     publish it once."""
     state = store.state(job_id)
-    if state is None or state.status != "assembling":
-        return "missing" if state is None else state.status
+    if state is None or state.status != JobStatus.ASSEMBLING:
+        return Outcome.MISSING if state is None else state.status
     try:
-        kind, parsed = job(store, job_id)
-        proof = kind.assemble(parsed, store.parts(job_id, state.partitions))
-        valid = kind.verify(parsed, get_settings().params_dir, proof)
+        with failing(store, job_id, "assembly"):
+            kind, parsed = job(store, job_id)
+            worker = worker_of(kind)
+            proof = worker.assemble(parsed, store.parts(job_id, state.partitions))
+            valid = worker.verify(parsed, proof)
     except JobEnded:  # cancelled while assembling
-        return store.status(job_id) or "missing"
-    except Exception as exc:
-        if caused_by_redis(exc):
-            raise
-        store.fail(job_id, f"assembly: {type(exc).__name__}: {exc}")
-        raise
+        return store.status(job_id) or Outcome.MISSING
     if not valid:
         return store.fail(job_id, "assembly: the assembled proof does not verify")
     return store.finish(job_id, proof)

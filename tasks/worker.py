@@ -31,7 +31,7 @@ from workers.gpu_binding import pin_process, probe_gpu
 log = logging.getLogger(__name__)
 
 
-class _Binding:
+class _StartDecision:
     """What the parent learned at start; pool processes inherit it through fork."""
 
     gpu: int | None = None
@@ -52,9 +52,9 @@ class GpuBinding(bootsteps.Step):
             pin_process(gpu)
             if worker.hostname == default_nodename(None):
                 worker.hostname = host_format(f"gpu{gpu}@%h")
-        _Binding.backend = _decide_backend(gpu)
-        _Binding.gpu = gpu
-        _Binding.node_name = worker.hostname
+        _StartDecision.backend = _decide_backend(gpu)
+        _StartDecision.gpu = gpu
+        _StartDecision.node_name = worker.hostname
 
 
 def _decide_backend(gpu: int | None) -> str:
@@ -83,10 +83,10 @@ def runtime():
         settings = get_settings()
         # The pool process inherited the parent's pin; the runtime's own pin_process(N)
         # recognises it and leaves CUDA_VISIBLE_DEVICES as it is.
-        name = f"{_Binding.node_name or default_nodename(None)}/{os.getpid()}"
-        _Runtime.current = WorkerRuntime.start(redis_url=redis_url(settings), gpu=_Binding.gpu,
-                                               settings=settings, worker_name=name,
-                                               backend=_Binding.backend)
+        name = f"{_StartDecision.node_name or default_nodename(None)}/{os.getpid()}"
+        _Runtime.current = WorkerRuntime.start(
+            redis_url=redis_url(settings), gpu=_StartDecision.gpu, settings=settings,
+            worker_name=name, backend=_StartDecision.backend)
     return _Runtime.current
 
 

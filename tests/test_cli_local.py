@@ -19,7 +19,8 @@ from snark.fields import FR_MODULUS
 from snark.keys import KeyFileError
 from snark.porep.c1 import fr_hex, parse_c1
 from snark.porep.circuit import circuit_r1cs
-from snark.proof_types import PROOF_TYPES
+from snark.proof_types import Storage
+from snark.registry import proof_type, worker_half
 
 
 @pytest.fixture(scope="module")
@@ -156,10 +157,11 @@ def _proofq_in_2gib(*args: str, **env: str) -> subprocess.CompletedProcess:
 
 @pytest.mark.slow
 def test_endless_inputs_are_read_no_further_than_their_limit(workdir, params_dir, tmp_path):
-    """``/dev/zero`` as the C1 (max_c1_bytes) or as the proof (the C1's proof size)."""
+    """``/dev/zero`` as the C1 (max_input_bytes, set here by its 0.1 name) or as the proof
+    (the C1's proof size)."""
     for args, message in [
         (["prove", "--c1", "/dev/zero", "-o", str(tmp_path / "p.bin")],
-         "Error: /dev/zero: more than 100000 bytes (max_c1_bytes, PROOFQ_MAX_C1_BYTES)"),
+         "Error: /dev/zero: more than 100000 bytes (max_input_bytes, PROOFQ_MAX_INPUT_BYTES)"),
         (["verify", "--c1", str(workdir / "c1.json"), "--proof", "/dev/zero"],
          "Error: /dev/zero: more than 384 bytes (2 proofs of 192 bytes)")]:
         done = _proofq_in_2gib(*args, PROOFQ_MAX_C1_BYTES="100000",
@@ -188,7 +190,8 @@ def test_a_corrupt_verifying_key_is_a_key_error_not_an_invalid_proof(workdir, pa
         assert f"{vk_path}: sha256 does not match the manifest" in output
         c1 = parse_c1((workdir / "c1.json").read_bytes())  # the job path's final check
         with pytest.raises(KeyFileError, match="vk.json: sha256 does not match"):
-            PROOF_TYPES["porep"].verify(c1, params_dir, (workdir / "proof.bin").read_bytes())
+            worker_half(proof_type("porep"), Storage(params_dir)).verify(
+                c1, (workdir / "proof.bin").read_bytes())
     finally:
         vk_path.write_text(original)
 

@@ -246,12 +246,13 @@ def test_result_of_an_unfinished_job_exits_3(c1_file, redis_url):
     """A job that is stored but never handed to a worker stays queued: 'not finished yet'."""
     import redis as redis_client
 
+    from snark.job_input import InputLimits
     from tasks.jobs import JobStore
     from tasks.submission import accept
 
     c1, _ = c1_file
     store = JobStore(redis_client.Redis.from_url(redis_url), ttl_s=600, results_maxlen=10)
-    job = accept(store, c1).job_id
+    job = accept(store, c1, limits=InputLimits(1 << 20, 1 << 20)).job_id
     env = {"PROOFQ_REDIS_URL": redis_url}
     for wait in ([], ["--wait", "0.5"]):
         run = proofq("result", job, *wait, env=env)

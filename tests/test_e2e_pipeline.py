@@ -159,7 +159,7 @@ def test_malformed_input_is_refused_at_submit_while_other_jobs_complete(settings
     bad_inputs = {
         "vanilla_proofs[1].challenges[0].d_path: expected 6 siblings, got 5": _short_path(),
         "not valid JSON": "{not json",
-        "max_c1_bytes": "x" * (settings.max_c1_bytes + 1),
+        "max_input_bytes": "x" * (settings.max_input_bytes + 1),
         "sector_size": {**json.loads(_c1(1).to_json()), "sector_size": 3000},
         "c1: expected JSON text, bytes, a dict or a C1, got list": [1, 2],
     }

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from config.settings import get_settings
+from snark.job_input import InputLimits
 from snark.fields import FR_MODULUS, limbs_to_ints, random_fr
 from snark.porep.c1 import (FR_HEX_PATTERN, C1Error, circuit_name, fr_hex, parse_c1, parse_c1_hex,
                             parse_size, size_name)
@@ -127,10 +127,10 @@ def test_input_of_another_kind_is_named_plainly():
     for step in (PorepType().parse, PorepType().admit):
         with pytest.raises(C1Error, match=r"^c1: expected JSON text, bytes, a dict or a C1, "
                                           r"got list$"):
-            step([1, 2])
+            step([1, 2], InputLimits(1 << 20, 1 << 20))
 
 
-def test_invalid_json_and_size_limit(monkeypatch, np_rng):
+def test_invalid_json_and_size_limit(np_rng):
     with pytest.raises(C1Error, match=r"^c1: not valid JSON"):
         parse_c1('{"sector_size": ')
     with pytest.raises(C1Error, match=r"^c1: input should be an object, got list"):
@@ -140,19 +140,15 @@ def test_invalid_json_and_size_limit(monkeypatch, np_rng):
     with pytest.raises(C1Error, match=r"^c1: not valid JSON"):
         parse_c1(b'{"format": "\xff"}')
     raw = json.dumps(random_c1_dict(np_rng))
-    with pytest.raises(C1Error, match=r"exceeds max_c1_bytes"):
+    with pytest.raises(C1Error, match=r"exceeds max_input_bytes"):
         parse_c1(raw, max_bytes=len(raw) - 1)
     assert parse_c1(raw, max_bytes=len(raw)).to_json()
-    monkeypatch.setenv("PROOFQ_MAX_C1_BYTES", str(len(raw) - 1))
-    get_settings.cache_clear()
-    try:  # the porep type applies the setting, for workers and producers
-        with pytest.raises(C1Error, match=r"exceeds max_c1_bytes"):
-            PorepType().parse(raw)
-        with pytest.raises(C1Error, match=r"exceeds max_c1_bytes"):
-            PorepType().admit(raw)
-    finally:
-        monkeypatch.delenv("PROOFQ_MAX_C1_BYTES")
-        get_settings.cache_clear()
+    # the porep type applies the limits it is given, for workers and producers alike
+    tight, enough = InputLimits(len(raw) - 1, 1), InputLimits(len(raw), 1)
+    for step in (PorepType().parse, PorepType().admit):
+        with pytest.raises(C1Error, match=r"exceeds max_input_bytes"):
+            step(raw, tight)
+        step(raw, enough)
 
 
 def test_sizes_and_names():

@@ -21,11 +21,13 @@ from snark.porep.c1 import C1Error
 from snark.porep.proof_type import PorepType
 from snark.porep.prove import load_or_setup_key, verify_partition
 from snark.porep.seal import seal
+from snark.porep.staging import POREP_WITNESS, DeviceInputs, partition_work
 from snark.porep.witness import (WitnessInputs, check_failures, partition_witness,
                                  witness_inputs)
 from workers.events import read_events
 from workers.gpu_binding import bind_cpu
-from workers.runtime import PartitionFailed, WorkerRuntime
+from workers.failures import PartitionFailed
+from workers.runtime import WorkerRuntime
 
 GPU_OK, GPU_WHY = gpu.available()
 POREP = PorepType()
@@ -103,20 +105,38 @@ def test_kernel_plan_names_inputs_that_do_not_fit_the_key():
         kernel_plan(cut, inputs.public.shape[0], rows)
 
 
-class HostKernelBackend(CpuBackend):
-    """The CPU backend plus the witness kernel's host build: the worker's device-witness
-    path (``snark.porep.staging.PorepWitnessBackend``) on machines without a GPU."""
+class HostKernelSteps:
+    """porep's device steps (``snark.porep.staging.PorepWitnessSteps``) by the witness
+    kernel's host build, composed with a CPU backend."""
+
+    def __init__(self, backend: CpuBackend) -> None:
+        self.backend = backend
+        self.calls: list[str] = []
 
     def load_porep_inputs(self, key, inputs: WitnessInputs):
+        self.calls.append("load_porep_inputs")
         return inputs
 
     def porep_witness(self, key, inputs: WitnessInputs):
         from gpu import hostlib
 
+        self.calls.append("porep_witness")
         witness, flags = hostlib.porep_witness(inputs, key.r1cs.num_inputs,
                                                key.r1cs.num_variables)
         check_failures(inputs.partition, flags)
-        return self.load_witness(key, witness)
+        return self.backend.load_witness(key, witness)
+
+
+class HostKernelBackend(CpuBackend):
+    """The CPU backend with the host kernel as its porep extension: the worker's
+    device-witness path on machines without a GPU."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.steps = HostKernelSteps(self)
+
+    def extension(self, capability):
+        return self.steps if capability is POREP_WITNESS else None
 
 
 @needs_gxx
@@ -128,8 +148,9 @@ def test_worker_pipeline_proves_with_the_device_witness_path(redis_url, tmp_path
                             worker_name="host-kernel", binding=bind_cpu(0),
                             backend=HostKernelBackend())
     try:
-        assert runtime.witness_on_device(POREP)
+        assert isinstance(partition_work(c1, 1, runtime.backend), DeviceInputs)
         proof = runtime.prove_partition(job_id="dw", partition=1, proof_type=POREP, job_input=c1)
+        assert runtime.backend.steps.calls == ["load_porep_inputs", "porep_witness"]
         forged = _forge(c1, 2, 1, "r_path", rng)
         with pytest.raises(PartitionFailed) as caught:
             runtime.prove_partition(job_id="dw-bad", partition=2, proof_type=POREP,
@@ -150,16 +171,18 @@ def test_worker_pipeline_proves_with_the_device_witness_path(redis_url, tmp_path
 @pytest.mark.parametrize("sector_size,partitions,challenges", SHAPES)
 def test_device_witness_equals_the_cpu_witness(sector_size, partitions, challenges, tmp_path, rng):
     backend = gpu.get_backend(device_id=0)
+    steps = backend.extension(POREP_WITNESS)
+    assert gpu.get_backend(device_id=0, device_steps=False).extension(POREP_WITNESS) is None
     c1 = seal(sector_size, partitions, challenges)
     key = load_or_setup_key(c1, tmp_path)
     for partition in range(partitions):
-        staged = backend.load_porep_inputs(key, witness_inputs(c1, partition))
-        witness = backend.porep_witness(key, staged)
+        staged = steps.load_porep_inputs(key, witness_inputs(c1, partition))
+        witness = steps.porep_witness(key, staged)
         assert np.array_equal(witness.get(), partition_witness(c1, partition))
         backend.release(witness)
     forged = _forge(c1, 0, 1, "d_path", rng)
-    staged = backend.load_porep_inputs(key, witness_inputs(forged, 0))
+    staged = steps.load_porep_inputs(key, witness_inputs(forged, 0))
     with pytest.raises(C1Error, match=r"challenges\[1\]: data_leaf with d_path"):
-        backend.porep_witness(key, staged)
+        steps.porep_witness(key, staged)
     backend.release(staged)
 

@@ -73,3 +73,23 @@ def test_msm_table_bytes_defaults_to_the_backend_share_and_refuses_negatives(mon
     monkeypatch.setenv("PROOFQ_MSM_TABLE_BYTES", "-1")
     with pytest.raises(SettingsError, match="PROOFQ_MSM_TABLE_BYTES"):
         load_settings()
+
+
+def test_the_input_limit_is_read_under_its_former_name_too(monkeypatch, tmp_path, rng):
+    """``max_c1_bytes`` / ``PROOFQ_MAX_C1_BYTES`` (0.1) still set ``max_input_bytes``; the new
+    name wins where both are given."""
+    old, new = rng.randrange(1, 1 << 20), rng.randrange(1, 1 << 20)
+    monkeypatch.setenv("PROOFQ_MAX_C1_BYTES", str(old))
+    assert load_settings().max_input_bytes == old
+    assert load_settings(max_c1_bytes=new).max_input_bytes == new
+    monkeypatch.setenv("PROOFQ_MAX_INPUT_BYTES", str(new))
+    assert load_settings().max_input_bytes == new
+    monkeypatch.delenv("PROOFQ_MAX_INPUT_BYTES")
+    monkeypatch.delenv("PROOFQ_MAX_C1_BYTES")
+    path = tmp_path / "proofq.toml"
+    path.write_text(f"max_c1_bytes = {old}\n")
+    monkeypatch.setenv("PROOFQ_CONFIG", str(path))
+    assert load_settings().max_input_bytes == old
+    monkeypatch.setenv("PROOFQ_MAX_C1_BYTES", "0")
+    with pytest.raises(SettingsError, match="PROOFQ_MAX_INPUT_BYTES: Input should be greater"):
+        load_settings()

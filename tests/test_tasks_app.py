@@ -106,9 +106,10 @@ def _modules_after(statement: str) -> set[str]:
 
 
 #: What only a worker needs: the task graph, the bootstep and runtime, GPU code, metrics,
-#: the prover.
+#: the prover, the proof types' worker halves (``snark.registry`` imports them on a worker).
 WORKER_ONLY = ("tasks.pipeline", "tasks.worker", "workers", "gpu", "prometheus_client",
-               "snark.groth16", "snark.porep.prove", "py_arkworks_bls12381")
+               "snark.groth16", "snark.porep.prove", "py_arkworks_bls12381",
+               "snark.porep.worker", "snark.snarkjs.worker", "snark.unit_work")
 
 
 @pytest.mark.parametrize("statement", [
@@ -118,7 +119,16 @@ def test_producers_do_not_import_the_worker_machinery(statement):
     loaded = _modules_after(statement)
     pulled = sorted(m for m in loaded if m.split(".")[0] in WORKER_ONLY or m in WORKER_ONLY)
     assert not pulled, f"{statement} imports worker machinery: {pulled}"
-    assert "tasks.submission" in _modules_after("import client.api")
+    assert {"tasks.submission", "snark.registry"} <= _modules_after("import client.api")
+
+
+def test_a_worker_half_is_imported_when_first_asked_for():
+    loaded = _modules_after(
+        "from pathlib import Path; from snark.proof_types import Storage; "
+        "from snark.registry import proof_type, worker_half; "
+        "assert 'snark.porep.worker' not in sys.modules; "
+        "worker_half(proof_type('porep'), Storage(Path('.')))")
+    assert "snark.porep.worker" in loaded and "snark.snarkjs.worker" not in loaded
 
 
 def test_a_worker_imports_the_task_graph_and_the_gpu_option_is_there_before():

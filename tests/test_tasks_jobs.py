@@ -173,3 +173,56 @@ def test_one_submit_task_owns_the_fan_out_and_keeps_it_on_redelivery(store):
     assert not store.claim_fan_out("job-1", "task-b")  # a duplicate submit message
     assert store.claim_fan_out("job-1", "task-a")      # task-a's message, delivered again
     assert store.state("job-1").status == "queued"
+
+
+def test_the_scripts_and_python_share_one_set_of_words():
+    """Every word a script writes or returns is a member of ``JobStatus`` or ``Outcome``
+    (substituted from them), and the words on the wire are the ones producers read."""
+    import re
+
+    from tasks import jobs
+
+    assert [s.value for s in jobs.JobStatus] == [
+        "queued", "proving", "assembling", "done", "failed", "cancelled"]
+    words = set(jobs.JobStatus) | set(jobs.Outcome)
+    for name in ("_CREATE", "_BEGIN", "_STORE_PART", "_FINISH", "_STOP"):
+        script = jobs.lua(getattr(jobs, name))
+        assert "$" not in script
+        quoted = set(re.findall(r"return \{?'(\w+)'", script))
+        quoted |= set(re.findall(r"'status', '(\w+)'", script))
+        assert quoted and quoted <= words, (name, quoted - words)
+    with pytest.raises(KeyError):
+        jobs.lua("return '$QUEUD'")
+
+
+def test_replies_are_members(store):
+    from tasks.jobs import JobStatus, Outcome
+
+    assert _create(store) is Outcome.CREATED
+    assert store.begin_partition("job-1", 0, max_attempts=1) == (Outcome.RUN, 1)
+    assert store.status("job-1") is JobStatus.PROVING
+    assert store.cancel("job-1") is JobStatus.CANCELLED
+    assert store.fail("job-1", "late") is JobStatus.CANCELLED  # how it had ended
+    assert store.cancel("no-such-job") is Outcome.MISSING
+
+
+def test_a_job_stored_by_0_1_is_read_and_retired_alike(store):
+    """0.1 kept the input under ``:c1`` and named circom jobs ``groth16``: such a job's input
+    is still found, dropped when it ends, and its resubmission is the same job."""
+    text = '{"key": "k", "witnesses": []}'
+    _create(store, content=text)
+    key = store.key("job-1")
+    store.redis.rename(key + ":input", key + ":c1")  # as 0.1 stored it
+    store.redis.hset(key, mapping={"proof_type": "groth16",
+                                   "digest": content_digest("groth16", text)})
+    assert store.input_json("job-1") == text.encode()
+    again = store.create("job-1", digest=content_digest("circom", text), proof_type="circom",
+                         partitions=3, priority="normal", input_json=text,
+                         former_digests=(content_digest("groth16", text),))
+    assert again == "exists"
+    assert store.create("job-1", digest=content_digest("circom", text + " "),
+                        proof_type="circom", partitions=3, priority="normal",
+                        input_json=text + " ",
+                        former_digests=(content_digest("groth16", text + " "),)) == "conflict"
+    assert store.cancel("job-1") == "cancelled"
+    assert not store.redis.exists(key + ":c1") and store.input_json("job-1") is None

@@ -73,7 +73,7 @@ def test_a_celery_pool_process_proves_on_the_gpu_its_worker_was_pinned_to(clean_
     # `--gpu 1` pins the parent; a pool process starting its runtime must keep device 1,
     # not fall back to the launcher's device list (where device 0 is GPU 0).
     code = ("import os; from workers.gpu_binding import pin_process; pin_process(1); "
-            "import tasks.worker as w; w._Binding.gpu = 1; w.runtime().close(); "
+            "import tasks.worker as w; w._StartDecision.gpu = 1; w.runtime().close(); "
             "print(os.environ.get('CUDA_VISIBLE_DEVICES'))")
     env = {**os.environ, "PROOFQ_REDIS_URL": redis_url, "PROOFQ_BACKEND": "cpu"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -29,7 +29,8 @@ from snark.porep.seal import seal
 from workers.events import PhaseEvent, read_events
 from workers.gpu_binding import host_name
 from workers.ledger import key_bytes, partition_bytes
-from workers.runtime import PartitionCancelled, PartitionFailed, WorkerRuntime
+from workers.failures import PartitionCancelled, PartitionFailed
+from workers.runtime import WorkerRuntime
 from workers.standalone import results_key
 
 pytestmark = pytest.mark.slow  # standalone worker processes

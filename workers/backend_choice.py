@@ -63,16 +63,18 @@ def choose_backend(setting: str, gpu_check: GpuCheck | None) -> BackendChoice:
 
 
 def make_backend(setting: str, device_id: int | None = None,
-                 table_budget_bytes: int | None = 0) -> ProverBackend:
+                 table_budget_bytes: int | None = 0, device_steps: bool = True) -> ProverBackend:
     """The backend this process proves on, started here (CUDA starts in this process);
-    ``table_budget_bytes``: the GPU's MSM window tables (``Settings.msm_table_bytes``)."""
+    ``table_budget_bytes``: the GPU's MSM window tables (``Settings.msm_table_bytes``);
+    ``device_steps``: with the proof types' own steps on the GPU (porep's witness,
+    ``Settings.witness_on_device``)."""
     started: list[ProverBackend] = []
 
     def start_gpu() -> tuple[bool, str]:
         import gpu
 
         try:
-            started.append(gpu.get_backend(device_id, table_budget_bytes))
+            started.append(gpu.get_backend(device_id, table_budget_bytes, device_steps))
         except BackendUnavailable as exc:
             return False, str(exc)
         return True, "the GPU backend started"

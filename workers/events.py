@@ -1,4 +1,4 @@
-"""Phase events on ``proofq:events`` and the worker's Prometheus metrics (DESIGN.md §6).
+"""Phase events on ``proofq:events`` and the worker's Prometheus metrics (docs/ARCHITECTURE.md §6).
 
 Every phase of a partition appends one stream entry when it ends::
 

@@ -1,4 +1,4 @@
-"""The VRAM ledger of one GPU: a budget and leased reservations in Redis (DESIGN.md §6).
+"""The VRAM ledger of one GPU: a budget and leased reservations in Redis (docs/ARCHITECTURE.md §6).
 
 Pre-staging a partition means holding its buffers on the device from the memory phase to
 the end of its compute phase, while other processes' keys and partitions share the device.
@@ -12,10 +12,12 @@ by themselves.
 Keys, for ``base = proofq:gpu:<host>:<gpu-uuid>``: ``base:vram`` (zset reservation id →
 lease deadline, server ms) and ``base:vram:bytes`` (hash reservation id → bytes).
 
-What the budget covers: resident proving keys (reserved with ``force``: a key must be
-resident to prove at all, but its bytes still count against everyone's pre-staging) and
-pre-staged partitions. The fallback path streams inputs inside the compute phase, where one
-partition at a time runs per GPU; ``vram_headroom_bytes`` must cover that one working set.
+What the budget covers: resident proving keys (``gpu.residency`` reserves a key within the
+budget, evicting the process's least recently used other key when it does not fit, and with
+``force`` when it is alone: a key must be resident to prove at all, but its bytes still
+count against everyone's pre-staging) and pre-staged partitions. The fallback path streams
+inputs inside the compute phase, where one partition at a time runs per GPU;
+``vram_headroom_bytes`` must cover that one working set.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The GPU lock pair: a short memory lock and a long compute lock per GPU (DESIGN.md §6).
+"""The GPU lock pair: a short memory lock and a long compute lock per GPU (docs/ARCHITECTURE.md §6).
 
 Keys, for ``base = proofq:gpu:<host>:<gpu-uuid>``:
 

@@ -1,12 +1,13 @@
-"""The partition pipeline of one worker process bound to one GPU.
+"""The partition pipeline of one worker process bound to one GPU (docs/ARCHITECTURE.md §2).
 
 A partition is one unit of work of a job: one Groth16 proof. Everything about its proof type
-(key, witness, public inputs) comes from the job's ``snark.proof_types.ProofType``; this
-module knows Groth16, the backend interface and that protocol, and no type.
+(key, witness, public inputs) comes from the type's worker half
+(``snark.proof_types.ProofWorker``, found through ``snark.registry``); this module knows
+Groth16, the backend interface and that protocol, and no type.
 
     synthesize    CPU, no lock: the type's work for the partition, its witness (the key is
-                  loaded once per process); with a backend that computes the type's witness
-                  itself (``gpu`` for porep), only the compact inputs (porep: leaves, paths,
+                  loaded once per process); with a backend that has the type's device steps
+                  (``gpu`` for porep), only the compact inputs (porep: leaves, paths,
                   indices, < 1% of its bytes)
     mem_wait/mem  memory lock: reserve VRAM in the ledger; if granted, upload the witness
                   or the compact inputs (pre-stage); a refused reservation or a failed
@@ -19,12 +20,17 @@ module knows Groth16, the backend interface and that protocol, and no type.
 
 While one process holds compute, the others synthesize and pre-stage, so the GPU's kernels
 run back to back. Every phase emits an event and observes a histogram (``workers.events``);
-every failure is a ``PartitionFailed`` naming the phase and the reason, marked transient
-(retry, possibly elsewhere) or permanent (the job fails).
+every failure is a ``PartitionFailed`` naming the phase and the reason, of a kind of the
+taxonomy in ``workers.failures`` (transient: retry; outage: wait for Redis; permanent: the
+job fails).
 
 Lease loss: all backend calls made under a lock (a proof type's own device steps too) go
-through ``_FencedBackend``, which checks the lock's lease first, so a worker whose lease
+through ``workers.fence``, which checks the lock's lease first, so a worker whose lease
 expired stops before touching the GPU again.
+
+Keys: the process's keys are held by one owner (``gpu.residency``): loaded once, made
+resident in the memory phase with their bytes reserved in the VRAM ledger, the least
+recently used one evicted when the ledger has no room for another.
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -41,71 +47,29 @@ from wsgiref.simple_server import WSGIServer
 import redis
 
 from config.settings import Settings, SettingsError, get_settings
+from gpu.residency import Residency
 from snark import groth16
-from snark.backend import BackendUnavailable, DeviceMemoryError, ProverBackend
+from snark.backend import DeviceMemoryError, ProverBackend
 from snark.cpu_backend import CpuBackend
 from snark.keys import ProvingKey
-from snark.proof_types import ProofType
+from snark.proof_types import AnyWorker, ProofType, Storage
+from snark.registry import worker_half
+from snark.unit_work import UnitWork
 from workers import gpu_binding
 from workers.backend_choice import fixed_base_for, make_backend
 from workers.events import (PARTITION_FAILURES, STAGING, EventLog, PhaseEvent,
                             serve_metrics)
+from workers.failures import (Failure, PartitionCancelled, PartitionFailed, classify,
+                              describe)
+from workers.fence import fence
 from workers.gpu_binding import Binding
 from workers.heartbeat import Heartbeat
 from workers.ledger import Reservation, VramLedger, key_bytes, partition_bytes
-from workers.locks import HeldLock, LeaseLost, LockPair, LockWaitAborted, PartitionLocks
+from workers.locks import LockPair, LockWaitAborted, PartitionLocks
 
 log = logging.getLogger(__name__)
 
 Progress = Callable[[str, dict], None]
-
-#: Errors that say the input, the key or the witness is wrong: retrying cannot help (a proof
-#: type's input errors, ``KeyFileError`` and ``UnsatisfiedConstraint`` are ValueErrors).
-_PERMANENT = (ValueError,)
-#: Errors of this worker's situation (Redis, device, lease): another attempt may succeed.
-_TRANSIENT = (redis.RedisError, LeaseLost, LockWaitAborted, DeviceMemoryError,
-              BackendUnavailable, OSError)
-
-
-class PartitionFailed(Exception):
-    """A partition failed in ``phase``; ``transient`` → retry, otherwise the job fails."""
-
-    def __init__(self, phase: str, reason: str, transient: bool) -> None:
-        super().__init__(f"{phase}: {reason}")
-        self.phase = phase
-        self.reason = reason
-        self.transient = transient
-
-    def __reduce__(self):
-        return type(self), (self.phase, self.reason, self.transient)
-
-
-class PartitionCancelled(Exception):
-    """The job was cancelled; the partition stopped at a phase boundary."""
-
-
-class _FencedBackend:
-    """The backend, with the held lock's lease checked before every device call."""
-
-    def __init__(self, backend: ProverBackend, held: HeldLock) -> None:
-        self._backend = backend
-        self._held = held
-        self.name = backend.name
-
-    def __getattr__(self, method: str) -> Callable:
-        """Every public method (the interface's and a proof type's capability) is fenced."""
-        call = getattr(self._backend, method) if not method.startswith("_") else None
-        if not callable(call):
-            raise AttributeError(method)
-
-        def fenced(*args):
-            self._held.check()
-            return call(*args)
-        return fenced
-
-    def release(self, *handles: Any) -> None:
-        """Freeing our own buffers is always allowed, lease or not."""
-        self._backend.release(*handles)
 
 
 @dataclass
@@ -138,6 +102,7 @@ class WorkerRuntime:
         self.worker_name = worker_name
         self.binding = binding
         self.backend = backend
+        self.storage = Storage.of(settings)
         budget = _budget(settings, binding)  # may refuse the settings: before any thread
         self.heartbeat = Heartbeat(settings.heartbeat_s)
         self.locks = LockPair(client, binding.gpu, lease_s=settings.lock_lease_s,
@@ -145,8 +110,7 @@ class WorkerRuntime:
         self.ledger = VramLedger(client, binding.gpu, budget_bytes=budget,
                                  lease_s=settings.lock_lease_s, heartbeat=self.heartbeat)
         self.events = EventLog(client, settings.events_maxlen)
-        self._keys: dict[tuple[str, Hashable], ProvingKey] = {}
-        self._resident: dict[str, Reservation] = {}
+        self.residency = Residency(backend, self._reserve_key)
         self.metrics: WSGIServer | None = None  # this process's /metrics, when configured
         log.info("worker %s on %s (%s backend), VRAM budget %d bytes",
                  worker_name, binding.gpu.key_prefix, backend.name, budget)
@@ -160,8 +124,7 @@ class WorkerRuntime:
         ``backend``: the worker's decision ("gpu"/"cpu"); None decides here, by the setting.
         """
         settings = settings or get_settings()
-        binding, backend = _bind(gpu, backend or settings.backend, settings.cpu_devices,
-                                 settings.msm_table_bytes)
+        binding, backend = _bind(gpu, backend or settings.backend, settings)
         name = worker_name or f"{binding.gpu.host}:{binding.label}:{os.getpid()}"
         client = redis.Redis.from_url(redis_url)
         try:
@@ -182,10 +145,8 @@ class WorkerRuntime:
             self.metrics.shutdown()
             self.metrics.server_close()
         try:
-            for reservation in self._resident.values():
-                reservation.release()
+            self.residency.close()
         finally:
-            self._resident.clear()
             self.client.close()
 
     # -- the pipeline ---------------------------------------------------------------------
@@ -194,7 +155,7 @@ class WorkerRuntime:
                         cancelled: Callable[[], bool] | None = None,
                         queued_at: float | None = None) -> bytes:
         """Prove one partition of a job (its parsed input, of ``proof_type``) through all
-        phases; return what the job stores of it (``ProofType.part``: the verified 192-byte
+        phases; return what the job stores of it (``ProofWorker.part``: the verified 192-byte
         proof, with its public inputs where the type keeps them).
 
         ``queued_at`` (Unix seconds), when the caller knows it, adds the ``queued`` phase:
@@ -203,52 +164,52 @@ class WorkerRuntime:
         run = _PartitionRun(job_id, partition, progress, cancelled)
         if queued_at is not None:
             self._record(run, "queued", queued_at, time.time(), _Phase(), None)
+        worker = worker_half(proof_type, self.storage)
         with self._phase(run, "synthesize"):
-            key = self._key(proof_type, job_input)
-            work = proof_type.work(job_input, partition, key,
-                                   on_device=self.witness_on_device(proof_type))
-            public = proof_type.public_inputs(job_input, partition, key, work)
+            key = self._key(proof_type, worker, job_input)
+            work = worker.work(job_input, partition, key, self.backend)
+            public = worker.public_inputs(job_input, partition, key, work)
         locks = self.locks.for_partition(self.worker_name)
-        staged, reservation = self._memory_phase(run, locks, proof_type, key, work)
+        staged, reservation = self._memory_phase(run, locks, key, work)
         try:
-            parts = self._compute_phase(run, locks, proof_type, key, work, staged)
+            parts = self._compute_phase(run, locks, key, work, staged)
         finally:
             if reservation is not None:
                 reservation.release()
         with self._phase(run, "finalize"):
             proof = groth16.finalize(key, parts)
-            encoded = proof_type.part(proof.to_bytes(), public)
+            encoded = worker.part(proof.to_bytes(), public)
         with self._phase(run, "verify"):
             if not groth16.verify(key.vk, public, proof):
                 raise PartitionFailed("verify", "the proof does not pass the pairing check "
                                       "(the witness does not satisfy the circuit, or a "
                                       "backend computed a wrong MSM or quotient)",
-                                      transient=False)
+                                      Failure.PERMANENT)
         return encoded
 
-    def witness_on_device(self, proof_type: ProofType) -> bool:
-        """Whether this worker leaves ``proof_type``'s witness to its backend."""
-        return self.settings.witness_on_device and proof_type.device_witness(self.backend)
+    def _key(self, proof_type: ProofType, worker: AnyWorker, job_input: Any) -> ProvingKey:
+        def load() -> ProvingKey:
+            key = worker.load_key(job_input, fixed_base=fixed_base_for(self.backend))
+            log.info("%s key %s loaded", proof_type.name, key.circuit_id)
+            return key
 
-    def _key(self, proof_type: ProofType, job_input: Any) -> ProvingKey:
-        ref = (proof_type.name, proof_type.key_ref(job_input))
-        if ref not in self._keys:
-            self._keys[ref] = proof_type.load_key(job_input, self.settings.params_dir,
-                                                  fixed_base=fixed_base_for(self.backend))
-            log.info("%s key %s loaded (witness on the %s)", proof_type.name,
-                     self._keys[ref].circuit_id,
-                     "device" if self.witness_on_device(proof_type) else "CPU")
-        return self._keys[ref]
+        return self.residency.key((proof_type.name, proof_type.key_name(job_input)), load)
 
-    def _memory_phase(self, run: _PartitionRun, locks: PartitionLocks, proof_type: ProofType,
-                      key: ProvingKey, work: Any) -> tuple[Any, Reservation | None]:
+    def _reserve_key(self, key: ProvingKey, *, force: bool) -> Reservation | None:
+        """The ledger's reservation of a resident key's bases, matrices and tables."""
+        return self.ledger.reserve(f"{self.worker_name}:key",
+                                   key_bytes(key) + self.backend.extra_resident_bytes(key),
+                                   force=force)
+
+    def _memory_phase(self, run: _PartitionRun, locks: PartitionLocks, key: ProvingKey,
+                      work: UnitWork) -> tuple[Any, Reservation | None]:
         """Pre-stage when the ledger grants it; (None, None) means: stream in compute."""
         with self._phase(run, "mem_wait"):
             held = locks.memory(should_stop=run.is_cancelled)
         with held, self._phase(run, "mem", fence=held.fence) as phase:
-            fenced = _FencedBackend(self.backend, held)
-            self._reserve_resident(key)
-            fenced.prepare(key)  # the key's bases upload once, under this lock, either path
+            fenced = fence(self.backend, held)
+            # the key's bases upload once, under this lock, either path
+            self.residency.make_resident(key, fenced)
             run.staged_path = phase.path = "stream"
             if not self.settings.prestage:
                 STAGING.labels(path="stream_disabled").inc()
@@ -258,7 +219,7 @@ class WorkerRuntime:
                 STAGING.labels(path="stream_no_budget").inc()
                 return None, None
             try:
-                staged = proof_type.stage(key, work, fenced)
+                staged = work.stage(key, fenced)
             except DeviceMemoryError:
                 reservation.release()
                 STAGING.labels(path="stream_device_oom").inc()
@@ -270,28 +231,17 @@ class WorkerRuntime:
             run.staged_path = phase.path = "prestage"
             return staged, reservation
 
-    def _reserve_resident(self, key: ProvingKey) -> None:
-        """Count a key's resident bases (and the backend's tables of them) against the
-        budget (forced), again if the reservation lapsed while this process stalled."""
-        current = self._resident.get(key.circuit_id)
-        if current is None or current.lost_reason is not None:
-            if current is not None:
-                current.release()
-            self._resident[key.circuit_id] = self.ledger.reserve(
-                f"{self.worker_name}:key",
-                key_bytes(key) + self.backend.extra_resident_bytes(key), force=True)
-
-    def _compute_phase(self, run: _PartitionRun, locks: PartitionLocks, proof_type: ProofType,
-                       key: ProvingKey, work: Any, staged: Any) -> groth16.MsmParts:
+    def _compute_phase(self, run: _PartitionRun, locks: PartitionLocks, key: ProvingKey,
+                       work: UnitWork, staged: Any) -> groth16.MsmParts:
         """Compute under the lock; on any failure the partition's device buffers are freed."""
         try:
             with self._phase(run, "compute_wait"):
                 held = locks.compute(should_stop=run.is_cancelled)
             with held, self._phase(run, "compute", fence=held.fence, path=run.staged_path):
-                fenced = _FencedBackend(self.backend, held)
+                fenced = fence(self.backend, held)
                 if staged is None:
-                    staged = proof_type.stage(key, work, fenced)
-                staged = proof_type.witness(key, work, staged, fenced)
+                    staged = work.stage(key, fenced)
+                staged = work.handle(key, staged, fenced)
                 parts = groth16.compute(key, staged, fenced)
                 # A result computed past the lease may have shared the GPU with the next
                 # holder: retry it, so every successful compute phase was exclusive.
@@ -338,7 +288,7 @@ class WorkerRuntime:
                 error: BaseException | None) -> None:
         event = PhaseEvent(run.job, run.partition, self.worker_name, self.binding.label,
                            self.binding.gpu.host, name, start, end, phase.fence, phase.path,
-                           _describe(error) if error is not None else "")
+                           describe(error) if error is not None else "")
         try:
             self.events.record(event)
         except redis.RedisError:  # never let bookkeeping hide the partition's own outcome
@@ -353,29 +303,22 @@ def _as_failure(phase: str, exc: BaseException, run: _PartitionRun) -> BaseExcep
         return PartitionCancelled(f"job {run.job} cancelled while waiting ({phase})")
     if not isinstance(exc, Exception):  # KeyboardInterrupt, SystemExit: not ours to wrap
         return exc
-    transient = isinstance(exc, _TRANSIENT) and not isinstance(exc, _PERMANENT)
-    failure = PartitionFailed(phase, _describe(exc), transient)
-    PARTITION_FAILURES.labels(phase=phase, transient=str(transient).lower()).inc()
+    failure = PartitionFailed(phase, describe(exc), classify(exc))
+    PARTITION_FAILURES.labels(phase=phase, transient=str(failure.transient).lower()).inc()
     return failure
 
 
-def _describe(exc: BaseException) -> str:
-    if isinstance(exc, PartitionFailed):
-        return exc.reason
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-
-
-def _bind(gpu: int | None, setting: str, cpu_devices: int | None,
-          table_budget_bytes: int | None) -> tuple[Binding, ProverBackend]:
+def _bind(gpu: int | None, setting: str, settings: Settings) -> tuple[Binding, ProverBackend]:
     """Pin GPU N (before anything in gpu/ can initialise CUDA) and prove on the backend
     ``workers.backend_choice`` picks for ``setting``; no ``gpu``: the CPU (as one of
-    ``cpu_devices`` per host, ``workers.gpu_binding.bind_cpu``)."""
+    ``settings.cpu_devices`` per host, ``workers.gpu_binding.bind_cpu``)."""
     if gpu is None:
-        return gpu_binding.bind_cpu(None, devices=cpu_devices), CpuBackend()
+        return gpu_binding.bind_cpu(None, devices=settings.cpu_devices), CpuBackend()
     gpu_binding.pin_process(gpu)
-    backend = make_backend(setting, device_id=0, table_budget_bytes=table_budget_bytes)
+    backend = make_backend(setting, device_id=0, table_budget_bytes=settings.msm_table_bytes,
+                           device_steps=settings.witness_on_device)
     if backend.name != "gpu":
-        return gpu_binding.bind_cpu(gpu, devices=cpu_devices), backend
+        return gpu_binding.bind_cpu(gpu, devices=settings.cpu_devices), backend
     return gpu_binding.bind_gpu(gpu), backend
 
 

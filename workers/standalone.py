@@ -9,10 +9,10 @@ processes sharing one GPU::
 
 Queue entries are JSON ``{"job": "<id>", "partition": p}`` (all of the one input given). Each
 outcome is pushed to ``<queue>:results`` as JSON ``{"job", "partition", "worker", "proof"}``
-(hex) or ``{…, "error", "transient"}``, one per attempt. Failures are retried by the
-pipeline's own policy (``workers.retry``: in place, with backoff). The process exits when
-the queue is empty. Settings come from the environment (``PROOFQ_*``) like a Celery
-worker's.
+(hex) or ``{…, "error", "transient"}``, one per attempt. Failures follow the pipeline's own
+taxonomy and policy (``workers.failures``: retried in place with backoff, Redis outages
+waited out). The process exits when the queue is empty. Settings come from the environment
+(``PROOFQ_*``) like a Celery worker's.
 
 ``--warmup P`` proves partition P once (job ``warmup``) before serving: the key loads and its
 bases become resident. ``--barrier N`` then waits until N workers of the queue have warmed
@@ -29,9 +29,13 @@ from pathlib import Path
 from typing import Any
 
 from config.settings import load_settings
-from snark.proof_types import PROOF_TYPES, ProofType, proof_type
-from workers.retry import RetryPolicy
-from workers.runtime import PartitionFailed, WorkerRuntime
+from snark.job_input import InputLimits
+from snark.proof_types import ProofType
+from snark.registry import names, proof_type
+from workers.failures import Failure, PartitionFailed, RetryPolicy, run_until_settled
+from workers.runtime import WorkerRuntime
+
+log = logging.getLogger(__name__)
 
 
 #: How long a warmed-up worker waits for the others (a worker that failed never arrives).
@@ -66,25 +70,41 @@ def serve(runtime: WorkerRuntime, queue: str, kind: ProofType, job_input: Any) -
     proved = 0
     while (raw := runtime.client.lpop(queue)) is not None:
         entry = json.loads(raw)
-        for attempt in range(1, policy.max_attempts + 1):
-            outcome = {"job": entry["job"], "partition": entry["partition"],
-                       "worker": runtime.worker_name}
-            try:
-                proof = runtime.prove_partition(job_id=entry["job"],
-                                                partition=entry["partition"], proof_type=kind,
-                                                job_input=job_input)
-            except PartitionFailed as exc:
-                outcome.update(error=str(exc), transient=exc.transient)
-                runtime.client.rpush(results_key(queue), json.dumps(outcome))
-                if not policy.retries(exc.transient, attempt):
-                    break
-                time.sleep(policy.delay_s(attempt))
-            else:
-                outcome["proof"] = proof.hex()
-                runtime.client.rpush(results_key(queue), json.dumps(outcome))
-                proved += 1
-                break
+        attempts = _Attempts(runtime, queue, policy, kind, job_input, entry)
+        proved += run_until_settled(attempts.once, runtime.client, log=log,
+                                    name=f"{entry['job']}/{entry['partition']}")
     return proved
+
+
+class _Attempts:
+    """The attempts at one queue entry, each pushing its outcome; ``once`` returns the
+    number of proofs made (0 after the last attempt failed)."""
+
+    def __init__(self, runtime: WorkerRuntime, queue: str, policy: RetryPolicy,
+                 kind: ProofType, job_input: Any, entry: dict) -> None:
+        self.runtime, self.queue, self.policy = runtime, queue, policy
+        self.kind, self.job_input, self.entry = kind, job_input, entry
+        self.failed = 0  # attempts that failed
+
+    def once(self, resumed: bool) -> int:
+        outcome = {"job": self.entry["job"], "partition": self.entry["partition"],
+                   "worker": self.runtime.worker_name}
+        try:
+            proof = self.runtime.prove_partition(
+                job_id=self.entry["job"], partition=self.entry["partition"],
+                proof_type=self.kind, job_input=self.job_input)
+        except PartitionFailed as exc:
+            if exc.kind is not Failure.OUTAGE:  # an outage is waited out, no attempt
+                self.failed += 1
+                self._push(dict(outcome, error=str(exc), transient=exc.transient))
+            self.policy.run_again(exc, self.failed)
+            return 0
+        outcome["proof"] = proof.hex()
+        self._push(outcome)
+        return 1
+
+    def _push(self, outcome: dict) -> None:
+        self.runtime.client.rpush(results_key(self.queue), json.dumps(outcome))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -92,7 +112,7 @@ def main(argv: list[str] | None = None) -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--redis-url", required=True)
     parser.add_argument("--gpu", type=int, default=None, help="GPU number (default: CPU)")
-    parser.add_argument("--type", dest="proof_type", required=True, choices=sorted(PROOF_TYPES),
+    parser.add_argument("--type", dest="proof_type", required=True, choices=names(),
                         help="proof type of the input")
     parser.add_argument("--input", type=Path, required=True,
                         help="the job's input file (what proofq submit takes for this type)")
@@ -105,9 +125,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     kind = proof_type(args.proof_type)
-    job_input = kind.parse(args.input.read_bytes())
-    runtime = WorkerRuntime.start(redis_url=args.redis_url, gpu=args.gpu,
-                                  settings=load_settings(), worker_name=args.name)
+    settings = load_settings()
+    job_input = kind.parse(args.input.read_bytes(), InputLimits.of(settings))
+    runtime = WorkerRuntime.start(redis_url=args.redis_url, gpu=args.gpu, settings=settings,
+                                  worker_name=args.name)
     try:
         if args.warmup is not None:
             warm_up(runtime, args.queue, kind, job_input, args.warmup, args.barrier)

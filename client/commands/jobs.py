@@ -25,30 +25,34 @@ import redis
 from client.api import Client, JobError, JobNotFound
 from client.batch import NoWorkers, Outcome, Summary, run_batch
 from client.commands.common import JSON_OPTION, BadInput, output_path, reports
-from client.commands.local import read_c1_bytes
+from client.commands.local import read_job_file
 from client.intake import INTAKE_STREAM, Intake
 from client.local_cluster import Cluster, ClusterError, open_cluster
 from config.settings import SettingsError, get_settings
 from snark.files import write_atomic
 from snark.porep.c1 import C1Error, parse_size
+from snark.job_input import InputLimits
 from snark.porep.seal import seal
-from snark.proof_types import PROOF_TYPES
-from snark.snarkjs.job import Groth16Job, Groth16JobError, job_from_files
+from snark.proof_types import Storage
+from snark.registry import names, proof_type as proof_type_named, worker_half
+from snark.snarkjs.job import CircomJob, CircomJobError, job_from_files
 from tasks.application import PRIORITIES
 from tasks.jobs import JobState
 from tasks.submission import SubmitError
 
 _ERRORS = (SubmitError, JobNotFound, JobError, ClusterError, NoWorkers, SettingsError, C1Error,
-           Groth16JobError, OSError, TimeoutError, redis.RedisError,
+           CircomJobError, OSError, TimeoutError, redis.RedisError,
            kombu.exceptions.OperationalError)
 
-TYPE_OPTION = click.option("--type", "proof_type", type=click.Choice(sorted(PROOF_TYPES)),
-                           default="porep", show_default=True, help="proof type")
+TYPE_OPTION = click.option("--type", "proof_type", type=click.Choice(names()),
+                           default="porep", show_default=True,
+                           callback=lambda ctx, param, name: proof_type_named(name).name,
+                           help="proof type (groth16: circom's name in 0.1)")
 PRIORITY_OPTION = click.option("--priority", type=click.Choice(list(PRIORITIES)),
                                default="normal", show_default=True,
                                help="queue order among waiting jobs")
 KEY_OPTION = click.option("--key", "key_id", default=None, metavar="KEY_ID",
-                          help="groth16: the imported key (proofq keys add prints its id)")
+                          help="circom: the imported key (proofq keys add prints its id)")
 
 
 one_line_errors = reports(*_ERRORS)
@@ -76,11 +80,12 @@ def _proof(client: Client, job_id: str, timeout: float | None,
         raise JobEnded(str(exc)) from None
 
 
-def _checked_input(raw: bytes, proof_type: str) -> Any:
+def _checked_input(raw: Any, proof_type: str) -> Any:
     """The job input, parsed and checked as the cluster will (a ``ValueError`` if bad)."""
-    kind = PROOF_TYPES[proof_type]  # a click.Choice of these names
-    job_input = kind.parse(raw)
-    kind.check(job_input)
+    settings = get_settings()
+    kind = proof_type_named(proof_type)
+    job_input = kind.parse(raw, InputLimits.of(settings))
+    worker_half(kind, Storage.of(settings)).check(job_input)
     return job_input
 
 
@@ -108,7 +113,7 @@ def _show_state(state: JobState, as_json: bool) -> None:
     click.echo(json.dumps(state.to_json()) if as_json else _state_line(state))
 
 
-def _groth16_job(key_id: str, witnesses: tuple[str, ...]) -> Groth16Job:
+def _circom_job(key_id: str, witnesses: tuple[str, ...]) -> CircomJob:
     """One proof per .wtns file; each travels inline or by its path under the witness dir."""
     settings = get_settings()
     return job_from_files(key_id, witnesses, max_inline=settings.max_inline_witness_bytes,
@@ -117,17 +122,17 @@ def _groth16_job(key_id: str, witnesses: tuple[str, ...]) -> Groth16Job:
 
 def _job_input(proof_type: str, inputs: tuple[str, ...], key_id: str | None) -> Any:
     if key_id is not None:
-        if proof_type != "groth16":
-            raise BadInput("--key: only with --type groth16 (INPUT... are then .wtns files)")
-        return _groth16_job(key_id, inputs)
+        if proof_type != "circom":
+            raise BadInput("--key: only with --type circom (INPUT... are then .wtns files)")
+        return _circom_job(key_id, inputs)
     if len(inputs) != 1:
         raise BadInput(f"INPUT: one {proof_type} job file, got {len(inputs)} (several .wtns "
-                       f"files need --type groth16 --key KEY_ID)")
-    return read_c1_bytes(inputs[0])
+                       f"files need --type circom --key KEY_ID)")
+    return read_job_file(inputs[0])
 
 
 def _deliver(proof: bytes, output: str | None, as_json: bool, state: JobState) -> None:
-    if state.proof_type == "groth16":
+    if proof_type_named(state.proof_type).name == "circom":
         _deliver_snarkjs(proof, output, as_json, state)
         return
     if output is not None:
@@ -172,7 +177,7 @@ def _deliver_snarkjs(result: bytes, output: str | None, as_json: bool, state: Jo
 @click.option("--wait", "wait_s", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
               help="wait for the proof (0 = for ever) and print or write it")
 @click.option("-o", "--output", type=click.Path(), default=None,
-              help="with --wait: write the proof here instead of printing hex (groth16: a "
+              help="with --wait: write the proof here instead of printing hex (circom: a "
                    "directory for proof-<i>.json and public-<i>.json)")
 @JSON_OPTION
 @one_line_errors
@@ -181,7 +186,7 @@ def submit(inputs: tuple[str, ...], proof_type: str, key_id: str | None, priorit
            as_json: bool) -> None:
     """Submit a proof job; prints its id (or, with --wait, its proof).
 
-    INPUT is the job's input file: a porep C1, or a groth16 job JSON; with --type groth16
+    INPUT is the job's input file: a porep C1, or a circom job JSON; with --type circom
     --key KEY_ID, one or more .wtns files, one proof each.
     It uses the cluster named by PROOFQ_REDIS_URL (redis://host:port/db); without it,
     --wait starts a private cluster for the job, and a plain submit stops with an error.
@@ -219,14 +224,14 @@ def status(job_id: str, as_json: bool) -> None:
 @click.command()
 @click.argument("job_id")
 @click.option("-o", "--output", type=click.Path(), default=None,
-              help="write the proof here instead of printing hex (groth16: a directory for "
+              help="write the proof here instead of printing hex (circom: a directory for "
                    "proof-<i>.json and public-<i>.json)")
 @click.option("--wait", "wait_s", type=click.FloatRange(min=0), default=0.0, metavar="SECONDS",
               help="wait up to this long for the job to end (default: do not wait)")
 @JSON_OPTION
 @one_line_errors
 def result(job_id: str, output: str | None, wait_s: float, as_json: bool) -> None:
-    """Print (or write) a finished job's proof: porep 192 bytes per partition, groth16
+    """Print (or write) a finished job's proof: porep 192 bytes per partition, circom
     snarkjs's proof.json and public.json per witness.
 
     It uses the cluster named by PROOFQ_REDIS_URL (redis://host:port/db); without it the
@@ -266,7 +271,7 @@ def bench() -> None:
               help="C1 to prove (default: seal a fresh sector first)")
 @KEY_OPTION
 @click.option("--wtns", "witnesses", multiple=True, type=click.Path(dir_okay=False),
-              help="groth16 (with --key): a witness of each job, repeat for a batch per job")
+              help="circom (with --key): a witness of each job, repeat for a batch per job")
 @click.option("-c", "--count", type=click.IntRange(min=1), default=1, show_default=True,
               help="proofs to run")
 @click.option("-j", "--jobs", "in_flight", type=click.IntRange(min=1), default=1,
@@ -285,14 +290,14 @@ def batch(proof_type: str, c1_path: str | None, key_id: str | None, witnesses: t
           challenges: int, as_json: bool) -> None:
     """Prove COUNT copies of one job with at most JOBS in flight, then summarise.
 
-    porep: a C1 (--c1, or a freshly sealed sector); groth16: --key and --wtns.
+    porep: a C1 (--c1, or a freshly sealed sector); circom: --key and --wtns.
     It uses the cluster named by PROOFQ_REDIS_URL; without it, a private one for the run."""
-    if proof_type == "groth16":
+    if proof_type == "circom":
         if key_id is None or not witnesses:
-            raise BadInput("bench batch --type groth16: needs --key KEY_ID and --wtns FILE")
-        job_input: Any = _checked_input(_groth16_job(key_id, witnesses), proof_type)
+            raise BadInput("bench batch --type circom: needs --key KEY_ID and --wtns FILE")
+        job_input: Any = _checked_input(_circom_job(key_id, witnesses), proof_type)
     elif c1_path is not None:
-        job_input = _checked_input(read_c1_bytes(c1_path), proof_type)
+        job_input = _checked_input(read_job_file(c1_path), proof_type)
     else:
         job_input = seal(parse_size(sector_size), partitions, challenges)
         if not as_json:

@@ -52,7 +52,7 @@ reports_bad_input = reports(*BAD_INPUT_ERRORS)
 
 def read_c1(path: str) -> C1:
     """Parse and check a C1 file (shape and vanilla proofs); errors name the file."""
-    raw = read_c1_bytes(path)
+    raw = read_job_file(path)
     try:
         c1 = parse_c1(raw)
         verify_vanilla(c1)
@@ -61,9 +61,10 @@ def read_c1(path: str) -> C1:
     return c1
 
 
-def read_c1_bytes(path: str) -> bytes:
-    """A C1 file's bytes, read no further than ``max_c1_bytes``."""
-    return read_input(path, get_settings().max_c1_bytes, "max_c1_bytes, PROOFQ_MAX_C1_BYTES")
+def read_job_file(path: str) -> bytes:
+    """A job input file's bytes (a C1, …), read no further than ``max_input_bytes``."""
+    return read_input(path, get_settings().max_input_bytes,
+                      "max_input_bytes, PROOFQ_MAX_INPUT_BYTES")
 
 
 # -- output -------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""C1: the input of a ``porep`` job, as strict pydantic models (DESIGN.md §5).
+"""C1: the input of a ``porep`` job, as strict pydantic models (docs/ARCHITECTURE.md §5).
 
 A C1 is what the sealer hands to the prover: the public commitments of one sealed sector
 and, per partition and challenge, the vanilla proof (leaves and Merkle siblings) that the
@@ -17,7 +17,7 @@ circuit turns into a SNARK. JSON layout (``proofq-porep-c1/1``)::
 
 Every ``F`` is an Fr element written ``0x`` + 64 hex digits, big-endian, and canonical
 (< r). Parsing only checks shape and types; ``snark.porep.vanilla`` checks the values.
-The raw JSON is refused above ``Settings.max_c1_bytes`` (``PROOFQ_MAX_C1_BYTES``) before
+The raw JSON is refused above ``Settings.max_input_bytes`` (``PROOFQ_MAX_INPUT_BYTES``) before
 it is parsed, so an oversized job cannot exhaust a worker's memory.
 
 One schema, two element types: ``C1`` holds ints (what the circuit and the checks compute
@@ -37,6 +37,7 @@ from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, PlainSerial
                       StringConstraints, ValidationError, model_validator)
 
 from snark.fields import FR_MODULUS
+from snark.job_input import too_large
 
 C1_FORMAT = "proofq-porep-c1/1"
 NODE_BYTES = 32
@@ -188,7 +189,7 @@ C1Hex = C1Of[FrHex]
 def parse_c1(raw: bytes | str | dict, *, max_bytes: int | None = None) -> C1:
     """Validate a C1 from JSON text or a decoded dict; raise ``C1Error`` naming the field.
 
-    ``max_bytes`` bounds JSON text (the caller's ``max_c1_bytes`` setting); the model is
+    ``max_bytes`` bounds JSON text (the caller's ``max_input_bytes`` setting); the model is
     settings-free, so a library user parses with no configuration at all."""
     return _validated(C1, raw, max_bytes)
 
@@ -209,8 +210,7 @@ def _validated(model: type[C1Of], raw: bytes | str | dict, max_bytes: int | None
                 raise C1Error(f"c1: not valid JSON text (character {exc.start} is "
                               f"{raw[exc.start]!r}, not encodable as UTF-8)") from None
         if max_bytes is not None and len(raw) > max_bytes:
-            raise C1Error(f"c1: {len(raw)} bytes exceeds max_c1_bytes ({max_bytes}, "
-                          f"PROOFQ_MAX_C1_BYTES)")
+            raise C1Error(too_large("c1", len(raw), max_bytes))
         return model.model_validate_json(raw)
     except ValidationError as exc:
         raise C1Error(_describe(exc)) from None

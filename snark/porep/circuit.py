@@ -1,4 +1,4 @@
-"""The porep circuit of one partition (DESIGN.md §5).
+"""The porep circuit of one partition (docs/ARCHITECTURE.md §5).
 
 Public inputs, in order: comm_d, comm_r, replica_id, then the K challenge indices. For
 each challenge the circuit proves, with the index's bits b_0 … b_{depth-1} (private):

@@ -1,4 +1,5 @@
-"""The hash-derived values of a sealed sector (DESIGN.md §5), shared by sealer and verifiers.
+"""The hash-derived values of a sealed sector (docs/ARCHITECTURE.md §5), shared by sealer
+and verifiers.
 
 - replica_id = H(ticket, comm_d): binds the replica to its data and to the chain's ticket.
 - key_i = H(replica_id, i) and ρ_i = d_i + key_i: the replica encoding of node i.

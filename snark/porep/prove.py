@@ -24,8 +24,9 @@ from snark.params import (CircuitShape, check_shape, key_dir, load_or_setup_shap
 from snark.porep.c1 import C1
 from snark.porep.circuit import CIRCUIT_VERSION, circuit_r1cs, circuit_sizes, public_inputs
 from snark.porep.vanilla import check_public_inputs
-from snark.porep.staging import computes_witness, partition_work, stage, witness_handle
+from snark.porep.staging import partition_work
 from snark.proof import Proof, split_proofs
+from snark.unit_work import prove_work
 
 
 def circuit_shape(c1: C1) -> CircuitShape:
@@ -91,14 +92,7 @@ def prove_partition(c1: C1, partition: int, key: ProvingKey,
     # so this refuses a key of another shape without compiling; the record guards versions.
     check_shape(key, circuit_shape(c1), f"params {key.circuit_id}")
     backend = backend or groth16.default_backend()
-    work = partition_work(c1, partition, on_device=computes_witness(backend))
-    staged = stage(key, work, backend)
-    try:
-        witness = witness_handle(key, work, staged, backend)
-    except BaseException:
-        backend.release(staged)
-        raise
-    return groth16.finalize(key, groth16.compute(key, witness, backend)).to_bytes()
+    return prove_work(key, partition_work(c1, partition, backend), backend).to_bytes()
 
 
 def prove_c1(c1: C1, key: ProvingKey, backend: ProverBackend | None = None,

@@ -1,7 +1,7 @@
 """The snarkjs proof type's formats: circom/snarkjs Groth16 circuits on BLS12-381.
 
 What a caller uses, module by module (the package itself imports nothing, so a producer
-that parses a groth16 job never loads the curve code)::
+that parses a circom job never loads the curve code)::
 
     key = keystore.import_zkey("circuit.zkey", params_dir)  # once; then params.load_key
     w = wtns.read_wtns("witness.wtns")                       # (nVars, 4) standard-form Fr
@@ -12,6 +12,7 @@ that parses a groth16 job never loads the curve code)::
     json_formats.proof_to_json(proof), json_formats.public_to_json(public)
 
 and for checking snarkjs's own files: ``json_formats.vk_from_json``, ``proof_from_json``,
-``public_from_json``. Imported keys use the ``odd`` H form (``snark.keys``); the job of
-type ``groth16`` is ``job``, the proof type ``proof_type``.
+``public_from_json``. Imported keys use the ``odd`` H form (``snark.keys``); the input of a
+``circom`` job is ``job``, the proof type's producer half ``proof_type``, its worker half
+``worker``.
 """

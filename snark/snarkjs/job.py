@@ -1,4 +1,4 @@
-"""A ``groth16`` job's input: one imported key and the witnesses to prove with it.
+"""A ``circom`` job's input: one imported snarkjs key and the witnesses to prove with it.
 
 JSON, one proof per witness, in order::
 
@@ -9,7 +9,7 @@ How a witness travels: a ``.wtns`` of at most ``max_inline_witness_bytes``
 (``PROOFQ_MAX_INLINE_WITNESS_BYTES``, 4 MiB by default: 2^17 signals) rides inline in the job,
 so in Redis; a larger one stays on shared storage that every worker mounts, named by its path
 relative to ``witness_dir`` (``PROOFQ_WITNESS_DIR``; each host sets its own mount point). A
-path may not leave that directory. The whole job JSON is bounded by ``max_c1_bytes`` like
+path may not leave that directory. The whole job JSON is bounded by ``max_input_bytes`` like
 every job input. ``job_from_files`` picks the way for each file, as the client does.
 """
 
@@ -20,11 +20,12 @@ import binascii
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from snark.job_input import resolve_shared, shared_relative_path, too_large
 from snark.snarkjs.wtns import read_wtns
 
 #: A key id: the first hex digits of the zkey's sha256 (``snark.snarkjs.keystore``).
@@ -33,8 +34,8 @@ ID_HEX_DIGITS = 32
 _HEX = frozenset("0123456789abcdef")
 
 
-class Groth16JobError(ValueError):
-    """A groth16 job input that cannot be used; the message names the field."""
+class CircomJobError(ValueError):
+    """A circom job input that cannot be used; the message names the field."""
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,7 @@ class WitnessRef:
 
 
 @dataclass(frozen=True)
-class Groth16Job:
+class CircomJob:
     key: str
     witnesses: tuple[WitnessRef, ...]
 
@@ -60,76 +61,61 @@ class Groth16Job:
                           separators=(",", ":"))
 
 
-def parse_job(raw: str | bytes, *, max_bytes: int, max_inline: int) -> Groth16Job:
+def parse_job(raw: str | bytes, *, max_bytes: int, max_inline: int) -> CircomJob:
     """Validate a job from JSON text (structure and sizes; the witnesses' contents are read
     where they are proved)."""
     if len(raw) > max_bytes:
-        raise Groth16JobError(f"job: {len(raw)} bytes exceeds max_c1_bytes ({max_bytes}, "
-                              f"PROOFQ_MAX_C1_BYTES)")
+        raise CircomJobError(too_large("job", len(raw), max_bytes))
     try:
         data = json.loads(raw)
     except (json.JSONDecodeError, UnicodeError) as exc:
-        raise Groth16JobError(f"job: not valid JSON ({exc})") from None
+        raise CircomJobError(f"job: not valid JSON ({exc})") from None
     return _validate(data, max_inline)
 
 
-def _validate(raw: Any, max_inline: int) -> Groth16Job:
+def _validate(raw: Any, max_inline: int) -> CircomJob:
     if not isinstance(raw, dict) or set(raw) != {"key", "witnesses"}:
-        raise Groth16JobError('job: expected a JSON object with exactly "key" and "witnesses"')
+        raise CircomJobError('job: expected a JSON object with exactly "key" and "witnesses"')
     key, witnesses = raw["key"], raw["witnesses"]
     if not isinstance(key, str) or len(key) != ID_HEX_DIGITS or not set(key) <= _HEX:
-        raise Groth16JobError(f"key: expected a key id of {ID_HEX_DIGITS} lowercase hex digits "
+        raise CircomJobError(f"key: expected a key id of {ID_HEX_DIGITS} lowercase hex digits "
                               f"(proofq keys add prints it), got {key!r:.60}")
     if not isinstance(witnesses, list) or not witnesses:
-        raise Groth16JobError("witnesses: expected a non-empty list")
-    return Groth16Job(key, tuple(_witness(w, f"witnesses[{i}]", max_inline)
+        raise CircomJobError("witnesses: expected a non-empty list")
+    return CircomJob(key, tuple(_witness(w, f"witnesses[{i}]", max_inline)
                                  for i, w in enumerate(witnesses)))
 
 
 def _witness(value: Any, field: str, max_inline: int) -> WitnessRef:
     if not isinstance(value, dict) or len(value) != 1 or not set(value) <= {"wtns", "path"}:
-        raise Groth16JobError(f'{field}: expected {{"wtns": base64}} or {{"path": relative path}}')
+        raise CircomJobError(f'{field}: expected {{"wtns": base64}} or {{"path": relative path}}')
     [(kind, text)] = value.items()
     if not isinstance(text, str):
-        raise Groth16JobError(f"{field}.{kind}: expected a string, got {type(text).__name__}")
+        raise CircomJobError(f"{field}.{kind}: expected a string, got {type(text).__name__}")
     if kind == "path":
-        return WitnessRef(path=_relative_path(text, f"{field}.path"))
+        return WitnessRef(path=shared_relative_path(text, f"{field}.path", CircomJobError))
     try:
         data = base64.b64decode(text, validate=True)
     except binascii.Error as exc:
-        raise Groth16JobError(f"{field}.wtns: not base64 ({exc})") from None
+        raise CircomJobError(f"{field}.wtns: not base64 ({exc})") from None
     if len(data) > max_inline:
-        raise Groth16JobError(f"{field}.wtns: {len(data)} bytes exceeds max_inline_witness_bytes "
+        raise CircomJobError(f"{field}.wtns: {len(data)} bytes exceeds max_inline_witness_bytes "
                               f"({max_inline}, PROOFQ_MAX_INLINE_WITNESS_BYTES): put the file "
                               f"under the shared witness_dir and pass its path")
     return WitnessRef(wtns=data)
 
 
-def _relative_path(text: str, field: str) -> str:
-    path = PurePosixPath(text)
-    if not text or path.is_absolute() or ".." in path.parts or "\0" in text:
-        raise Groth16JobError(f"{field}: {text!r:.80} must be a relative path inside the "
-                              f"witness directory (no leading /, no ..)")
-    return str(path)
-
-
-def read_witness(job: Groth16Job, index: int, witness_dir: Path | None) -> np.ndarray:
+def read_witness(job: CircomJob, index: int, witness_dir: Path | None) -> np.ndarray:
     """Witness ``index`` as standard-form limbs ``(nVars, 4)``; errors name ``witnesses[i]``."""
     ref, field = job.witnesses[index], f"witnesses[{index}]"
     if ref.wtns is not None:
         return read_wtns(ref.wtns, field)
-    if witness_dir is None:
-        raise Groth16JobError(f"{field}.path: this worker has no witness_dir "
-                              f"(PROOFQ_WITNESS_DIR) to find {ref.path!r} in")
-    root = Path(witness_dir).resolve()
-    path = (root / ref.path).resolve()
-    if not path.is_relative_to(root):
-        raise Groth16JobError(f"{field}.path: {ref.path!r} leads outside the witness directory")
+    path = resolve_shared(witness_dir, ref.path, f"{field}.path", CircomJobError)
     return read_wtns(path, f"{field} ({path})")
 
 
 def job_from_files(key: str, witnesses: Iterable[str | Path | bytes], *, max_inline: int,
-                   witness_dir: Path | None) -> Groth16Job:
+                   witness_dir: Path | None) -> CircomJob:
     """A job proving each witness (``.wtns`` files or their bytes) with ``key``: small ones
     inline, larger ones by their path under ``witness_dir``."""
     refs = []
@@ -143,7 +129,7 @@ def job_from_files(key: str, witnesses: Iterable[str | Path | bytes], *, max_inl
             continue
         root = None if witness_dir is None else Path(witness_dir).resolve()
         if root is None or not path.resolve().is_relative_to(root):
-            raise Groth16JobError(
+            raise CircomJobError(
                 f"{path}: {path.stat().st_size} bytes is above max_inline_witness_bytes "
                 f"({max_inline}, PROOFQ_MAX_INLINE_WITNESS_BYTES) and not under witness_dir "
                 f"({witness_dir}, PROOFQ_WITNESS_DIR): put it on the shared storage")

@@ -1,9 +1,10 @@
-"""``groth16`` jobs end to end: a real redis-server, a real ``celery -A tasks worker``, circom
+"""``circom`` jobs end to end: a real redis-server, a real ``celery -A tasks worker``, circom
 circuits and ``snarkjs groth16 verify`` as the judge of every returned proof.
 
 One CPU worker serves the module; its witness directory stands in for shared storage. Jobs
 come in through the Python API, the CLI (``proofq submit``/``result``/``bench batch``) and
-the intake stream, with witnesses inline and by path.
+the intake stream, with witnesses inline and by path. The type's 0.1 name, ``groth16``, is
+used on each way in once: the job is stored and shown as ``circom``.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from tests.snarkjs_tools import snarkjs_fixtures
 pytestmark = pytest.mark.slow
 
 SEED = random.randrange(2**32)
-print(f"test_e2e_groth16 seed {SEED}")
+print(f"test_e2e_circom seed {SEED}")
 WAIT_S = 300
 PROOFQ = str(Path(sys.executable).parent / "proofq")
 
@@ -94,7 +95,7 @@ def test_a_batch_inline_and_by_path_through_the_api(cluster, fixtures, client, t
         *({"path": w.name} for w in shared)]}, proof_type="groth16", priority="high")
     result = client.result(job, timeout=WAIT_S)
     state = client.status(job)
-    assert (state.status, state.proof_type, state.parts_done) == ("done", "groth16", 4)
+    assert (state.status, state.proof_type, state.parts_done) == ("done", "circom", 4)
     proofs = json.loads(result)["proofs"]
     assert len(proofs) == 4
     _assert_snarkjs_accepts(fixtures[0], circuit, proofs, tmp_path)
@@ -111,15 +112,15 @@ def test_failures_name_the_witness_or_the_missing_key(cluster, fixtures, client,
     rng = random.Random(SEED + 1)
     [good] = _witnesses(circuit, tmp_path, 1, rng)
     other = fixtures[1]["chain-200"].witness(2, 3, tmp_path / "other.wtns")
-    job = client.submit(client.groth16_job(key, [good, other]), proof_type="groth16")
+    job = client.submit(client.circom_job(key, [good, other]), proof_type="circom")
     state = client.wait(job, timeout=WAIT_S)
     assert state.status == "failed"
     assert state.error.startswith("partition 1: synthesize: SnarkjsFormatError: witnesses[1]: ")
-    missing = client.submit(client.groth16_job("f" * 32, [good]), proof_type="groth16")
+    missing = client.submit(client.circom_job("f" * 32, [good]), proof_type="circom")
     state = client.wait(missing, timeout=WAIT_S)
     assert state.status == "failed" and "proofq keys add" in state.error
     lost = client.submit({"key": key, "witnesses": [{"path": "never-written.wtns"}]},
-                         proof_type="groth16")
+                         proof_type="circom")
     state = client.wait(lost, timeout=WAIT_S)
     assert state.status == "failed" and "never-written.wtns" in state.error
 
@@ -127,18 +128,20 @@ def test_failures_name_the_witness_or_the_missing_key(cluster, fixtures, client,
 def test_cancel_stops_a_queued_batch(cluster, client, tmp_path):
     _, _, circuit, key = cluster
     witnesses = _witnesses(circuit, tmp_path, 6, random.Random(SEED + 2))
-    job = client.submit(client.groth16_job(key, witnesses), proof_type="groth16",
+    job = client.submit(client.groth16_job(key, witnesses), proof_type="circom",
                         priority="low")
     assert client.cancel(job) in ("cancelled", "done")
     assert client.wait(job, timeout=WAIT_S).status in ("cancelled", "done")
 
 
-def test_intake_stream_takes_a_groth16_job(cluster, fixtures, client, tmp_path):
+def test_intake_stream_takes_a_circom_job_under_its_former_name(cluster, fixtures, client,
+                                                               tmp_path):
     _, _, circuit, key = cluster
     witnesses = _witnesses(circuit, tmp_path, 2, random.Random(SEED + 3))
     client.store.redis.xadd(INTAKE_STREAM, {"job": "g16-intake", "type": "groth16",
-                                            "input": client.groth16_job(key, witnesses).to_json()})
+                                            "input": client.circom_job(key, witnesses).to_json()})
     assert Intake(client, name="g16", block_s=0.1).process_once() == 1
+    assert client.status("g16-intake").proof_type == "circom"
     proofs = json.loads(client.result("g16-intake", timeout=WAIT_S))["proofs"]
     _assert_snarkjs_accepts(fixtures[0], circuit, proofs, tmp_path)
 
@@ -161,9 +164,10 @@ def test_cli_submit_result_and_bench_batch(cluster, fixtures, tmp_path):
     _assert_snarkjs_accepts(fixtures[0], circuit, proofs, tmp_path)
     run = _proofq("result", "g16-cli", "--json", env=env)
     assert json.loads(run.stdout)["proofs"] == proofs
+    assert json.loads(run.stdout)["proof_type"] == "circom"
     run = _proofq("submit", "--key", key, *witnesses, env=env)
-    assert run.returncode == 2 and "--key: only with --type groth16" in run.stderr
-    run = _proofq("bench", "batch", "--type", "groth16", "--key", key, "--wtns", witnesses[0],
+    assert run.returncode == 2 and "--key: only with --type circom" in run.stderr
+    run = _proofq("bench", "batch", "--type", "circom", "--key", key, "--wtns", witnesses[0],
                   "-c", "3", "-j", "2", "--json", env=env)
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout)["summary"]["completed"] == 3

@@ -1,5 +1,6 @@
-"""The ``groth16`` proof type: job inputs (inline and shared-storage witnesses), and a batch
-of circom witnesses through the worker runtime, accepted by ``snarkjs groth16 verify``."""
+"""The ``circom`` proof type (``groth16`` before): job inputs (inline and shared-storage
+witnesses), and a batch of circom witnesses through the worker runtime, accepted by
+``snarkjs groth16 verify``."""
 
 from __future__ import annotations
 
@@ -11,20 +12,24 @@ import struct
 import pytest
 import redis
 
-from config.settings import get_settings, load_settings
+from config.settings import load_settings
 from snark.fields import FR_MODULUS
+from snark.job_input import InputLimits
 from snark.keys import KeyFileError
-from snark.proof_types import proof_type
+from snark.proof_types import Storage
+from snark.registry import proof_type, worker_half
 from snark.snarkjs.binfile import SnarkjsFormatError
 from snark.snarkjs.keystore import import_zkey
-from snark.snarkjs.job import Groth16JobError, job_from_files, parse_job, read_witness
+from snark.snarkjs.job import CircomJobError, job_from_files, parse_job, read_witness
 from tests.snarkjs_tools import snarkjs_fixtures
 from workers.gpu_binding import bind_cpu
-from workers.runtime import PartitionFailed, WorkerRuntime
+from workers.failures import PartitionFailed
+from workers.runtime import WorkerRuntime
 
 SEED = random.randrange(2**32)
 print(f"test_groth16_type seed {SEED}")
-GROTH16 = proof_type("groth16")
+CIRCOM = proof_type("circom")
+LIMITS = InputLimits(max_input_bytes=1 << 24, max_inline_witness_bytes=1 << 22)
 KEY = "0123456789abcdef" * 2
 BN128_R = 0x30644E72E131A029B85045B68181585D2833E84879B9709143E1F593F0000001
 
@@ -58,16 +63,16 @@ INLINE = {"wtns": base64.b64encode(wtns_bytes([1, 2, 3])).decode()}
     (_job([{"path": 7}]), r"witnesses\[0\].path: expected a string"),
 ])
 def test_bad_jobs_are_refused_naming_the_field(raw, message):
-    with pytest.raises(Groth16JobError, match=message):
+    with pytest.raises(CircomJobError, match=message):
         parse_job(raw, max_bytes=1 << 20, max_inline=1 << 20)
 
 
 def test_size_limits_of_the_job_and_of_an_inline_witness():
     raw = _job([INLINE])
-    with pytest.raises(Groth16JobError, match="exceeds max_c1_bytes"):
+    with pytest.raises(CircomJobError, match="exceeds max_input_bytes"):
         parse_job(raw, max_bytes=len(raw) - 1, max_inline=1 << 20)
     inline = len(wtns_bytes([1, 2, 3]))
-    with pytest.raises(Groth16JobError, match=r"witnesses\[0\].wtns: .* exceeds "
+    with pytest.raises(CircomJobError, match=r"witnesses\[0\].wtns: .* exceeds "
                                               r"max_inline_witness_bytes"):
         parse_job(raw, max_bytes=1 << 20, max_inline=inline - 1)
     assert parse_job(raw, max_bytes=1 << 20, max_inline=inline).witnesses[0].wtns
@@ -90,10 +95,10 @@ def test_small_files_travel_inline_large_ones_by_path_under_the_witness_dir(tmp_
     for i, values in enumerate((small, large)):
         read = read_witness(again, i, shared)
         assert [int.from_bytes(row.tobytes(), "little") for row in read] == values
-    with pytest.raises(Groth16JobError, match="not under witness_dir"):
+    with pytest.raises(CircomJobError, match="not under witness_dir"):
         job_from_files(KEY, [shared / "batch" / "large.wtns"], max_inline=limit,
                        witness_dir=tmp_path / "elsewhere")
-    with pytest.raises(Groth16JobError, match=r"witnesses\[1\].path: this worker has no "
+    with pytest.raises(CircomJobError, match=r"witnesses\[1\].path: this worker has no "
                                               r"witness_dir"):
         read_witness(again, 1, None)
 
@@ -104,16 +109,27 @@ def test_a_path_that_leads_outside_the_witness_dir_is_refused(tmp_path):
     (tmp_path / "secret.wtns").write_bytes(wtns_bytes([1, 5]))
     (shared / "link.wtns").symlink_to(tmp_path / "secret.wtns")
     job = parse_job(_job([{"path": "link.wtns"}]), max_bytes=1 << 20, max_inline=1 << 20)
-    with pytest.raises(Groth16JobError, match="leads outside the witness directory"):
+    with pytest.raises(CircomJobError, match="leads outside the witness directory"):
         read_witness(job, 0, shared)
 
 
-def test_a_witness_of_another_curve_is_refused_at_check():
+def test_the_former_name_is_the_same_type_and_the_callers_limits_apply():
+    assert proof_type("groth16") is CIRCOM and CIRCOM.name == "circom"
+    raw = _job([INLINE])
+    inline = len(wtns_bytes([1, 2, 3]))
+    assert CIRCOM.admit(raw, InputLimits(len(raw), inline)).partitions == 1
+    with pytest.raises(CircomJobError, match="exceeds max_input_bytes"):
+        CIRCOM.parse(raw, InputLimits(len(raw) - 1, inline))
+    with pytest.raises(CircomJobError, match="exceeds max_inline_witness_bytes"):
+        CIRCOM.admit(raw, InputLimits(len(raw), inline - 1))
+
+
+def test_a_witness_of_another_curve_is_refused_at_check(tmp_path):
     bad = bytearray(wtns_bytes([1, 2]))
     bad[28:60] = BN128_R.to_bytes(32, "little")  # the header's prime, after n8
-    job = GROTH16.parse(_job([INLINE, {"wtns": base64.b64encode(bytes(bad)).decode()}]))
+    job = CIRCOM.parse(_job([INLINE, {"wtns": base64.b64encode(bytes(bad)).decode()}]), LIMITS)
     with pytest.raises(SnarkjsFormatError, match=r"witnesses\[1\]: header prime: .* bn128"):
-        GROTH16.check(job)
+        worker_half(CIRCOM, Storage(tmp_path)).check(job)
 
 
 # -- a batch through the worker runtime, with circom circuits ------------------------------
@@ -124,21 +140,23 @@ def fixtures(tmp_path_factory):
 
 
 @pytest.fixture()
-def shared(tmp_path, monkeypatch):
-    """Worker settings: a params dir and a witness dir (read through get_settings)."""
-    monkeypatch.setenv("PROOFQ_WITNESS_DIR", str(tmp_path / "shared"))
-    monkeypatch.setenv("PROOFQ_PARAMS_DIR", str(tmp_path / "params"))
+def shared(tmp_path):
+    """A params dir and a witness dir, as a worker's settings name them."""
     (tmp_path / "shared").mkdir()
-    get_settings.cache_clear()
-    yield tmp_path
-    get_settings.cache_clear()
+    return tmp_path
+
+
+@pytest.fixture()
+def worker(shared):
+    return worker_half(CIRCOM, Storage(shared / "params", shared / "shared"))
 
 
 @pytest.fixture()
 def runtime(redis_url, shared):
-    runtime = WorkerRuntime(client=redis.Redis.from_url(redis_url),
-                            settings=load_settings(backend="cpu"), worker_name="g16",
-                            binding=bind_cpu(0), backend=_cpu())
+    settings = load_settings(backend="cpu", params_dir=shared / "params",
+                             witness_dir=shared / "shared")
+    runtime = WorkerRuntime(client=redis.Redis.from_url(redis_url), settings=settings,
+                            worker_name="g16", binding=bind_cpu(0), backend=_cpu())
     yield runtime
     runtime.close()
 
@@ -155,21 +173,22 @@ def _witnesses(circuit, base, count: int, rng: random.Random) -> list:
 
 
 @pytest.mark.parametrize("name", ["chain-20", "secret-100"])
-def test_a_batch_through_the_runtime_passes_snarkjs_verify(fixtures, shared, runtime, name):
+def test_a_batch_through_the_runtime_passes_snarkjs_verify(fixtures, shared, worker, runtime,
+                                                           name):
     tools, circuits = fixtures
     circuit = circuits[name]
     rng = random.Random(SEED)
     key = import_zkey(circuit.zkey, shared / "params")
     files = _witnesses(circuit, shared / "shared", 3, rng)
-    job = GROTH16.parse({"key": key.circuit_id, "witnesses": [
+    job = CIRCOM.parse({"key": key.circuit_id, "witnesses": [
         {"wtns": base64.b64encode(files[0].read_bytes()).decode()},
-        *({"path": f.name} for f in files[1:])]})
+        *({"path": f.name} for f in files[1:])]}, LIMITS)
     assert [w.path for w in job.witnesses] == [None, "w1.wtns", "w2.wtns"]
-    assert GROTH16.has_key(job, shared / "params") and len(job.witnesses) == 3
-    parts = [runtime.prove_partition(job_id="g16", partition=i, proof_type=GROTH16,
+    assert worker.has_key(job) and len(job.witnesses) == 3
+    parts = [runtime.prove_partition(job_id="g16", partition=i, proof_type=CIRCOM,
                                      job_input=job) for i in range(3)]
-    result = GROTH16.assemble(job, parts)
-    assert GROTH16.verify(job, shared / "params", result)
+    result = worker.assemble(job, parts)
+    assert worker.verify(job, result)
     entries = json.loads(result)["proofs"]
     for i, entry in enumerate(entries):
         proof, public = shared / f"proof{i}.json", shared / f"public{i}.json"
@@ -179,7 +198,7 @@ def test_a_batch_through_the_runtime_passes_snarkjs_verify(fixtures, shared, run
     if entries[0]["public"]:  # a proof does not prove another witness's public signals
         swapped = json.loads(result)
         swapped["proofs"][0]["public"] = entries[1]["public"]
-        assert not GROTH16.verify(job, shared / "params", json.dumps(swapped).encode())
+        assert not worker.verify(job, json.dumps(swapped).encode())
         public = shared / "public0.json"
         public.write_text(json.dumps(entries[1]["public"]))
         assert not tools.groth16_verify(circuit.vk, public, shared / "proof0.json")
@@ -189,17 +208,17 @@ def test_a_witness_of_another_circuit_fails_in_synthesize(fixtures, shared, runt
     circuits = fixtures[1]
     key = import_zkey(circuits["chain-20"].zkey, shared / "params")
     other = circuits["chain-200"].witness(3, 5, shared / "other.wtns")
-    job = GROTH16.parse(job_from_files(key.circuit_id, [other], max_inline=1 << 30,
-                                       witness_dir=None))
+    job = CIRCOM.parse(job_from_files(key.circuit_id, [other], max_inline=1 << 30,
+                                      witness_dir=None), InputLimits(1 << 30, 1 << 30))
     with pytest.raises(PartitionFailed) as caught:
-        runtime.prove_partition(job_id="g16-bad", partition=0, proof_type=GROTH16,
+        runtime.prove_partition(job_id="g16-bad", partition=0, proof_type=CIRCOM,
                                 job_input=job)
     assert (caught.value.phase, caught.value.transient) == ("synthesize", False)
     assert caught.value.reason.startswith("SnarkjsFormatError: witnesses[0]: ")
 
 
-def test_a_key_that_was_never_imported_is_named_with_the_fix(shared):
-    job = GROTH16.parse(_job([INLINE]))
-    assert not GROTH16.has_key(job, shared / "params")
+def test_a_key_that_was_never_imported_is_named_with_the_fix(worker):
+    job = CIRCOM.parse(_job([INLINE]), LIMITS)
+    assert not worker.has_key(job)
     with pytest.raises(KeyFileError, match=f"key {KEY}: not in .*proofq keys add"):
-        GROTH16.load_key(job, shared / "params")
+        worker.load_key(job)

@@ -1,0 +1,111 @@
+"""The one owner of a worker process's resident proving keys (docs/ARCHITECTURE.md §8).
+
+A process that serves several keys (two circuits, two snarkjs keys) keeps each loaded once
+and resident on its backend only while the device has room for it. This owner holds every
+key the process has loaded, in least-recently-used order, and for each resident one the
+VRAM ledger's reservation of its bytes (bases, matrices and the backend's MSM window
+tables; the tables of all resident keys share the backend's one allowance per process,
+``PROOFQ_MSM_TABLE_BYTES``, ``gpu.backend``).
+
+Making a key resident (in the memory phase, under the GPU's memory lock) reserves its
+bytes within the ledger's budget. When the ledger refuses, the least recently used other
+resident key is evicted — its device buffers freed, its reservation handed back, its host
+copy dropped (loaded again from disk if a job needs it later) — and the reservation tried
+again; a key alone is reserved anyway (forced), since a partition cannot be proved without
+its key, and its bytes still count against everyone's pre-staging. A reservation that
+lapsed while the process stalled is made again.
+
+It works with any backend (``snark.backend.ProverBackend``: ``prepare``, ``evict``,
+``extra_resident_bytes``); the ledger comes in as ``reserve`` (``workers.ledger``), since a
+GPU backend knows nothing of Redis.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from typing import Protocol
+
+from snark.backend import ProverBackend
+from snark.keys import ProvingKey
+
+
+class Hold(Protocol):
+    """A ledger reservation (``workers.ledger.Reservation``)."""
+
+    @property
+    def lost_reason(self) -> str | None: ...
+
+    def release(self) -> None: ...
+
+
+class Reserve(Protocol):
+    def __call__(self, key: ProvingKey, *, force: bool) -> Hold | None:
+        """The ledger's reservation for ``key`` resident, or None if it does not fit."""
+
+
+@dataclass(eq=False)
+class _Entry:
+    key: ProvingKey
+    hold: Hold | None = None  # set while the key is resident
+
+
+class Residency:
+    """One process's loaded keys, by name, and the resident ones' reservations."""
+
+    def __init__(self, backend: ProverBackend, reserve: Reserve) -> None:
+        self.backend = backend
+        self._reserve = reserve
+        self._entries: OrderedDict[Hashable, _Entry] = OrderedDict()  # least recent first
+
+    def key(self, name: Hashable, load: Callable[[], ProvingKey]) -> ProvingKey:
+        """The key named ``name``, loaded by ``load()`` unless this process holds it."""
+        entry = self._entries.get(name)
+        if entry is None:
+            entry = self._entries[name] = _Entry(load())
+        self._entries.move_to_end(name)
+        return entry.key
+
+    def make_resident(self, key: ProvingKey, backend: ProverBackend | None = None) -> None:
+        """``key`` (from ``key``) resident on ``backend`` (this owner's backend, or a view of
+        it such as the fenced one) with its bytes reserved, evicting as the ledger needs."""
+        name, entry = self._entry(key)
+        self._entries.move_to_end(name)
+        if entry.hold is not None and entry.hold.lost_reason is not None:
+            entry.hold.release()  # lapsed while this process stalled: reserve again
+            entry.hold = None
+        if entry.hold is None:
+            entry.hold = self._admit(name, key)
+        (backend or self.backend).prepare(key)
+
+    def resident(self) -> list[ProvingKey]:
+        """The resident keys, least recently used first."""
+        return [e.key for e in self._entries.values() if e.hold is not None]
+
+    def evict(self, name: Hashable) -> None:
+        """Free the key's device state, hand its reservation back, drop it."""
+        entry = self._entries.pop(name)
+        self.backend.evict(entry.key)
+        if entry.hold is not None:
+            entry.hold.release()
+
+    def close(self) -> None:
+        """Evict every key (a process that stops gives everything back)."""
+        while self._entries:
+            self.evict(next(iter(self._entries)))
+
+    def _admit(self, name: Hashable, key: ProvingKey) -> Hold:
+        while (hold := self._reserve(key, force=False)) is None:
+            victim = next((n for n, e in self._entries.items()
+                           if n != name and e.hold is not None), None)
+            if victim is None:
+                return self._reserve(key, force=True)
+            self.evict(victim)
+        return hold
+
+    def _entry(self, key: ProvingKey) -> tuple[Hashable, _Entry]:
+        for name, entry in self._entries.items():
+            if entry.key is key:
+                return name, entry
+        raise KeyError(f"key {key.circuit_id}: not one of this process's keys (Residency.key)")

@@ -1,0 +1,84 @@
+"""The proof types the pipeline knows: each one's producer half, and where its worker half is.
+
+A type registers its producer half (``snark.proof_types.ProofType``) with the
+``"module:attribute"`` of its worker half, and any older names it still answers to::
+
+    register(PorepType(), worker="snark.porep.worker:PorepWorker")
+
+The worker half is imported the first time a worker asks for it (``worker_half``): that one
+import per type is what keeps producers light. Every process that reads a type's name must
+have it registered: the built-in types are registered below; another module registers its
+own types when it is imported (a Celery worker imports it with ``-I module``).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from dataclasses import dataclass
+
+from snark.porep.proof_type import PorepType
+from snark.proof_types import AnyWorker, ProofType, Storage
+from snark.snarkjs.proof_type import CircomType
+
+
+class UnknownProofType(ValueError):
+    """A proof type the pipeline has no implementation for."""
+
+
+@dataclass(frozen=True)
+class _Registered:
+    kind: ProofType
+    worker: str  # "module:attribute" of the worker half's class
+    aliases: tuple[str, ...]
+
+
+_BY_NAME: dict[str, _Registered] = {}
+
+
+def register(kind: ProofType, *, worker: str, aliases: tuple[str, ...] = ()) -> None:
+    """Make ``kind`` known under its name and ``aliases`` (names it had before)."""
+    module, _, attribute = worker.partition(":")
+    if not module or not attribute:
+        raise ValueError(f"worker: {worker!r} is not 'module:attribute'")
+    entry = _Registered(kind, worker, tuple(aliases))
+    for name in (kind.name, *entry.aliases):
+        known = _BY_NAME.get(name)
+        if known is not None and (known.kind.name, known.worker) != (kind.name, worker):
+            raise ValueError(f"proof type {name!r} is registered already "
+                             f"(by {known.kind.name}, {known.worker})")
+        _BY_NAME[name] = entry  # the same type again (its module imported twice): kept
+
+
+def proof_type(name: str) -> ProofType:
+    """The producer half registered under ``name`` (its name or an alias)."""
+    try:
+        return _BY_NAME[name].kind
+    except KeyError:
+        raise UnknownProofType(f"proof_type: unknown proof type {name!r} "
+                               f"(known: {', '.join(names())})") from None
+
+
+def names() -> list[str]:
+    """Every name a type answers to, aliases included, sorted."""
+    return sorted(_BY_NAME)
+
+
+def aliases(kind: ProofType) -> tuple[str, ...]:
+    """The older names ``kind`` still answers to."""
+    return _BY_NAME[kind.name].aliases
+
+
+def worker_half(kind: ProofType, storage: Storage) -> AnyWorker:
+    """The worker half of ``kind`` for this host's ``storage`` (imported on first use)."""
+    return _worker_half(kind.name, storage)
+
+
+@functools.lru_cache(maxsize=32)
+def _worker_half(name: str, storage: Storage) -> AnyWorker:
+    module, _, attribute = _BY_NAME[name].worker.partition(":")
+    return getattr(importlib.import_module(module), attribute)(storage)
+
+
+register(PorepType(), worker="snark.porep.worker:PorepWorker")
+register(CircomType(), worker="snark.snarkjs.worker:CircomWorker", aliases=("groth16",))

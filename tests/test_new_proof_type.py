@@ -1,0 +1,85 @@
+"""Adding a proof type touches nothing in ``workers/``, ``tasks/`` or ``gpu/``: the test-only
+``toy-product`` type (``tests.product_type``) is registered by importing its module, and a
+job of it runs through the real pipeline: an embedded redis-server, a real ``celery -A tasks
+worker`` (which imports the module with ``-I``), the submit task, the partition tasks under
+the lock pair, assembly and verification."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from client.api import Client
+from client.embedded import EmbeddedRedis
+from client.local_cluster import WorkerProcess, worker_command
+from config.settings import load_settings
+from snark import groth16
+from snark.fields import FR_MODULUS
+from snark.proof import split_proofs
+from snark.proof_types import Storage
+from snark.registry import names, proof_type, worker_half
+from tests import product_type  # registers toy-product in this process
+from tests.product_worker import ProductWorker
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[1]
+WAIT_S = 300
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    """A private cluster whose one CPU worker knows toy-product through ``-I``."""
+    base = tmp_path_factory.mktemp("toy")
+    with EmbeddedRedis() as server:
+        settings = load_settings(redis_url=server.url, params_dir=base / "params",
+                                 backend="cpu")
+        env = {"PROOFQ_PARAMS_DIR": str(settings.params_dir), "PROOFQ_BACKEND": "cpu",
+               "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+        command = worker_command(gpu=None, concurrency=1) + ["-I", "tests.product_type"]
+        worker = WorkerProcess(server.url, command, log_dir=base, env=env).start()
+        try:
+            with Client(server.url, settings) as client:
+                worker.wait_ready(client.app, 120)
+                yield settings, client, worker
+        finally:
+            worker.stop(graceful=False)
+
+
+def test_the_type_is_registered_by_its_module_alone():
+    assert "toy-product" in names()
+    kind = proof_type("toy-product")
+    assert isinstance(kind, product_type.ProductType)
+    assert isinstance(worker_half(kind, Storage(Path("."))), ProductWorker)
+
+
+def test_a_job_of_a_type_from_the_tests_runs_through_the_pipeline(cluster, rng):
+    settings, client, worker = cluster
+    pairs = [[rng.randrange(1, FR_MODULUS), rng.randrange(1, FR_MODULUS)]
+             for _ in range(rng.randrange(2, 4))]
+    job = client.submit({"pairs": pairs}, proof_type="toy-product")
+    result = client.result(job, timeout=WAIT_S)
+    state = client.status(job)
+    assert (state.status, state.proof_type, state.parts_done) == (
+        "done", "toy-product", len(pairs))
+    vk = ProductWorker(Storage(settings.params_dir)).load_key(None).vk
+    proofs = split_proofs(result, len(pairs))
+    for (x, y), proof in zip(pairs, proofs):
+        assert groth16.verify(vk, [x * y % FR_MODULUS], proof)
+    x, y = pairs[0]
+    assert not groth16.verify(vk, [(x * y + 1) % FR_MODULUS], proofs[0])
+    assert worker.alive(), worker.log_tail()
+
+
+def test_the_types_own_checks_fail_its_job(cluster, rng):
+    _, client, worker = cluster
+    refused = client.submit({"pairs": [[rng.randrange(1, FR_MODULUS), 0]]},
+                            proof_type="toy-product")
+    state = client.wait(refused, timeout=WAIT_S)
+    assert state.status == "failed"
+    assert state.error == "check: pairs[0]: a factor of 0 makes c = 0 for any partner"
+    with pytest.raises(ValueError, match=r"pairs\[1\]: expected \[x, y\]"):
+        client.submit({"pairs": [[1, 2], [3]]}, proof_type="toy-product")
+    assert worker.alive(), worker.log_tail()

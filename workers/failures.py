@@ -1,0 +1,208 @@
+"""What a failure means and what happens next (docs/ARCHITECTURE.md §7): one taxonomy for
+every way of running the pipeline (the Celery tasks, the standalone worker, the runtime's
+phases).
+
+    permanent   the input, the key or the witness is wrong (a ``ValueError``: a proof
+                type's input errors, ``KeyFileError``, ``UnsatisfiedConstraint``), or a proof
+                does not verify: the job fails at once, naming the step and the reason
+    transient   this worker's situation (the lock's lease, the device's memory, the backend,
+                the file system): tried again in place after a backoff, while attempts last
+    outage      Redis (the job state, the locks, the broker) could not be reached or
+                answered: wait until it answers, then run again from the start; never counts
+                as an attempt, never fails a job
+    cancelled   the job ended (cancelled, or failed elsewhere) while this work was under
+                way: drop it, nothing to record
+
+Retrying in place keeps a partition's message in the worker's hands, so it keeps its place
+in the queue and needs no broker to be retried.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TypeVar
+
+import redis
+from kombu.exceptions import OperationalError
+
+from config.settings import Settings
+from snark.backend import BackendUnavailable, DeviceMemoryError
+from workers.locks import LeaseLost, LockWaitAborted
+
+T = TypeVar("T")
+
+
+class Failure(StrEnum):
+    PERMANENT = "permanent"
+    TRANSIENT = "transient"
+    OUTAGE = "outage"
+    CANCELLED = "cancelled"
+
+    @property
+    def retried(self) -> bool:
+        """Whether another attempt may succeed (after a backoff, or once Redis is back)."""
+        return self in (Failure.TRANSIENT, Failure.OUTAGE)
+
+
+#: Errors of this worker's situation: another attempt may succeed.
+_TRANSIENT = (LeaseLost, LockWaitAborted, DeviceMemoryError, BackendUnavailable, OSError)
+
+
+class Cancelled(Exception):
+    """The job ended while this work was under way; the work is dropped."""
+
+
+class PartitionCancelled(Cancelled):
+    """The job was cancelled; the partition stopped at a phase boundary."""
+
+
+class PartitionFailed(Exception):
+    """A partition failed in ``phase`` for ``reason``; ``kind`` says what happens next."""
+
+    def __init__(self, phase: str, reason: str, kind: Failure) -> None:
+        super().__init__(f"{phase}: {reason}")
+        self.phase = phase
+        self.reason = reason
+        self.kind = Failure(kind)
+
+    @property
+    def transient(self) -> bool:
+        """Whether another attempt may succeed (the label of the failure metric, and of the
+        standalone worker's results)."""
+        return self.kind.retried
+
+    def __reduce__(self):
+        return type(self), (self.phase, self.reason, self.kind.value)
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and every error it was raised from or while handling, once each."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or (None if current.__suppress_context__
+                                        else current.__context__)
+
+
+def caused_by_redis(exc: BaseException) -> bool:
+    """An error that says Redis could not be reached or answered, itself or anywhere in the
+    chain of errors it was raised from (a broker error of the same Redis counts too)."""
+    return any(isinstance(e, (redis.RedisError, OperationalError)) for e in _chain(exc))
+
+
+def classify(exc: BaseException) -> Failure:
+    """The taxonomy's verdict on ``exc`` (anything unknown is permanent: retrying an error
+    nobody expected only repeats it)."""
+    if isinstance(exc, PartitionFailed):
+        return exc.kind
+    if isinstance(exc, Cancelled):
+        return Failure.CANCELLED
+    if caused_by_redis(exc):
+        return Failure.OUTAGE
+    if isinstance(exc, _TRANSIENT):
+        return Failure.TRANSIENT
+    return Failure.PERMANENT
+
+
+def describe(exc: BaseException) -> str:
+    """One line naming the error: ``Type: message`` (a partition's failure: its reason)."""
+    if isinstance(exc, PartitionFailed):
+        return exc.reason
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+@contextmanager
+def fails_job(fail: Callable[[str], object], step: str) -> Iterator[None]:
+    """Run a step of a job: an error that is the job's (not an outage, not a cancel) fails
+    the job through ``fail(reason)``, the reason naming ``step``, and then propagates, so
+    the task's own failure is recorded too. A job is never left half-started."""
+    try:
+        yield
+    except Exception as exc:
+        if classify(exc) not in (Failure.OUTAGE, Failure.CANCELLED):
+            fail(f"{step}: {describe(exc)}")
+        raise
+
+
+class RetryLater(Exception):
+    """A failure with attempts left: run again after ``delay_s``."""
+
+    def __init__(self, delay_s: float) -> None:
+        super().__init__(f"retry in {delay_s:g} s")
+        self.delay_s = delay_s
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how soon a transient failure is tried again: ``task_max_retries``
+    retries, the pause doubling from ``retry_backoff_s``."""
+
+    max_retries: int
+    backoff_s: float
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> "RetryPolicy":
+        return cls(settings.task_max_retries, settings.retry_backoff_s)
+
+    @property
+    def max_attempts(self) -> int:
+        return self.max_retries + 1
+
+    def retries(self, failure: Failure, attempt: int) -> bool:
+        """Whether attempt number ``attempt`` (from 1), having failed so, gets another."""
+        return failure is Failure.TRANSIENT and attempt < self.max_attempts
+
+    def delay_s(self, attempt: int) -> float:
+        """The pause after failed attempt ``attempt``: backoff, doubled per attempt."""
+        return self.backoff_s * 2 ** (attempt - 1)
+
+    def run_again(self, failure: PartitionFailed, attempt: int) -> None:
+        """Raise what runs failed attempt ``attempt`` again under ``run_until_settled``: the
+        failure itself for an outage (no attempt is spent waiting for Redis), ``RetryLater``
+        for a transient failure with attempts left. Return when the failure is final."""
+        if failure.kind is Failure.OUTAGE:
+            raise failure
+        if self.retries(failure.kind, attempt):
+            raise RetryLater(self.delay_s(attempt)) from failure
+
+
+def wait_for_redis(client: redis.Redis, *, first_s: float = 0.25, longest_s: float = 5.0,
+                   log: logging.Logger | None = None) -> None:
+    """Block until Redis answers a PING again, pausing longer each time (no deadline: while
+    Redis is gone, nothing that a worker could do next would be recorded)."""
+    pause = first_s
+    while True:
+        try:
+            client.ping()
+            return
+        except redis.RedisError as exc:
+            if log is not None:
+                log.warning("Redis unreachable (%s); next try in %.2g s", exc, pause)
+        time.sleep(pause)
+        pause = min(pause * 2, longest_s)
+
+
+def run_until_settled(run: Callable[[bool], T], client: redis.Redis, *, resumed: bool = False,
+                      log: logging.Logger, name: str) -> T:
+    """``run(resumed)`` until it ends without an outage or a ``RetryLater``: after an outage
+    once Redis answers again, after a ``RetryLater`` once its delay has passed. ``resumed``
+    tells ``run`` whether an earlier run may have done part of the work (False only on the
+    first run, unless the caller knows better: a redelivered message)."""
+    while True:
+        try:
+            return run(resumed)
+        except RetryLater as retry:
+            time.sleep(retry.delay_s)
+        except Exception as exc:
+            if classify(exc) is not Failure.OUTAGE:
+                raise
+            log.warning("%s: Redis error, running it again once Redis is back: %s", name, exc)
+            wait_for_redis(client, log=log)
+        resumed = True
