@@ -98,7 +98,7 @@ def timing_key(r1cs, rng: np.random.Generator) -> ProvingKey:
 def time_stage(size: str, repeat: int, rng: np.random.Generator, backend) -> dict:
     import cupy
 
-    from gpu.witness import DeviceWitness
+    from gpu.witness import DevicePlan
 
     proof = registered_proof(f"StackedDrg{size}V1_1")
     shape = StackedShape.of(proof)
@@ -106,15 +106,15 @@ def time_stage(size: str, repeat: int, rng: np.random.Generator, backend) -> dic
     plan, plan_s = timed(lambda: witness_plan(shape))
     key, key_s = timed(lambda: timing_key(r1cs, rng))
     _, prepare_s = timed(lambda: backend.prepare(key))
-    device_witness, tapes_s = timed(lambda: DeviceWitness(plan, backend.device_id,
-                                                          backend.stream))
+    device_witness, tapes_s = timed(lambda: DevicePlan(plan, backend.device_id,
+                                                       backend.stream))
     c1 = sector(size, rng)
     runs = []
     for p in range(min(repeat, proof.partitions)):
         values = partition_data(c1, p).flatten()
         _, host_s = timed(lambda values=values: device_witness.data_limbs(values))
         start = time.perf_counter()
-        assignment = device_witness.run(values)
+        assignment = device_witness.run(device_witness.upload(values))
         backend.stream.synchronize()
         witness_s = time.perf_counter() - start
         groth16.compute(key, assignment, backend)

@@ -45,6 +45,10 @@ class Settings(BaseSettings):
                                       description="Filecoin's official .params/.vk files, by "
                                                   "their official names (where Filecoin's "
                                                   "tools keep them)")
+    filecoin_key: Literal["official", "development"] = Field(
+        "official", description="the key a filecoin job that names none is proved under: "
+                                "Filecoin's official one, or (a development cluster) proofq's "
+                                "own setup of the circuit")
 
     # Proving.
     backend: Literal["auto", "cpu", "gpu"] = "auto"

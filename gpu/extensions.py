@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
+from snark.filecoin.staging import FILECOIN_WITNESS
 from snark.porep.staging import POREP_WITNESS
 
 if TYPE_CHECKING:
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
 #: Capability name → ``"module:class"`` of its GPU implementation.
 EXTENSIONS: dict[str, str] = {
     POREP_WITNESS.name: "gpu.porep_witness:PorepWitnessDevice",
+    FILECOIN_WITNESS.name: "gpu.filecoin_witness:FilecoinWitnessDevice",
 }
 
 

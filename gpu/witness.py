@@ -34,7 +34,7 @@ class _Launch:
     data_words: int
 
 
-class DeviceWitness:
+class DevicePlan:
     """The device side of one plan, on ``stream``."""
 
     def __init__(self, plan, device_id: int, stream) -> None:
@@ -88,12 +88,19 @@ class DeviceWitness:
         (host work: one gather and one conversion)."""
         return fr_to_limbs(values[self.data_ids].tolist())
 
-    def run(self, values: np.ndarray):
-        """The full assignment on the device, ``(num_inputs + num_aux, 4)``."""
+    def upload(self, values: np.ndarray):
+        """Memory phase: the partition's data on the device, and the assignment's buffer."""
         cupy = self._cupy
         with self.stream:
             data = cupy.asarray(self.data_limbs(values))
             assignment = cupy.zeros((self.num_inputs + self.num_aux, 4), dtype=cupy.uint64)
+        return data, assignment
+
+    def run(self, staged):
+        """Compute phase: the full assignment ``[ONE, inputs…, aux…]`` written on the device
+        from the uploaded data (``upload``), ``(num_inputs + num_aux, 4)``."""
+        data, assignment = staged
+        with self.stream:
             assignment[0, 0] = 1
             inputs, aux = assignment[:self.num_inputs], assignment[self.num_inputs:]
             for launch in self.launches:

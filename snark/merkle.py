@@ -12,7 +12,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from snark.fields import FR_MODULUS
-from snark.poseidon import hash2, hash2_many, poseidon_hash2_gadget
+from snark.poseidon.hashing import hash2, hash2_many
+from snark.poseidon.gadget import poseidon_hash2_gadget
 from snark.poseidon.hashing import fr_words
 from snark.r1cs import LC, ConstraintSystem, as_lc, lc_add
 

@@ -17,6 +17,7 @@ import functools
 import importlib
 from dataclasses import dataclass
 
+from snark.filecoin.proof_type import FilecoinType
 from snark.porep.proof_type import PorepType
 from snark.proof_types import AnyWorker, ProofType, Storage
 from snark.snarkjs.proof_type import CircomType
@@ -82,3 +83,4 @@ def _worker_half(name: str, storage: Storage) -> AnyWorker:
 
 register(PorepType(), worker="snark.porep.worker:PorepWorker")
 register(CircomType(), worker="snark.snarkjs.worker:CircomWorker", aliases=("groth16",))
+register(FilecoinType(), worker="snark.filecoin.worker:FilecoinWorker")

@@ -62,3 +62,19 @@ def redis_url(redis_server):
     client.flushall()
     yield redis_server.url
     client.flushall()
+
+
+@pytest.fixture(scope="session")
+def filecoin_2kib_dev_params(tmp_path_factory):
+    """A params directory holding the 2 KiB partition circuit's development key, in
+    bellperson's files (``filecoin/``) and converted for workers: set up once per session
+    (minutes on the CPU), shared by every test that proves a Filecoin partition."""
+    from snark.filecoin import registered_proof
+    from snark.filecoin.job import FilecoinJob
+    from snark.filecoin.worker import FilecoinWorker
+    from snark.proof_types import Storage
+
+    params = tmp_path_factory.mktemp("filecoin-params")
+    job = FilecoinJob("development", registered_proof("StackedDrg2KiBV1_1"))
+    FilecoinWorker(Storage(params)).make_key(job)
+    return params

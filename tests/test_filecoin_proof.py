@@ -11,8 +11,8 @@ import pytest
 from snark.filecoin import registered_proof, seal, seal_sparse
 from snark.filecoin.circuit import StackedShape, structure, witness
 from snark.filecoin.circuit.inputs import partition_data, public_inputs
-from snark.filecoin.params import (is_development, load_proving_key, load_verifying_key,
-                                   make_development_key)
+from snark.filecoin.params import (bellperson_files, is_development, load_proving_key,
+                                   load_verifying_key)
 from snark.filecoin.prove import prove_c1, verify_c1
 from snark.gadgets.assembly import check_rows
 from snark.proof import PROOF_BYTES
@@ -83,12 +83,14 @@ def test_a_sealed_8mib_partition_satisfies_every_row(rng):
 
 
 @pytest.mark.slow
-def test_a_2kib_partition_proves_and_verifies_under_a_development_key(sealed_2kib, tmp_path,
-                                                                      rng):
-    """The whole CPU path: setup in density form, bellperson's files written and read
-    back, the proof made from the C1 and verified with public inputs derived from it."""
-    params_path, vk_path = make_development_key(sealed_2kib.proof, tmp_path)
-    assert is_development(params_path) and (tmp_path / f"{params_path.stem}.json").exists()
+def test_a_2kib_partition_proves_and_verifies_under_a_development_key(
+        sealed_2kib, filecoin_2kib_dev_params, rng):
+    """The whole CPU path: setup in density form (the session's key), bellperson's files
+    written and read back, the proof made from the C1 and verified with public inputs
+    derived from it."""
+    params_path, vk_path = bellperson_files(sealed_2kib.proof, "development",
+                                            filecoin_2kib_dev_params, filecoin_2kib_dev_params)
+    assert is_development(params_path) and params_path.with_suffix(".json").exists()
     key = load_proving_key(sealed_2kib.proof, params_path)
     proof = prove_c1(sealed_2kib, key)
     assert len(proof) == PROOF_BYTES

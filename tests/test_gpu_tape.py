@@ -59,7 +59,7 @@ def test_host_tapes_match_the_numpy_tapes_on_a_2kib_partition(rng):
 @pytest.mark.skipif(not GPU_OK, reason=GPU_WHY)
 @pytest.mark.parametrize("size, sealing", [("2KiB", seal), ("512MiB", seal_sparse)])
 def test_device_witness_matches_the_cpu(size, sealing, rng):
-    from gpu.witness import DeviceWitness
+    from gpu.witness import DevicePlan
 
     backend = gpu.get_backend()
     c1 = sealing(registered_proof(f"StackedDrg{size}V1_1"),
@@ -67,6 +67,6 @@ def test_device_witness_matches_the_cpu(size, sealing, rng):
     plan = witness_plan(StackedShape.of(c1.proof))
     values = partition_data(c1, 0).flatten()
     reference = plan.run(values)
-    device = DeviceWitness(plan, backend.device_id, backend.stream)
-    got = device.run(values).get(stream=backend.stream)
+    device = DevicePlan(plan, backend.device_id, backend.stream)
+    got = device.run(device.upload(values)).get(stream=backend.stream)
     assert np.array_equal(got, reference.assignment())

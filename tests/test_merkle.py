@@ -7,7 +7,7 @@ import pytest
 
 from snark.fields import FR_MODULUS, limbs_to_ints, random_fr
 from snark.merkle import MerkleTree, merkle_root_gadget, root_from_path, verify_path
-from snark.poseidon import hash2
+from snark.poseidon.hashing import hash2
 from snark.r1cs import ONE, ConstraintSystem, UnsatisfiedConstraint
 
 DEPTHS = range(1, 9)

@@ -9,7 +9,7 @@ import pytest
 
 from snark.fields import FR_MODULUS, fr_to_limbs
 from snark.merkle import MerkleTree
-from snark.poseidon import hash2
+from snark.poseidon.hashing import hash2
 from snark.porep.c1 import C1Error, fr_hex, parse_c1
 from snark.porep.circuit import (challenges_for, circuit_r1cs, constraints_estimate,
                                  public_inputs, synthesize)

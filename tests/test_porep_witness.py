@@ -13,7 +13,8 @@ import pytest
 from snark.fields import FR_MODULUS
 from snark.keys import KeyFileError
 from snark.params import shape_path
-from snark.poseidon import hash2, poseidon_hash2_gadget
+from snark.poseidon.hashing import hash2
+from snark.poseidon.gadget import poseidon_hash2_gadget
 from snark.poseidon.gadget import hash_template
 from snark.poseidon.trace import hash2_trace
 from snark.porep.c1 import C1Error

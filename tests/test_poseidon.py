@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 
 from snark.fields import FR_MODULUS, fr_to_limbs, limbs_to_ints, random_fr
-from snark.poseidon import hash2, hash2_many, permute, poseidon_x5_255_3
+from snark.poseidon.hashing import hash2, hash2_many
+from snark.poseidon.native import permute
+from snark.poseidon.params import poseidon_x5_255_3
 from snark.poseidon import hashing
 from snark.poseidon.fast import permute_words
 from snark.poseidon.gadget import hash_template, poseidon_hash2_gadget

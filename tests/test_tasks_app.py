@@ -109,7 +109,9 @@ def _modules_after(statement: str) -> set[str]:
 #: the prover, the proof types' worker halves (``snark.registry`` imports them on a worker).
 WORKER_ONLY = ("tasks.pipeline", "tasks.worker", "workers", "gpu", "prometheus_client",
                "snark.groth16", "snark.porep.prove", "py_arkworks_bls12381",
-               "snark.porep.worker", "snark.snarkjs.worker", "snark.unit_work")
+               "snark.porep.worker", "snark.snarkjs.worker", "snark.unit_work",
+               "snark.filecoin.worker", "snark.filecoin.circuit", "snark.gadgets",
+               "snark.filecoin.params", "snark.native")
 
 
 @pytest.mark.parametrize("statement", [

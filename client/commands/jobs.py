@@ -34,6 +34,8 @@ from snark.porep.c1 import C1Error, parse_size
 from snark.job_input import InputLimits
 from snark.porep.seal import seal
 from snark.proof_types import Storage
+from snark.filecoin.errors import FilecoinError
+from snark.filecoin.job import filecoin_envelope
 from snark.registry import names, proof_type as proof_type_named, worker_half
 from snark.snarkjs.job import CircomJob, CircomJobError, job_from_files
 from tasks.application import PRIORITIES
@@ -41,7 +43,7 @@ from tasks.jobs import JobState
 from tasks.submission import SubmitError
 
 _ERRORS = (SubmitError, JobNotFound, JobError, ClusterError, NoWorkers, SettingsError, C1Error,
-           CircomJobError, OSError, TimeoutError, redis.RedisError,
+           CircomJobError, FilecoinError, OSError, TimeoutError, redis.RedisError,
            kombu.exceptions.OperationalError)
 
 TYPE_OPTION = click.option("--type", "proof_type", type=click.Choice(names()),
@@ -52,7 +54,8 @@ PRIORITY_OPTION = click.option("--priority", type=click.Choice(list(PRIORITIES))
                                default="normal", show_default=True,
                                help="queue order among waiting jobs")
 KEY_OPTION = click.option("--key", "key_id", default=None, metavar="KEY_ID",
-                          help="circom: the imported key (proofq keys add prints its id)")
+                          help="circom: the imported key (proofq keys add prints its id); "
+                               "filecoin: official (default) or development")
 
 
 one_line_errors = reports(*_ERRORS)
@@ -121,9 +124,13 @@ def _circom_job(key_id: str, witnesses: tuple[str, ...]) -> CircomJob:
 
 
 def _job_input(proof_type: str, inputs: tuple[str, ...], key_id: str | None) -> Any:
+    if key_id is not None and proof_type == "filecoin":
+        if len(inputs) != 1:
+            raise BadInput(f"INPUT: one c1.json for a filecoin job, got {len(inputs)}")
+        return filecoin_envelope(read_job_file(inputs[0]), key_id)
     if key_id is not None:
         if proof_type != "circom":
-            raise BadInput("--key: only with --type circom (INPUT... are then .wtns files)")
+            raise BadInput("--key: only with --type circom or filecoin")
         return _circom_job(key_id, inputs)
     if len(inputs) != 1:
         raise BadInput(f"INPUT: one {proof_type} job file, got {len(inputs)} (several .wtns "
@@ -186,8 +193,9 @@ def submit(inputs: tuple[str, ...], proof_type: str, key_id: str | None, priorit
            as_json: bool) -> None:
     """Submit a proof job; prints its id (or, with --wait, its proof).
 
-    INPUT is the job's input file: a porep C1, or a circom job JSON; with --type circom
-    --key KEY_ID, one or more .wtns files, one proof each.
+    INPUT is the job's input file: a porep C1, a Filecoin c1.json (--type filecoin; --key
+    development for proofq's own key of the circuit), or a circom job JSON; with --type
+    circom --key KEY_ID, one or more .wtns files, one proof each.
     It uses the cluster named by PROOFQ_REDIS_URL (redis://host:port/db); without it,
     --wait starts a private cluster for the job, and a plain submit stops with an error.
     Exit codes: 0 submitted (or proved), 1 the job failed, 2 bad input, 3 --wait ran out.

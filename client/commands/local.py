@@ -27,6 +27,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColum
 from client.commands.common import JSON_OPTION, BadInput, output_path, read_input, reports
 from config.settings import SettingsError, get_settings
 from snark.backend import BackendUnavailable
+from snark.filecoin.errors import FilecoinError
 from snark.groth16 import SetupProgress
 from snark.keys import KeyFileError, ProvingKey
 from snark.files import write_atomic
@@ -38,11 +39,16 @@ from snark.proof import PROOF_BYTES, ProofFormatError
 from workers.backend_choice import fixed_base_for, make_backend
 
 #: Errors that mean "the input is wrong", reported as one line with exit code 2.
-BAD_INPUT_ERRORS = (C1Error, ProofFormatError, KeyFileError, SettingsError, BackendUnavailable,
-                    OSError)
+BAD_INPUT_ERRORS = (C1Error, FilecoinError, ProofFormatError, KeyFileError, SettingsError,
+                    BackendUnavailable, OSError)
 
 C1_OPTION = click.option("--c1", "c1_path", required=True, type=click.Path(),
-                         help="C1 JSON file (from proofq seal)")
+                         help="C1 JSON file: Filecoin's (Curio's c1.json, proofq seal "
+                              "--registered-proof) or the porep stand-in's (proofq seal)")
+FILECOIN_KEY_OPTION = click.option(
+    "--key", "key_kind", type=click.Choice(["official", "development"]), default="official",
+    show_default=True, help="a Filecoin C1's key: the ceremony's (PROOFQ_FILECOIN_PARAMS_DIR) "
+                            "or proofq's development key (set up once if missing)")
 
 
 reports_bad_input = reports(*BAD_INPUT_ERRORS)
@@ -59,6 +65,22 @@ def read_c1(path: str) -> C1:
     except C1Error as exc:
         raise C1Error(f"{path}: {exc}") from None
     return c1
+
+
+def filecoin_job(path: str, raw: bytes, key_kind: str):
+    """A Filecoin C1 file as a job under ``key_kind``, or None for the stand-in's C1 (told
+    apart by its format field)."""
+    if b'"format"' in raw[:200] and b"proofq-porep-c1" in raw[:200]:
+        return None
+    from snark.filecoin.job import filecoin_envelope
+    from snark.filecoin.proof_type import FilecoinType
+    from snark.job_input import InputLimits
+
+    try:
+        return FilecoinType().parse(filecoin_envelope(raw, key_kind),
+                                    InputLimits.of(get_settings()))
+    except FilecoinError as exc:
+        raise FilecoinError(f"{path}: {exc}") from None
 
 
 def read_job_file(path: str) -> bytes:
@@ -187,9 +209,15 @@ def _key_summary(key: ProvingKey, params_dir: Path) -> dict[str, Any]:
               default=None, help="prover backend [default: the backend setting, auto]")
 @JSON_OPTION
 @reports_bad_input
-def prove(c1_path: str, output: str, backend_name: str | None, as_json: bool) -> None:
+@FILECOIN_KEY_OPTION
+def prove(c1_path: str, output: str, backend_name: str | None, as_json: bool,
+          key_kind: str) -> None:
     """Prove every partition of a C1 and write the concatenated proofs."""
     target = output_path(output)
+    job = filecoin_job(c1_path, read_job_file(c1_path), key_kind)
+    if job is not None:
+        _prove_filecoin(job, target, backend_name, as_json)
+        return
     c1 = read_c1(c1_path)
     settings = get_settings()
     backend = make_backend(backend_name or settings.backend)
@@ -211,14 +239,44 @@ def prove(c1_path: str, output: str, backend_name: str | None, as_json: bool) ->
           f"in {seconds:.2f}s → {output} ({len(proof)} bytes)"])
 
 
+def _prove_filecoin(job, target: Path, backend_name: str | None, as_json: bool) -> None:
+    from snark.filecoin.prove import prove_c1 as prove_filecoin
+    from snark.filecoin.worker import FilecoinWorker
+    from snark.proof_types import Storage
+
+    settings = get_settings()
+    backend = make_backend(backend_name or settings.backend)
+    worker = FilecoinWorker(Storage.of(settings))
+    started = time.perf_counter()
+    with progress_bar(not as_json) as progress:
+        task = progress.add_task(f"key of {job.proof.name} ({worker.key_kind(job)})", total=None)
+        worker.make_key(job, fixed_base=fixed_base_for(backend), progress=setup_bars(progress))
+        key = worker.load_key(job)
+        progress.update(task, description=f"proving {job.proof.partitions} partitions on "
+                                          f"{backend.name}")
+        proof = prove_filecoin(job.c1, key, backend)
+    write_atomic(target, proof)
+    seconds = time.perf_counter() - started
+    emit(as_json, {"proof": str(target), "bytes": len(proof),
+                   "partitions": job.proof.partitions, "backend": backend.name,
+                   "key": job.key, "seconds": round(seconds, 3)},
+         [f"proved {job.proof.partitions} partitions of {job.proof.name} on {backend.name} "
+          f"under the {job.key} key in {seconds:.2f}s → {target} ({len(proof)} bytes)"])
+
+
 @click.command()
 @C1_OPTION
 @click.option("--proof", "proof_path", required=True, type=click.Path(),
               help="proof file (from proofq prove)")
 @JSON_OPTION
 @reports_bad_input
-def verify(c1_path: str, proof_path: str, as_json: bool) -> None:
+@FILECOIN_KEY_OPTION
+def verify(c1_path: str, proof_path: str, as_json: bool, key_kind: str) -> None:
     """Check a proof file against a C1 (exit 0 valid, 1 invalid, 2 bad input)."""
+    job = filecoin_job(c1_path, read_job_file(c1_path), key_kind)
+    if job is not None:
+        _verify_filecoin(job, proof_path, as_json)
+        return
     c1 = read_c1(c1_path)
     params_dir = get_settings().params_dir
     vk = load_verifying_key(c1, params_dir)
@@ -233,6 +291,27 @@ def verify(c1_path: str, proof_path: str, as_json: bool) -> None:
     emit(as_json, {"valid": valid, "proof": proof_path, "partitions": c1.partitions},
          [f"{proof_path}: {'valid' if valid else 'INVALID'} ({c1.partitions} partitions of "
           f"{c1.circuit_name})"])
+    if not valid:
+        sys.exit(1)
+
+
+def _verify_filecoin(job, proof_path: str, as_json: bool) -> None:
+    from snark.filecoin.params import verifying_key_for
+    from snark.filecoin.prove import verify_c1 as verify_filecoin
+
+    settings = get_settings()
+    vk = verifying_key_for(job.proof, job.key, settings.params_dir, settings.filecoin_params_dir)
+    partitions = job.proof.partitions
+    proof = read_input(proof_path, partitions * PROOF_BYTES,
+                       f"{partitions} proofs of {PROOF_BYTES} bytes")
+    try:
+        valid = verify_filecoin(job.c1, vk, proof)
+    except ProofFormatError as exc:
+        raise ProofFormatError(f"{proof_path}: {exc}") from None
+    emit(as_json, {"valid": valid, "proof": proof_path, "partitions": partitions,
+                   "key": job.key},
+         [f"{proof_path}: {'valid' if valid else 'INVALID'} ({partitions} partitions of "
+          f"{job.proof.name}, {job.key} key)"])
     if not valid:
         sys.exit(1)
 

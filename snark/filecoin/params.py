@@ -8,9 +8,13 @@ differs is refused. Those digests are facts copied here; nothing else of the fil
 
 A *development key* is proofq's own setup of the same circuit (``snark.groth16.setup``
 in bellperson's density form), written in bellperson's formats under a name that cannot be
-taken for an official one (``proofq-dev-…``), with a JSON label beside it. Proofs under it
-verify with its ``.vk`` and nowhere else: a chain accepts only proofs under the ceremony's
-keys.
+taken for an official one (``proofq-dev-…``), with a JSON label beside it, in
+``<params_dir>/filecoin/``. Proofs under it verify with its ``.vk`` and nowhere else: a chain
+accepts only proofs under the ceremony's keys.
+
+Workers prove from a key converted once into proofq's key layout (``resident_key_dir``:
+``<params_dir>/<file stem>/``, memory-mapped arrays, the circuit's coded R1CS beside them),
+so a 47 GB ``.params`` is decoded once per host, not once per process.
 """
 
 from __future__ import annotations
@@ -23,8 +27,8 @@ from snark import groth16
 from snark.bellperson import ParamsFile, digest, read_key, read_vk, verifying_key, write_key
 from snark.filecoin.circuit import StackedShape, circuit_r1cs
 from snark.filecoin.errors import FilecoinError
-from snark.filecoin.registry import RegisteredProof
-from snark.keys import ProvingKey, VerifyingKey
+from snark.filecoin.registry import DEV_PREFIX, RegisteredProof, dev_stem, key_stem
+from snark.keys import KeyFileError, ProvingKey, VerifyingKey
 
 #: rust-fil-proofs ``parameters.json`` (v28): digest of every official PoRep file, by name.
 OFFICIAL_DIGESTS = {
@@ -44,7 +48,6 @@ OFFICIAL_DIGESTS = {
     "96f1b4a04c5c51e4759bbf224bbc2ef5a42c7100f16ec0637123f16a845ddfb2":
         ("1801f8a6e1b00bceb00cc27314bb5ce3", "a89884252c04c298d0b3c81bfd884164"),
 }
-DEV_PREFIX = "proofq-dev-"
 DEV_WARNING = ("development key made by proofq: NOT from Filecoin's trusted-setup ceremony; "
                "proofs under it verify only with its own .vk, never on chain")
 
@@ -68,10 +71,6 @@ def check_digest(path: Path) -> None:
                             "official name: a corrupt or foreign file (fetch it again)")
 
 
-def dev_stem(proof: RegisteredProof) -> str:
-    return f"{DEV_PREFIX}{proof.params_file_stem.removeprefix('v28-')}"
-
-
 def make_development_key(proof: RegisteredProof, out_dir: Path, *, fixed_base=None,
                          progress=None) -> tuple[Path, Path]:
     """Set up the partition circuit of ``proof`` and write it in bellperson's formats."""
@@ -93,6 +92,56 @@ def make_development_key(proof: RegisteredProof, out_dir: Path, *, fixed_base=No
 def is_development(path: Path) -> bool:
     return Path(path).name.startswith(DEV_PREFIX)
 
+
+def development_dir(params_dir: Path) -> Path:
+    return Path(params_dir) / "filecoin"
+
+
+def bellperson_files(proof: RegisteredProof, kind: str, params_dir: Path,
+                     official_dir: Path) -> tuple[Path, Path]:
+    """Where the key's .params and .vk are: the official directory, or the development
+    keys' own."""
+    directory = official_dir if kind == "official" else development_dir(params_dir)
+    stem = key_stem(proof, kind)
+    return Path(directory) / f"{stem}.params", Path(directory) / f"{stem}.vk"
+
+
+def resident_key_dir(proof: RegisteredProof, kind: str, params_dir: Path) -> Path:
+    return Path(params_dir) / key_stem(proof, kind)
+
+
+def verifying_key_for(proof: RegisteredProof, kind: str, params_dir: Path,
+                      official_dir: Path) -> VerifyingKey:
+    """The key's verifying key: from its converted form, else from its .vk file."""
+    resident = resident_key_dir(proof, kind, params_dir)
+    if (resident / "manifest.json").exists():
+        return VerifyingKey.load(resident)
+    _, vk_path = bellperson_files(proof, kind, params_dir, official_dir)
+    if not vk_path.exists():
+        raise KeyFileError(f"{vk_path}: no verifying key of {proof.name} ({kind})")
+    return load_verifying_key(vk_path)
+
+
+def convert_key(proof: RegisteredProof, kind: str, params_dir: Path, official_dir: Path, *,
+                fixed_base=None, progress=None) -> Path:
+    """The key in proofq's layout, converted from its bellperson files once (a missing
+    development key is set up first; a missing official one is a ``KeyFileError`` saying
+    where it must be put)."""
+    target = resident_key_dir(proof, kind, params_dir)
+    if (target / "manifest.json").exists():
+        return target
+    params_path, _ = bellperson_files(proof, kind, params_dir, official_dir)
+    if not params_path.exists():
+        if kind == "official":
+            raise KeyFileError(f"{params_path}: the official key of {proof.name} is not there "
+                               "(fetch Filecoin's parameters into PROOFQ_FILECOIN_PARAMS_DIR, "
+                               "or submit with key development)")
+        make_development_key(proof, development_dir(params_dir), fixed_base=fixed_base,
+                             progress=progress)
+    if progress is not None:
+        progress("convert the .params to proofq's layout", 0, None)
+    load_proving_key(proof, params_path).save(params_dir)
+    return target
 
 def load_proving_key(proof: RegisteredProof, params_path: Path) -> ProvingKey:
     """The proving key in a .params file (official names digest-checked first)."""

@@ -163,6 +163,20 @@ class RegisteredProof:
                 f"{self.shape.display}-{DATA_HASHER}-{digest}")
 
 
+#: Development keys' file stems (proofq's own setups, ``snark.filecoin.params``) start so;
+#: no official file's does.
+DEV_PREFIX = "proofq-dev-"
+
+
+def dev_stem(proof: RegisteredProof) -> str:
+    return f"{DEV_PREFIX}{proof.params_file_stem.removeprefix(f'v{CACHE_VERSION}-')}"
+
+
+def key_stem(proof: RegisteredProof, kind: str) -> str:
+    """The file stem of ``proof``'s key of ``kind`` (``official`` or ``development``)."""
+    return proof.params_file_stem if kind == "official" else dev_stem(proof)
+
+
 def _build() -> dict[str, RegisteredProof]:
     proofs = {}
     for version, suffix, first_id in ((ApiVersion.V1_0, "V1", 0), (ApiVersion.V1_1, "V1_1", 5)):

@@ -23,7 +23,7 @@ import functools
 import numpy as np
 
 from snark.merkle import merkle_root_gadget
-from snark.poseidon import poseidon_hash2_gadget
+from snark.poseidon.gadget import poseidon_hash2_gadget
 from snark.porep.c1 import (C1, NODE_BYTES, C1Error, ChallengeProof, PartitionProof,
                             check_sector_size)
 from snark.r1cs import ONE, R1CS, ConstraintSystem, SparseMatrix, as_lc, lc, lc_add

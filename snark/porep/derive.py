@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from snark.fields import FR_MODULUS
-from snark.poseidon import hash2, hash2_many
+from snark.poseidon.hashing import hash2, hash2_many
 
 
 def replica_id_for(ticket: int, comm_d: int) -> int:

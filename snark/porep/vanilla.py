@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from snark.fields import FR_MODULUS
-from snark.poseidon import hash2_many
+from snark.poseidon.hashing import hash2_many
 from snark.porep.c1 import C1, C1Error
 from snark.porep.derive import challenge_indices, replica_id_for, replica_keys_at
 

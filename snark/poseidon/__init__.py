@@ -1,14 +1,8 @@
-"""Poseidon over BLS12-381 Fr (``poseidonperm_x5_255_3``): constants, permutation, hash.
+"""Poseidon over BLS12-381 Fr.
 
-``grain`` derives the constants, ``native`` is the reference permutation, ``fast`` the
-equivalent schedule used for hashing, ``hashing`` the two-to-one hash H(x, y), ``gadget``
-its R1CS circuit.
+``grain`` derives constants, ``params`` the stand-in porep's instance
+(``poseidonperm_x5_255_3``), ``native`` its reference permutation, ``fast`` the equivalent
+sparse schedule used for hashing, ``hashing`` the two-to-one hash H(x, y) (on the native
+engine), ``gadget`` its R1CS circuit; ``neptune`` Filecoin's instance. The package imports
+none of them, so a producer reading a C1 loads no native engine.
 """
-
-from snark.poseidon.gadget import poseidon_hash2_gadget
-from snark.poseidon.hashing import hash2, hash2_many
-from snark.poseidon.native import permute
-from snark.poseidon.params import PoseidonParams, poseidon_x5_255_3
-
-__all__ = ["PoseidonParams", "hash2", "hash2_many", "permute", "poseidon_hash2_gadget",
-           "poseidon_x5_255_3"]

@@ -31,7 +31,6 @@ from functools import lru_cache
 
 import numpy as np
 
-from snark import native
 from snark.fields import FR_MODULUS, fr_to_limbs, is_canonical
 from snark.poseidon.fast import fast_schedule, permute_words
 from snark.poseidon.linalg import Matrix, inverse, matvec
@@ -258,6 +257,8 @@ def poseidon_many(inputs: np.ndarray, arity: int) -> np.ndarray:
     bad = np.flatnonzero(~is_canonical(inputs, FR_MODULUS).all(axis=1))
     if bad.size:
         raise ValueError(f"inputs[{bad[0]}] holds a value that is not a reduced Fr element")
+    from snark import native  # the native engine loads arkworks: not for producers' imports
+
     schedule = fast_schedule(neptune_params(arity))
     tag = fr_to_limbs([domain_tag(arity)])[0]
     out = np.empty((len(inputs), 4), dtype=np.uint64)
