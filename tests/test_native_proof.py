@@ -150,3 +150,20 @@ def test_a_density_basis_takes_the_whole_witness(density_circuit):
     w = cpu.load_witness(key, density_circuit.witness())
     with pytest.raises(ValueError, match="a_g1: a density key's basis takes the whole witness"):
         cpu.msm_g1(key, "a_g1", w[1:])
+
+
+def test_a_key_over_coded_matrices_survives_storage(circuit, tmp_path, rng):
+    from snark.r1cs import R1CS, CodedMatrix
+
+    compiled = circuit.compile()
+    coded = R1CS(compiled.num_inputs, compiled.num_aux,
+                 *(CodedMatrix.from_sparse(m) for m in (compiled.a, compiled.b, compiled.c)))
+    key = groth16.setup(coded, density=True)
+    loaded = ProvingKey.load(key.save(tmp_path))
+    assert isinstance(loaded.r1cs.a, CodedMatrix) and loaded.circuit_id == compiled.circuit_id()
+    assert (tmp_path / key.circuit_id / "r1cs_a_codes.npy").exists()
+    w = circuit.witness()
+    r, s = rng.randrange(1, R), rng.randrange(1, R)
+    proof = groth16.prove(loaded, w, r=r, s=s)
+    assert proof.to_bytes() == groth16.prove(key, w, r=r, s=s).to_bytes()
+    assert groth16.verify(key.vk, circuit.public_inputs(), proof)
