@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import redis
 
+from snark.r1cs import CodedMatrix
 from snark.keys import POINT_BASES, ProvingKey
 from workers.heartbeat import Heartbeat, Lease
 from workers.locks import NOW_MS_LUA, GpuId
@@ -64,10 +65,14 @@ def partition_bytes(key: ProvingKey) -> int:
 
 
 def key_bytes(key: ProvingKey) -> int:
-    """Device bytes of a resident key: the MSM bases and the R1CS matrices."""
+    """Device bytes of a resident key: the MSM bases and the R1CS matrices as the GPU holds
+    them (coded: an int64 row pointer, a uint32 column and a uint32 code a term, the
+    coefficient table; a matrix with full coefficients is counted as if each were distinct)."""
     bases = sum(getattr(key, name).xy.nbytes for name in POINT_BASES)
-    matrices = sum(arr.nbytes for m in (key.r1cs.a, key.r1cs.b, key.r1cs.c)
-                   for arr in (m.indptr, m.indices, m.data))
+    matrices = 0
+    for m in (key.r1cs.a, key.r1cs.b, key.r1cs.c):
+        table_rows = len(m.table) if isinstance(m, CodedMatrix) else m.nnz
+        matrices += 8 * (m.rows + 1) + 8 * m.nnz + FR_BYTES * table_rows
     return bases + matrices
 
 
