@@ -289,8 +289,8 @@ def test_not_json_not_a_c1_and_too_large(small_doc):
         parse_c1(b"[1]")
     with pytest.raises(FilecoinError, match="^registered_proof: required field is missing"):
         parse_c1(b'{"SectorNum": 1}')
-    with pytest.raises(FilecoinError, match=f"^c1: {len(small_doc)} bytes exceeds max_c1_bytes "
-                                            f"\\(1000, PROOFQ_MAX_C1_BYTES\\)"):
+    with pytest.raises(FilecoinError, match=f"^c1: {len(small_doc)} bytes exceeds max_input_bytes "
+                                            f"\\(1000, PROOFQ_MAX_INPUT_BYTES\\)"):
         parse_c1(small_doc, max_bytes=1000)
 
 

@@ -91,8 +91,10 @@ def _tree(text: str) -> TreeShape:
 @filecoin.command("circuit-info")
 @click.option("--registered-proof", "proof_name", help="e.g. StackedDrg32GiBV1_1")
 @click.option("--nodes", type=click.IntRange(min=2), help="a test shape: sector nodes")
-@click.option("--layers", type=click.IntRange(min=1), default=2, show_default=True)
-@click.option("--challenges", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--layers", type=click.IntRange(min=1), default=2, show_default=True,
+              help="a test shape: SDR layers")
+@click.option("--challenges", type=click.IntRange(min=1), default=1, show_default=True,
+              help="a test shape: challenges per partition")
 @click.option("--tree", "tree_text", default="8-0-0", show_default=True,
               help="tree C / R_last arities base-sub-top")
 @JSON_OPTION
@@ -155,8 +157,8 @@ def setup(proof_name: str, out_dir: str, as_json: bool) -> None:
 def check(c1_path: str, miner_id: int | None, as_json: bool) -> None:
     """Parse a C1 (Curio's c1.json or a raw SealCommitPhase1Output) and make every check a
     C2 prover makes before proving."""
-    raw = read_input(c1_path, get_settings().max_c1_bytes,
-                     "max_c1_bytes, PROOFQ_MAX_C1_BYTES")
+    raw = read_input(c1_path, get_settings().max_input_bytes,
+                     "max_input_bytes, PROOFQ_MAX_INPUT_BYTES")
     started = time.perf_counter()
     try:
         c1 = parse_c1(raw)

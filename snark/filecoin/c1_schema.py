@@ -36,6 +36,7 @@ from snark.filecoin.c1_lift import lift_domains
 from snark.filecoin.challenges import prover_id_for_miner
 from snark.filecoin.domain import DOMAIN_BYTES, canonical
 from snark.filecoin.errors import FilecoinError
+from snark.job_input import too_large
 from snark.filecoin.registry import (DRG_PARENTS, EXP_PARENTS, LABEL_PARENTS, RegisteredProof,
                                      registered_proof)
 
@@ -407,8 +408,7 @@ def _phase1_output(doc: Any, domains: _Lifted | _Literal) -> dict:
 
 def _check_size(raw: bytes, max_bytes: int | None, what: str) -> None:
     if max_bytes is not None and len(raw) > max_bytes:
-        raise FilecoinError(f"{what}: {len(raw)} bytes exceeds max_c1_bytes ({max_bytes}, "
-                            f"PROOFQ_MAX_C1_BYTES)")
+        raise FilecoinError(too_large(what, len(raw), max_bytes))
 
 
 def _loads(raw: bytes, what: str) -> Any:
@@ -447,7 +447,7 @@ def _wrapper(doc: dict) -> dict:
 
 def parse_c1(raw: bytes | str, *, max_bytes: int | None = None) -> FilecoinC1:
     """Parse and check the structure of a C1 in either encoding; ``FilecoinError`` names the
-    field. ``max_bytes`` bounds the text (the caller's ``max_c1_bytes``), checked before
+    field. ``max_bytes`` bounds the text (the caller's ``max_input_bytes``), checked before
     anything is parsed.
 
     The raw form is recognised by its ``"vanilla_proofs"`` key, which base64 (the wrapper's
