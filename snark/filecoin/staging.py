@@ -23,7 +23,7 @@ import numpy as np
 
 from snark.backend import Capability, ProverBackend
 from snark.filecoin.c1 import FilecoinC1
-from snark.filecoin.circuit import StackedShape, witness
+from snark.filecoin.circuit import StackedShape, witness, witness_plan
 from snark.filecoin.circuit.inputs import partition_data, public_inputs
 from snark.filecoin.errors import FilecoinError
 from snark.keys import ProvingKey
@@ -98,6 +98,7 @@ def partition_work(c1: FilecoinC1, partition: int, backend: ProverBackend) -> Pa
     data = partition_data(c1, partition)
     expected = public_inputs(c1, partition)
     if backend.extension(FILECOIN_WITNESS) is not None:
+        witness_plan(shape)  # made here, outside the locks, the first time a shape is seen
         return DeviceInputs(partition, shape, data.flatten(), expected)
     assignment = witness(shape, data)
     check_public_inputs(partition, assignment.public_inputs(), expected)
