@@ -50,7 +50,7 @@ def test_curios_c1_through_the_intake_to_a_verified_proof(filecoin_2kib_dev_para
                                                           tmp_path):
     c1 = seal(registered_proof("StackedDrg2KiBV1_1"), np.random.default_rng(rng.getrandbits(64)))
     c1_path = tmp_path / "c1.json"
-    c1_path.write_bytes(curio_json(c1))
+    c1_path.write_bytes(curio_json(c1, 7))
     env = {"PROOFQ_PARAMS_DIR": str(filecoin_2kib_dev_params), "PROOFQ_BACKEND": "cpu",
            "PROOFQ_FILECOIN_KEY": "development"}
     with EmbeddedRedis() as server:

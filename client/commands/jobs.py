@@ -273,6 +273,18 @@ def bench() -> None:
     """Benchmarks through the job pipeline."""
 
 
+def _test_sector_job(key: str, as_json: bool) -> bytes:
+    """A freshly sealed 2 KiB TEST sector's c1.json as a filecoin job under ``key``."""
+    import numpy as np
+
+    from snark.filecoin import curio_json, registered_proof, seal as seal_filecoin
+
+    c1 = seal_filecoin(registered_proof("StackedDrg2KiBV1_1"), np.random.default_rng())
+    if not as_json:
+        click.echo(f"sealed a 2 KiB test sector ({c1.proof.name}); proving under the {key} key")
+    return filecoin_envelope(curio_json(c1, 1), key)
+
+
 @bench.command()
 @TYPE_OPTION
 @click.option("--c1", "c1_path", type=click.Path(), default=None,
@@ -298,14 +310,17 @@ def batch(proof_type: str, c1_path: str | None, key_id: str | None, witnesses: t
           challenges: int, as_json: bool) -> None:
     """Prove COUNT copies of one job with at most JOBS in flight, then summarise.
 
-    porep: a C1 (--c1, or a freshly sealed sector); circom: --key and --wtns.
+    porep: a C1 (--c1, or a freshly sealed sector); filecoin: --c1 (and --key), or a freshly
+    sealed 2 KiB test sector under the development key; circom: --key and --wtns.
     It uses the cluster named by PROOFQ_REDIS_URL; without it, a private one for the run."""
     if proof_type == "circom":
         if key_id is None or not witnesses:
             raise BadInput("bench batch --type circom: needs --key KEY_ID and --wtns FILE")
         job_input: Any = _checked_input(_circom_job(key_id, witnesses), proof_type)
     elif c1_path is not None:
-        job_input = _checked_input(read_job_file(c1_path), proof_type)
+        job_input = _checked_input(_job_input(proof_type, (c1_path,), key_id), proof_type)
+    elif proof_type == "filecoin":
+        job_input = _test_sector_job(key_id or "development", as_json)
     else:
         job_input = seal(parse_size(sector_size), partitions, challenges)
         if not as_json:
