@@ -102,13 +102,19 @@ def time_stage(size: str, repeat: int, rng: np.random.Generator, backend) -> dic
 
     proof = registered_proof(f"StackedDrg{size}V1_1")
     shape = StackedShape.of(proof)
-    r1cs, r1cs_s = timed(lambda: circuit_r1cs(shape))
-    plan, plan_s = timed(lambda: witness_plan(shape))
-    key, key_s = timed(lambda: timing_key(r1cs, rng))
-    _, prepare_s = timed(lambda: backend.prepare(key))
-    device_witness, tapes_s = timed(lambda: DevicePlan(plan, backend.device_id,
-                                                       backend.stream))
-    c1 = sector(size, rng)
+
+    def step(name, fn):
+        out, seconds = timed(fn)
+        print(f"{size}: {name} {seconds:.1f} s", flush=True)
+        return out, seconds
+
+    r1cs, r1cs_s = step("R1CS", lambda: circuit_r1cs(shape))
+    plan, plan_s = step("witness plan", lambda: witness_plan(shape))
+    key, key_s = step("timing key", lambda: timing_key(r1cs, rng))
+    _, prepare_s = step("key resident", lambda: backend.prepare(key))
+    device_witness, tapes_s = step("tapes resident", lambda: DevicePlan(
+        plan, backend.device_id, backend.stream))
+    c1, _ = step("sparse sector", lambda: sector(size, rng))
     runs = []
     for p in range(min(repeat, proof.partitions)):
         values = partition_data(c1, p).flatten()
