@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from snark.filecoin.c1 import FilecoinC1
@@ -42,7 +42,7 @@ class FilecoinJob:
     proof: RegisteredProof
     c1_text: bytes | None = None  # inline: the C1 as given
     path: str | None = None       # on shared storage: relative to the shared directory
-    c1: FilecoinC1 | None = None  # parsed (inline jobs; ``load`` for the others)
+    c1: FilecoinC1 | None = field(default=None, compare=False)  # parsed (inline jobs)
 
     def to_json(self) -> str:
         if self.path is not None:

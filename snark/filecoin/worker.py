@@ -33,8 +33,12 @@ class FilecoinWorker:
         self.official_dir = settings.filecoin_params_dir
         self.default_key = settings.filecoin_key
 
-    @functools.lru_cache(maxsize=4)  # noqa: B019 - one worker half per host storage
     def c1(self, job: FilecoinJob) -> FilecoinC1:
+        """The job's C1: parsed with the job, or read once from shared storage."""
+        return job.c1 if job.c1 is not None else self._shared_c1(job)
+
+    @functools.lru_cache(maxsize=4)  # noqa: B019 - one worker half per host storage
+    def _shared_c1(self, job: FilecoinJob) -> FilecoinC1:
         return job.load(self.shared_dir, MAX_SHARED_C1_BYTES)
 
     def check(self, job_input: FilecoinJob) -> None:
