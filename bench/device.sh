@@ -8,6 +8,10 @@
 #            sppark stage ran first)
 #   overlap  bench/worker_overlap.py
 #   scale    bench/scale.py: real celery workers on 1 then 2 GPUs, one Redis (JSON to $OUT)
+#   filecoin bench/filecoin_gpu.py: a development-key partition proof, a 32 GiB partition's
+#            GPU time (FILECOIN_ARGS, e.g. "--prove 512MiB --time 32GiB")
+#   batch    proofq bench batch --type filecoin through a private cluster of real
+#            `celery -A tasks worker --gpu 0` processes (BATCH_ARGS; PROOFQ_WORKERS_PER_GPU)
 # Extra arguments for a stage go in BENCH_ARGS / PYTEST_ARGS / OVERLAP_ARGS / SCALE_ARGS. The
 # copy of the tree on the device has no .git: pass PROOFQ_COMMIT=<hash> so the JSON records
 # the commit.
@@ -36,7 +40,10 @@ for stage in "$@"; do
                      $( [ -s "$OUT/sppark.log" ] && echo --sppark "$OUT/sppark.log" ) ;;
         overlap) python3 bench/worker_overlap.py ${OVERLAP_ARGS:-} ;;
         scale)   python3 bench/scale.py --out "$OUT" ${SCALE_ARGS:-} ;;
-        *)       echo "unknown stage: $stage (tests, sppark, bench, overlap, scale)"; false ;;
+        filecoin) python3 bench/filecoin_gpu.py --out "$OUT" ${FILECOIN_ARGS:-} ;;
+        batch)   python3 -m client bench batch --type filecoin --json ${BATCH_ARGS:-} ;;
+        *)       echo "unknown stage: $stage (tests, sppark, bench, overlap, scale, filecoin, batch)"
+                 false ;;
     esac 2>&1 | tee "$OUT/$stage.log"
     rc=${PIPESTATUS[0]}
     [ "$rc" -eq 0 ] || { echo "=== $stage failed (exit $rc)"; status=$rc; }
