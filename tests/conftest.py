@@ -76,5 +76,16 @@ def filecoin_2kib_dev_params(tmp_path_factory):
 
     params = tmp_path_factory.mktemp("filecoin-params")
     job = FilecoinJob("development", registered_proof("StackedDrg2KiBV1_1"))
-    FilecoinWorker(Storage(params)).make_key(job)
+    FilecoinWorker(Storage(params)).make_key(job, fixed_base=_fixed_base())
     return params
+
+
+def _fixed_base():
+    """The GPU's fixed-base kernel where a GPU is usable (seconds), else the CPU's."""
+    import gpu
+
+    if not gpu.available()[0]:
+        return None
+    from gpu.fixed_base import GpuFixedBase
+
+    return GpuFixedBase()

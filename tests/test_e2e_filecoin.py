@@ -1,6 +1,7 @@
 """A Filecoin sector through the whole service, as Curio hands it over: its c1.json written
-to the intake stream with redis-cli, proved by a real ``celery -A tasks worker`` (CPU), the
-sector's proof read from the results stream and accepted by ``proofq verify``."""
+to the intake stream with redis-cli, proved by a real ``celery -A tasks worker`` (CPU; and
+``--gpu 0`` where a GPU is), the sector's proof read from the results stream and accepted by
+``proofq verify``."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import gpu
 from client.api import Client
 from client.embedded import EmbeddedRedis
 from client.local_cluster import WorkerProcess, worker_command
@@ -22,8 +24,11 @@ from config.settings import load_settings
 from snark.filecoin import curio_json, registered_proof, seal
 from tasks.jobs import RESULTS_STREAM
 
-pytestmark = pytest.mark.slow
 WAIT_S = 900
+GPU_OK, GPU_WHY = gpu.available()
+BACKENDS = [pytest.param("cpu", marks=pytest.mark.slow),
+            pytest.param("gpu", marks=[pytest.mark.gpu,
+                                       pytest.mark.skipif(not GPU_OK, reason=GPU_WHY)])]
 
 
 def _redis_cli() -> str:
@@ -46,24 +51,27 @@ def _result(server_url: str, entry: str, deadline: float) -> dict:
     raise AssertionError(f"no result for intake entry {entry} in {WAIT_S} s")
 
 
-def test_curios_c1_through_the_intake_to_a_verified_proof(filecoin_2kib_dev_params, rng,
-                                                          tmp_path):
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_curios_c1_through_the_intake_to_a_verified_proof(backend, filecoin_2kib_dev_params,
+                                                          rng, tmp_path):
     c1 = seal(registered_proof("StackedDrg2KiBV1_1"), np.random.default_rng(rng.getrandbits(64)))
     c1_path = tmp_path / "c1.json"
     c1_path.write_bytes(curio_json(c1, 7))
-    env = {"PROOFQ_PARAMS_DIR": str(filecoin_2kib_dev_params), "PROOFQ_BACKEND": "cpu",
+    env = {"PROOFQ_PARAMS_DIR": str(filecoin_2kib_dev_params), "PROOFQ_BACKEND": backend,
            "PROOFQ_FILECOIN_KEY": "development"}
     with EmbeddedRedis() as server:
         settings = load_settings(redis_url=server.url, params_dir=filecoin_2kib_dev_params,
-                                 backend="cpu")
-        worker = WorkerProcess(server.url, worker_command(gpu=None, concurrency=1, node="fc@%h"),
+                                 backend=backend)
+        gpu_index = 0 if backend == "gpu" else None
+        worker = WorkerProcess(server.url, worker_command(gpu=gpu_index, concurrency=1,
+                                                          node="fc@%h"),
                                log_dir=tmp_path, env=env).start()
         intake = subprocess.Popen([sys.executable, "-m", "client", "intake"],
                                   env={**os.environ, **env, "PROOFQ_REDIS_URL": server.url},
                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
             with Client(server.url, settings) as probe:
-                worker.wait_ready(probe.app, 120, node="fc@%h")
+                worker.wait_ready(probe.app, 900, node="fc@%h")  # a fresh GPU compiles
             host, port = server.url.removeprefix("redis://").split("/")[0].split(":")
             added = subprocess.run(
                 [_redis_cli(), "-h", host, "-p", port, "-x", "XADD", "proofq:intake", "*",
