@@ -7,14 +7,13 @@
 #   bench    bench/gpu_bench.py (JSON result to $OUT; sppark's JSON line inside when the
 #            sppark stage ran first)
 #   overlap  bench/worker_overlap.py
-#   scale    bench/scale.py: real celery workers on 1 then 2 GPUs, one Redis (JSON to $OUT)
+#   scale    bench/scale.py: real celery workers on 1 then 2 GPUs, one Redis (JSON to $OUT);
+#            SCALE_ARGS="--type filecoin --c1 c1.json --gpus 1 -c 2" for Filecoin sectors
 #   filecoin bench/filecoin_gpu.py: a development-key partition proof, a 32 GiB partition's
 #            GPU time (FILECOIN_ARGS, e.g. "--prove 512MiB --time 32GiB")
-#   batch    proofq bench batch --type filecoin through a private cluster of real
-#            `celery -A tasks worker --gpu 0` processes (BATCH_ARGS; PROOFQ_WORKERS_PER_GPU)
-# Extra arguments for a stage go in BENCH_ARGS / PYTEST_ARGS / OVERLAP_ARGS / SCALE_ARGS. The
-# copy of the tree on the device has no .git: pass PROOFQ_COMMIT=<hash> so the JSON records
-# the commit.
+# Extra arguments for a stage go in BENCH_ARGS / PYTEST_ARGS / OVERLAP_ARGS / SCALE_ARGS /
+# FILECOIN_ARGS. The copy of the tree on the device has no .git: pass PROOFQ_COMMIT=<hash> so
+# the JSON records the commit.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-bench/results}"
@@ -41,8 +40,7 @@ for stage in "$@"; do
         overlap) python3 bench/worker_overlap.py ${OVERLAP_ARGS:-} ;;
         scale)   python3 bench/scale.py --out "$OUT" ${SCALE_ARGS:-} ;;
         filecoin) python3 bench/filecoin_gpu.py --out "$OUT" ${FILECOIN_ARGS:-} ;;
-        batch)   python3 -m client bench batch --type filecoin --json ${BATCH_ARGS:-} ;;
-        *)       echo "unknown stage: $stage (tests, sppark, bench, overlap, scale, filecoin, batch)"
+        *)       echo "unknown stage: $stage (tests, sppark, bench, overlap, scale, filecoin)"
                  false ;;
     esac 2>&1 | tee "$OUT/$stage.log"
     rc=${PIPESTATUS[0]}
