@@ -21,8 +21,9 @@ mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 
 if compgen -G ".whl/*.whl" >/dev/null; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-        --target /tmp/site .whl/*.whl || exit 1
+    [ -f /tmp/site/.proofq-installed ] || {  # once per machine: device.sh may run again
+        python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+            --target /tmp/site .whl/*.whl && touch /tmp/site/.proofq-installed; } || exit 1
     export PYTHONPATH="/tmp/site:$PWD"
 else
     export PYTHONPATH="$PWD"

@@ -318,6 +318,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--producers", type=int, default=2)
     parser.add_argument("--null-jobs", type=int, default=120, help="0: no null-prover run")
     parser.add_argument("--null-workers", type=int, default=min(8, os.cpu_count() or 1))
+    parser.add_argument("--params", type=Path, default=None,
+                        help="params directory to make or find the key in (default: a new one)")
     parser.add_argument("--budget-s", type=float, default=400.0,
                         help="start no further run after this many seconds")
     parser.add_argument("--out", default=os.environ.get("OUT") or str(ROOT / "bench" / "results"))
@@ -347,6 +349,7 @@ def main(argv: list[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory(prefix="proofq-scale-") as tmp:
         tmp = Path(tmp)
+        params = args.params or tmp / "params"
         if args.proof_type == "filecoin":
             c1_path = tmp / FILECOIN_C1
             result["shape"] = filecoin_c1(args.c1, c1_path)
@@ -365,7 +368,7 @@ def main(argv: list[str] | None = None) -> int:
         keys = ctx.Queue()
         key_proc = None
         if gpu_counts:
-            key_proc = ctx.Process(target=_make_key, args=(result["shape"], str(tmp / "params"),
+            key_proc = ctx.Process(target=_make_key, args=(result["shape"], str(params),
                                                            args.backend, keys))
             key_proc.start()
         if "circuit" not in result["shape"]:
@@ -380,7 +383,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"key: {result['key']}", flush=True)
         save()
 
-        settings = load_settings(params_dir=tmp / "params", backend=args.backend)
+        settings = load_settings(params_dir=params, backend=args.backend)
         env = settings_env(settings)
         with EmbeddedRedis() as server:
             env["PROOFQ_REDIS_URL"] = server.url

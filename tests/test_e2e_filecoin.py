@@ -22,6 +22,7 @@ from client.embedded import EmbeddedRedis
 from client.local_cluster import WorkerProcess, worker_command
 from config.settings import load_settings
 from snark.filecoin import curio_json, registered_proof, seal
+from snark.filecoin.params import bellperson_files, is_development
 from tasks.jobs import RESULTS_STREAM
 
 WAIT_S = 900
@@ -86,10 +87,21 @@ def test_curios_c1_through_the_intake_to_a_verified_proof(backend, filecoin_2kib
     proof_path = tmp_path / "proof.bin"
     proof_path.write_bytes(bytes.fromhex(result["proof"]))
     assert proof_path.stat().st_size == 192
-    verify = subprocess.run(
-        [sys.executable, "-m", "client", "verify", "--c1", str(c1_path), "--proof",
-         str(proof_path), "--key", "development"],
-        env={**os.environ, "PROOFQ_PARAMS_DIR": str(filecoin_2kib_dev_params)},
-        capture_output=True, text=True)
+    verify = _verify(c1_path, proof_path, filecoin_2kib_dev_params)
     assert verify.returncode == 0, verify.stdout + verify.stderr
     assert "valid" in verify.stdout
+    other_path = tmp_path / "other-c1.json"
+    other_path.write_bytes(curio_json(seal(c1.proof, np.random.default_rng(rng.getrandbits(64))),
+                                      8))
+    assert _verify(other_path, proof_path, filecoin_2kib_dev_params).returncode == 1
+    params_path, _ = bellperson_files(c1.proof, "development", filecoin_2kib_dev_params,
+                                      filecoin_2kib_dev_params)
+    assert is_development(params_path) and params_path.with_suffix(".json").exists()
+
+
+def _verify(c1_path: Path, proof_path: Path, params: Path) -> subprocess.CompletedProcess:
+    """``proofq verify`` of a sector's proof under the development key, as a user runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "client", "verify", "--c1", str(c1_path), "--proof",
+         str(proof_path), "--key", "development"],
+        env={**os.environ, "PROOFQ_PARAMS_DIR": str(params)}, capture_output=True, text=True)

@@ -1,5 +1,6 @@
-"""StackedCircuit on real-format C1s: witnesses satisfy bellperson's R1CS, public inputs are
-derived, and a 2 KiB partition is set up, proved and verified in bellperson's formats."""
+"""StackedCircuit on real-format C1s: witnesses satisfy bellperson's R1CS and public inputs
+are derived. (A 2 KiB partition proved under a development key in bellperson's formats:
+``test_e2e_filecoin.py``, through the service, and ``test_gpu_filecoin.py``.)"""
 
 from __future__ import annotations
 
@@ -11,11 +12,7 @@ import pytest
 from snark.filecoin import registered_proof, seal, seal_sparse
 from snark.filecoin.circuit import StackedShape, structure, witness
 from snark.filecoin.circuit.inputs import partition_data, public_inputs
-from snark.filecoin.params import (bellperson_files, is_development, load_proving_key,
-                                   load_verifying_key)
-from snark.filecoin.prove import prove_c1, verify_c1
 from snark.gadgets.assembly import check_rows
-from snark.proof import PROOF_BYTES
 
 
 def np_rng(rng) -> np.random.Generator:
@@ -74,27 +71,3 @@ def test_a_sparse_512mib_shaped_partition_satisfies_every_row(rng):
     assignment = witness(shape, partition_data(c1, 0))
     assert check_rows(structure(shape), assignment.assignment()).size == 0
     assert assignment.public_inputs() == public_inputs(c1, 0)
-
-
-@pytest.mark.slow
-def test_a_sealed_8mib_partition_satisfies_every_row(rng):
-    c1 = seal(registered_proof("StackedDrg8MiBV1"), np_rng(rng))
-    assert unsatisfied(c1, partition_data(c1, 0)).size == 0
-
-
-@pytest.mark.slow
-def test_a_2kib_partition_proves_and_verifies_under_a_development_key(
-        sealed_2kib, filecoin_2kib_dev_params, rng):
-    """The whole CPU path: setup in density form (the session's key), bellperson's files
-    written and read back, the proof made from the C1 and verified with public inputs
-    derived from it."""
-    params_path, vk_path = bellperson_files(sealed_2kib.proof, "development",
-                                            filecoin_2kib_dev_params, filecoin_2kib_dev_params)
-    assert is_development(params_path) and params_path.with_suffix(".json").exists()
-    key = load_proving_key(sealed_2kib.proof, params_path)
-    proof = prove_c1(sealed_2kib, key)
-    assert len(proof) == PROOF_BYTES
-    vk = load_verifying_key(vk_path)
-    assert verify_c1(sealed_2kib, vk, proof)
-    other = seal(sealed_2kib.proof, np_rng(rng))
-    assert not verify_c1(other, vk, proof)
