@@ -31,6 +31,7 @@ from config.settings import Settings, get_settings
 from snark.job_input import InputLimits
 from tasks.application import create_app
 from tasks.jobs import JobState, JobStore
+from tasks.redis_faults import MemoryGate
 from tasks.submission import SubmitError, accept, enqueue
 
 if TYPE_CHECKING:
@@ -65,6 +66,8 @@ class Client:
                               results_maxlen=settings.results_maxlen)
         #: The Celery app bound to this cluster (control commands, sending tasks by name).
         self.app = create_app(settings)
+        #: New jobs are refused while Redis is near its maxmemory (INFO read once a second).
+        self.gate = MemoryGate(self.store.redis, settings.redis_high_water)
 
     def submit(self, job_input: Any, *, priority: str = "normal", job_id: str | None = None,
                proof_type: str = "porep") -> str:
@@ -74,13 +77,16 @@ class Client:
         for circom (``groth16``, its former name, is accepted too) the same forms of its
         JSON, or a ``CircomJob`` (``circom_job``).
         Submitting again under the same ``job_id`` with the same content returns the same
-        job; different content is refused (``SubmitError``), as is malformed input, before
-        anything is enqueued.  The checks that hash (challenge derivation, Merkle paths)
-        run on the workers: a job that fails them ends ``failed`` with the reason
+        job; different content is refused (``SubmitError``), as is malformed input, a job
+        too costly for Redis, or any job while Redis is near its maxmemory (``RedisFull``, a
+        ``SubmitError``), before anything is stored; a job whose message cannot be sent is
+        taken back (``SubmitError`` saying so).  The checks that hash (challenge derivation,
+        Merkle paths) run on the workers: a job that fails them ends ``failed`` with the reason
         (``result`` raises ``JobError``).
         """
         accepted = accept(self.store, job_input, limits=InputLimits.of(self.settings),
-                          proof_type=proof_type, priority=priority, job_id=job_id)
+                          proof_type=proof_type, priority=priority, job_id=job_id,
+                          gate=self.gate)
         enqueue(self.app, self.store, accepted)
         return accepted.job_id
 

@@ -23,9 +23,16 @@ it has been idle for ``reclaim_idle_s`` and submits it again.  The job id of a r
 without one is derived from its stream entry id, so a second submission of the same entry
 is the same job (idempotent), never a duplicate.
 
-Redis outages: ``run`` keeps going.  A Redis or broker error ends the current round; the
-consumer waits (backoff from ``retry_first_s`` to ``retry_longest_s``), makes sure the group
-still exists, and first serves its own pending entries again, so nothing it read is lost.
+Redis outages: ``run`` keeps going.  A Redis or broker error ends the current round, and
+so does a Redis that refuses writes (out of memory, a replica, an ACL refusal) or is too full
+to take new jobs (``RedisFull``): such a request is not refused, it waits.  The consumer
+waits (backoff from ``retry_first_s`` to ``retry_longest_s``, a log line at most every
+30 s), makes sure the group still exists, and first serves its own pending entries again,
+so nothing it read is lost.
+
+Poison requests: an entry that cannot be handled for any other reason, whatever it holds,
+is published ``rejected`` and acknowledged: it never stops the intake, nor the entries
+behind it.
 """
 
 from __future__ import annotations
@@ -33,7 +40,6 @@ from __future__ import annotations
 import logging
 import os
 import socket
-import time
 from collections.abc import Callable
 
 import redis
@@ -41,7 +47,8 @@ from kombu.exceptions import OperationalError
 
 from client.api import Client
 from tasks.jobs import RESULTS_STREAM
-from tasks.submission import SubmitError
+from tasks.redis_faults import Backoff
+from tasks.submission import RedisFull, SubmitError
 
 log = logging.getLogger(__name__)
 
@@ -128,19 +135,17 @@ class Intake:
 
     def run(self, should_stop: Callable[[], bool]) -> None:
         """Serve until ``should_stop()``; Redis outages are waited out, never fatal."""
-        pause = self.retry_s[0]
+        backoff = Backoff(log, "intake", first_s=self.retry_s[0], longest_s=self.retry_s[1])
         while not should_stop():
             try:
                 self.process_once()
-                pause = self.retry_s[0]
-            except (redis.ConnectionError, redis.TimeoutError, OperationalError) as exc:
-                log.warning("intake: Redis unreachable (%s); trying again in %.2g s", exc, pause)
-                time.sleep(pause)
-                pause = min(pause * 2, self.retry_s[1])
+                backoff.reset()
+            except (redis.RedisError, OperationalError, RedisFull) as exc:
+                backoff.wait(exc)
                 self._own_pending = True
                 try:
                     self._ensure_group()  # gone if Redis came back without its data
-                except (redis.ConnectionError, redis.TimeoutError):
+                except redis.RedisError:
                     pass
 
     def _handle(self, entry_id: str, fields: dict[str, str | bytes]) -> None:
@@ -150,10 +155,20 @@ class Intake:
             self.client.submit(fields.get("input", fields.get("c1", "")), job_id=job_id,
                                proof_type=fields.get("type", "porep"),
                                priority=fields.get("priority", "normal"))
+            error = None
+        except RedisFull:
+            raise  # Redis's state, not the request's: it stays pending, tried after a pause
         except SubmitError as exc:
-            log.warning("intake %s (job %r) refused: %s", entry_id, requested, exc)
+            error = str(exc)
+        except (redis.RedisError, OperationalError):
+            raise
+        except Exception as exc:  # noqa: BLE001 (a request never stops the intake)
+            log.exception("intake %s could not be handled", entry_id)
+            error = f"intake: the request could not be handled ({type(exc).__name__})"
+        if error is not None:
+            log.warning("intake %s (job %r) refused: %s", entry_id, requested, error)
             refusal = {"job": f"intake-{entry_id}", "entry": entry_id, "status": "rejected",
-                       "error": str(exc)}
+                       "error": error}
             if requested:
                 refusal["requested_job"] = requested
             self.redis.xadd(RESULTS_STREAM, refusal, maxlen=self.client.store.results_maxlen,

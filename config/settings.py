@@ -62,6 +62,22 @@ class Settings(BaseSettings):
                                           description="largest witness a job carries in Redis "
                                                       "(a circom .wtns); larger ones travel "
                                                       "as a path under witness_dir")
+    max_units_per_job: int = Field(16_384, gt=0,
+                                   description="most units (partitions, witnesses) one job may "
+                                               "have: each costs Redis a message and a part, "
+                                               "~2 KiB (UNIT_REDIS_BYTES), so 32 MiB at most")
+    max_amplification: float = Field(16.0, gt=0,
+                                     description="most Redis bytes one job may cost per byte of "
+                                                 "its input (units x UNIT_REDIS_BYTES against "
+                                                 "the input), checked above 1 MiB")
+    redis_high_water: float = Field(0.8, gt=0, le=1,
+                                    description="new jobs are refused while Redis's used_memory "
+                                                "is above this share of its maxmemory")
+    fair_share_units: int = Field(8, gt=0,
+                                  description="units of one job sent at its priority's own "
+                                              "step; later ones one step behind (and the ones "
+                                              "after the square of it two), so a large job "
+                                              "cannot starve the jobs behind it")
     witness_dir: Path | None = Field(None, description="shared storage every worker mounts; "
                                                        "the paths of job inputs too large for "
                                                        "Redis are relative to it")
@@ -99,6 +115,8 @@ class Settings(BaseSettings):
     witness_on_device: bool = Field(True, description="a backend that can compute a proof "
                                                       "type's witness does (porep on the GPU); "
                                                       "off = CPU witness")
+    metrics_address: str = Field("127.0.0.1", description="address the /metrics endpoint "
+                                                          "binds (0.0.0.0: every interface)")
     metrics_port: int | None = Field(None, ge=1, le=65535,
                                      description="Prometheus /metrics port (first free at or "
                                                  "above it, one per worker process); None = off")

@@ -20,10 +20,13 @@ class InputLimits:
 
     max_input_bytes: int
     max_inline_witness_bytes: int
+    max_units: int = 16_384
+    max_amplification: float = 16.0
 
     @classmethod
     def of(cls, settings: Settings) -> "InputLimits":
-        return cls(settings.max_input_bytes, settings.max_inline_witness_bytes)
+        return cls(settings.max_input_bytes, settings.max_inline_witness_bytes,
+                   settings.max_units_per_job, settings.max_amplification)
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,82 @@ def as_json_text(raw: Any, model: type, error: type[ValueError], field: str) -> 
         return raw
     raise error(f"{field}: expected JSON text, bytes, a dict or a {model.__name__}, "
                 f"got {type(raw).__name__}")
+
+
+# -- JSON text: one strict reading ------------------------------------------------------------
+#: Longest integer literal read (Python's own limit for int(str)); a longer one is refused,
+#: naming its field, instead of failing the whole parse with no field.
+MAX_NUMBER_DIGITS = 4300
+
+
+class _Flagged:
+    """A value the hooks refused, carried up to the objects that name its place."""
+
+    __slots__ = ("path", "problem")
+
+    def __init__(self, path: list, problem: str) -> None:
+        self.path, self.problem = path, problem
+
+
+def _flagged_in(value: Any) -> _Flagged | None:
+    """The first refused value in ``value`` (objects were flagged by their own hook)."""
+    if isinstance(value, _Flagged):
+        return value
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _flagged_in(item)
+            if found is not None:
+                return _Flagged([index, *found.path], found.problem)
+    return None
+
+
+def _where(path: list) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def load_json(raw: str | bytes, field: str, error: type[ValueError]) -> Any:
+    """JSON text as Python values, refusing what ``json.loads`` lets through or dies on,
+    each as one line naming the place: a duplicate key (``json`` keeps the last one), an
+    integer longer than ``MAX_NUMBER_DIGITS`` digits, nesting deeper than the parser's
+    stack (``RecursionError``). ``field`` names the whole text."""
+    seen_flag = False
+
+    def integer(text: str) -> Any:
+        nonlocal seen_flag
+        if len(text.lstrip("-")) > MAX_NUMBER_DIGITS:
+            seen_flag = True
+            return _Flagged([], f"a number of {len(text.lstrip('-'))} digits (at most "
+                                f"{MAX_NUMBER_DIGITS})")
+        return int(text)
+
+    def obj(pairs: list[tuple[str, Any]]) -> Any:
+        nonlocal seen_flag
+        result: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in result:
+                seen_flag = True
+                return _Flagged([key], "duplicate key")
+            result[key] = value
+        if seen_flag:
+            for key, value in result.items():
+                found = _flagged_in(value)
+                if found is not None:
+                    return _Flagged([key, *found.path], found.problem)
+        return result
+
+    try:
+        value = json.loads(raw, object_pairs_hook=obj, parse_int=integer)
+    except (json.JSONDecodeError, UnicodeError) as exc:
+        raise error(f"{field}: not valid JSON ({exc})") from None
+    except RecursionError:
+        raise error(f"{field}: not valid JSON (nested too deeply)") from None
+    found = _flagged_in(value) if seen_flag else None
+    if found is not None:
+        raise error(f"{_where(found.path) or field}: {found.problem}")
+    return value
 
 
 def too_large(field: str, size: int, limit: int) -> str:

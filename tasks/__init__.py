@@ -9,6 +9,9 @@ worker machinery.  A worker imports ``tasks.pipeline`` and ``tasks.worker`` when
 through the app's ``include`` (``tasks.application.WORKER_MODULES``).
 """
 
+from tasks import flower_guard
 from tasks.application import app
+
+flower_guard.install()  # a no-op unless this process is ``celery -A tasks flower``
 
 __all__ = ["app"]

@@ -29,6 +29,27 @@ class PriorityError(ValueError):
     """An unknown priority name."""
 
 
+#: Transport priority steps: each priority's own and the two behind it, which hold the units
+#: of a large job past its fair share (``unit_priority``).
+PRIORITY_STEPS = sorted({level + behind for level in PRIORITIES.values() for behind in range(3)})
+
+
+def unit_priority(priority: str, unit: int, fair_share: int) -> int:
+    """The step unit ``unit`` of a job is sent at: the priority's own for the first
+    ``fair_share`` units, one behind it up to ``fair_share``², two behind after that.
+
+    A job's messages are served in order within a step, so without this a 20,000-unit job
+    would hold everything behind it at its priority until its last unit; with it, a job
+    behind waits for at most ``fair_share`` units of each job ahead before its own first
+    ones (and the large job still runs whenever nothing else is waiting). Steps never
+    cross into the next priority: a high job's last unit still goes before a normal one.
+    """
+    level = PRIORITIES[priority]
+    if unit < fair_share:
+        return level
+    return level + (1 if unit < fair_share * fair_share else 2)
+
+
 def priority_level(name: str) -> int:
     try:
         return PRIORITIES[name]
@@ -55,6 +76,8 @@ def celery_config(settings: Settings) -> dict:
     visibility = {"visibility_timeout": settings.visibility_timeout_s}
     return dict(
         broker_url=url,
+        # kombu's Redis transport, waiting out a Redis that refuses writes (tasks.transport)
+        broker_transport="tasks.transport:Transport",
         result_backend=url,
         broker_connection_retry_on_startup=True,
         task_serializer="json",
@@ -68,7 +91,7 @@ def celery_config(settings: Settings) -> dict:
         visibility_timeout=settings.visibility_timeout_s,
         broker_transport_options={
             **visibility,
-            "priority_steps": sorted(PRIORITIES.values()),
+            "priority_steps": PRIORITY_STEPS,
             "queue_order_strategy": "priority",
             "sep": ":",
         },
@@ -78,7 +101,10 @@ def celery_config(settings: Settings) -> dict:
         task_default_queue=GPU_QUEUE,
         task_default_priority=PRIORITIES[DEFAULT_PRIORITY],
         task_routes={"proofq.submit": {"queue": JOBS_QUEUE}},
-        task_track_started=True,
+        # Outcomes live in the job state (tasks.jobs), never in Celery's result backend: no
+        # task writes a result there (one write fewer per task, and none to fail when Redis
+        # is full).
+        task_ignore_result=True,
         worker_send_task_events=True,
         task_send_sent_event=True,
     )

@@ -15,6 +15,9 @@ Keys of job ``<id>``:
                               in 0.1: still read, and dropped, for one more release)
 - ``proofq:job:<id>:result``  the assembled result (``ProofWorker.assemble``: porep's proofs
                               concatenated in order, circom's snarkjs JSON)
+- ``proofq:unsent``           sorted set: job → when it was stored, until its submit message
+                              is sent (the reaper sends the ones left there: a producer that
+                              died or lost Redis between storing and sending)
 - ``proofq:results``          stream: one entry per ended job {job, status, proof|error}
                               (proof: the result, hex)
                               (and the intake's refusals, status ``rejected``)
@@ -37,6 +40,7 @@ import redis
 
 PREFIX = "proofq:job:"
 RESULTS_STREAM = "proofq:results"
+UNSENT = "proofq:unsent"
 
 
 class JobStatus(StrEnum):
@@ -93,7 +97,7 @@ local function job_id(key)
 end
 """
 
-# KEYS: job.  ARGV: digest, proof_type, partitions, priority, input json, then the digests
+# KEYS: job, unsent.  ARGV: digest, proof_type, partitions, priority, input json, then the digests
 # the same content had under the type's older names (a job stored before a rename).
 _CREATE = """
 local digest = redis.call('HGET', KEYS[1], 'digest')
@@ -107,7 +111,18 @@ end
 redis.call('HSET', KEYS[1], 'status', '$QUEUED', 'digest', ARGV[1], 'proof_type', ARGV[2],
            'partitions', ARGV[3], 'priority', ARGV[4], 'created', now())
 redis.call('SET', KEYS[1] .. ':input', ARGV[5])
+redis.call('ZADD', KEYS[2], redis.call('TIME')[1], job_id(KEYS[1]))
 return '$CREATED'
+"""
+
+# KEYS: job, unsent.  A job whose message was never sent, taken back: only while it is
+# queued and no submit task has claimed it.  1 if it was removed.
+_WITHDRAW = """
+local status = redis.call('HGET', KEYS[1], 'status')
+if status ~= '$QUEUED' or redis.call('HEXISTS', KEYS[1], 'fan_out_task') == 1 then return 0 end
+redis.call('DEL', KEYS[1], KEYS[1] .. ':input')
+redis.call('ZREM', KEYS[2], job_id(KEYS[1]))
+return 1
 """
 
 # KEYS: job.  ARGV: partition, most attempts.  {RUN, attempt} when the partition should be
@@ -243,6 +258,7 @@ class JobStore:
         self._store_part = register(_STORE_PART)
         self._finish = register(_FINISH)
         self._stop = register(_STOP)
+        self._withdraw = register(_WITHDRAW)
 
 
     @staticmethod
@@ -253,9 +269,21 @@ class JobStore:
                priority: str, input_json: str, former_digests: tuple[str, ...] = ()) -> Reply:
         """CREATED, EXISTS (same content: same job; ``former_digests``, the content's
         digests under the type's older names, count as the same) or CONFLICT."""
-        return _reply(self._create(keys=[self.key(job_id)],
+        return _reply(self._create(keys=[self.key(job_id), UNSENT],
                                    args=[digest, proof_type, partitions, priority, input_json,
                                          *former_digests]))
+
+    def withdraw(self, job_id: str) -> bool:
+        """Take back a job whose message was never sent (queued, unclaimed): whether it was."""
+        return bool(self._withdraw(keys=[self.key(job_id), UNSENT]))
+
+    def mark_sent(self, job_id: str) -> None:
+        """The job's submit message is in the queue: the reaper need not send it."""
+        self.redis.zrem(UNSENT, job_id)
+
+    def unsent(self, stored_before: float) -> list[str]:
+        """Jobs stored before ``stored_before`` (Redis time) whose message was never sent."""
+        return [j.decode() for j in self.redis.zrangebyscore(UNSENT, "-inf", stored_before)]
 
     def begin_partition(self, job_id: str, partition: int, *, max_attempts: int
                         ) -> tuple[Reply, int]:
@@ -313,6 +341,10 @@ class JobStore:
 
     def fanned_out(self, job_id: str) -> bool:
         return bool(self.redis.hexists(self.key(job_id), "fanned_out"))
+
+    def fan_out_claimed(self, job_id: str) -> bool:
+        """Whether a submit task has taken the job (its message was sent, then)."""
+        return bool(self.redis.hexists(self.key(job_id), "fan_out_task"))
 
     def claim_fan_out(self, job_id: str, task_id: str) -> bool:
         """Whether ``task_id`` owns the job's fan-out: the first submit task to ask does,

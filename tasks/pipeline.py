@@ -33,7 +33,7 @@ from snark.job_input import InputLimits
 from snark.proof_types import AnyWorker, ProofType, Storage
 from snark.registry import proof_type, worker_half
 from tasks import recovery
-from tasks.application import GPU_QUEUE, PRIORITIES, app, redis_url
+from tasks.application import GPU_QUEUE, app, redis_url, unit_priority
 from tasks.jobs import JobStatus, JobStore, Outcome, Reply
 from tasks.worker import runtime
 from workers.backend_choice import fixed_base_for
@@ -132,9 +132,11 @@ def _submit(task: PipelineTask, job_id: str) -> dict:
             return {"job": job_id, "outcome": store.fail(job_id, f"check: {exc}")}
     with failing(store, job_id, "setup"):
         _ensure_key(store, task.settings, kind, parsed)
+    fair_share = task.settings.fair_share_units
     for partition in range(state.partitions):
         prove_partition.apply_async((job_id, partition), {"queued_at": time.time()},
-                                    queue=GPU_QUEUE, priority=PRIORITIES[state.priority])
+                                    queue=GPU_QUEUE,
+                                    priority=unit_priority(state.priority, partition, fair_share))
     store.mark_fanned_out(job_id)
     return {"job": job_id, "outcome": Outcome.FANNED_OUT, "partitions": state.partitions}
 

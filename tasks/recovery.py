@@ -16,6 +16,10 @@ minute without ever taking work away from a live worker:
   starts, but after an outage it has seen only once its connection has worked for a whole
   ``reap_after_s``, so that every live worker has renewed its claims before anyone reaps.
 
+- **Unsent jobs.** A job stored whose submit message was never sent (its producer died or
+  lost Redis in between; ``tasks.submission``) is listed in ``proofq:unsent``; the same
+  round sends the message of each one listed longer than ``reap_after_s``.
+
 A message restored while its first delivery still runs somewhere (a worker stalled longer
 than the lease) is proved twice at worst; the job's Redis scripts keep the result single.
 
@@ -37,6 +41,8 @@ from kombu.transport.redis import Channel as RedisChannel
 
 from config.settings import get_settings
 from tasks.application import app
+from tasks.jobs import JobStatus, JobStore
+from tasks.submission import send_submit
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +72,7 @@ class Reaper:
         self.app = app
         self.node = node
         self.client = client
+        self.store = JobStore(client, ttl_s=1, results_maxlen=1)  # reads, marks sent
         self.reap_after_s = reap_after_s
         options = app.conf.broker_transport_options or {}
         self.unacked_index_key = options.get("unacked_index_key",
@@ -89,7 +96,7 @@ class Reaper:
         if now - self._connected_since < self._patience:
             return 0
         try:
-            return self._reap()
+            return self._reap() + self._send_unsent()
         except (redis.RedisError, OSError) as exc:
             log.warning("reaper: round failed: %s", exc)
             return 0
@@ -120,6 +127,20 @@ class Reaper:
                 qos.restore_by_tag(tag)  # the pop end of its priority list: next out
                 log.warning("reaper: message %s had no live worker: back in its queue", tag)
         return len(orphans)
+
+    def _send_unsent(self) -> int:
+        """Send the submit message of each job stored ``reap_after_s`` ago and never sent."""
+        stored_before = self.client.time()[0] - self.reap_after_s
+        sent = 0
+        for job_id in self.store.unsent(stored_before):
+            state = self.store.state(job_id)
+            if (state is not None and state.status == JobStatus.QUEUED
+                    and not self.store.fan_out_claimed(job_id)):
+                send_submit(self.app, job_id, state.priority)
+                log.warning("reaper: job %s was stored but never sent: sent now", job_id)
+                sent += 1
+            self.store.mark_sent(job_id)
+        return sent
 
     def close(self) -> None:
         self.client.close()

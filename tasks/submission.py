@@ -10,7 +10,16 @@ as a whole, each partition its own paths (``snark.proof_types``); a job that fai
 ends ``failed`` with the reason, and is never proved.
 
 The limits (``snark.job_input.InputLimits``) are the caller's: a ``Client`` made with its
-own settings applies those.
+own settings applies those.  Besides the input's size they bound what a job costs Redis:
+at most ``max_units`` units, and at most ``max_amplification`` Redis bytes per input byte
+(each unit costs ``UNIT_REDIS_BYTES``: its message and its stored part), so a small request
+cannot fan out into gigabytes.  A ``MemoryGate`` refuses new jobs while Redis is near its
+``maxmemory``.
+
+Submitting is atomic from the caller's view: a job whose message cannot be sent is
+withdrawn (nothing stored) and the caller told so; one that stays stored anyway (the
+producer died, or Redis went away between the two) is in ``proofq:unsent`` until its message
+is sent, and a worker's reaper sends it (``tasks.recovery``).
 """
 
 from __future__ import annotations
@@ -19,16 +28,43 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+import redis
 from celery import Celery
 
 from snark.job_input import InputLimits
 from snark.registry import aliases, proof_type as proof_type_named
 from tasks.application import PRIORITIES, priority_level
 from tasks.jobs import JobStatus, JobStore, Outcome, check_job_id, content_digest
+from tasks.redis_faults import MemoryGate, refuses_writes
+
+#: What one unit of work costs Redis while its job runs: its partition message (kombu's
+#: JSON envelope, ~1.3 KiB, tests/test_redis_faults.py measures it) and its stored part.
+UNIT_REDIS_BYTES = 2048
+#: A job whose units cost less than this is never refused for amplification.
+AMPLIFICATION_FLOOR_BYTES = 1 << 20
 
 
 class SubmitError(ValueError):
     """A job was refused; the message names the field and the problem."""
+
+
+class RedisFull(SubmitError):
+    """Redis is near its ``maxmemory`` or refuses writes: try again later (nothing stored)."""
+
+
+def check_footprint(units: int, input_bytes: int, limits: InputLimits) -> int:
+    """What the job will cost Redis (bytes), refused past ``max_units`` units or past
+    ``max_amplification`` times its input."""
+    if units > limits.max_units:
+        raise SubmitError(f"job: {units} units of work (partitions or witnesses) exceeds "
+                          f"max_units_per_job ({limits.max_units}, PROOFQ_MAX_UNITS_PER_JOB)")
+    cost = units * UNIT_REDIS_BYTES
+    if cost > AMPLIFICATION_FLOOR_BYTES and cost > limits.max_amplification * input_bytes:
+        raise SubmitError(f"job: {units} units would cost Redis ~{cost} bytes, "
+                          f"{cost / max(input_bytes, 1):.0f}x its {input_bytes}-byte input "
+                          f"(max_amplification {limits.max_amplification:g}, "
+                          f"PROOFQ_MAX_AMPLIFICATION)")
+    return input_bytes + cost
 
 
 @dataclass(frozen=True)
@@ -39,10 +75,12 @@ class Accepted:
 
 
 def accept(store: JobStore, raw_input: Any, *, limits: InputLimits, proof_type: str = "porep",
-           priority: str = "normal", job_id: str | None = None) -> Accepted:
+           priority: str = "normal", job_id: str | None = None,
+           gate: MemoryGate | None = None) -> Accepted:
     """Parse (within ``limits``) and store a job; raise ``SubmitError`` without storing
-    anything if it is malformed. ``proof_type`` may be a type's older name: the job is
-    stored under its current one."""
+    anything if it is malformed, too costly for Redis, or (``gate``) Redis is near full
+    (``RedisFull``). ``proof_type`` may be a type's older name: the job is stored under its
+    current one."""
     try:
         kind = proof_type_named(proof_type)
         priority_level(priority)
@@ -50,11 +88,23 @@ def accept(store: JobStore, raw_input: Any, *, limits: InputLimits, proof_type: 
         admitted = kind.admit(raw_input, limits)
     except ValueError as exc:
         raise SubmitError(str(exc)) from None
+    except RecursionError:  # a type's own reader that recursed on a nested input
+        raise SubmitError(f"{proof_type}: the input is nested too deeply") from None
     text = admitted.canonical_json
-    outcome = store.create(job_id, digest=content_digest(kind.name, text), proof_type=kind.name,
-                           partitions=admitted.partitions, priority=priority, input_json=text,
-                           former_digests=tuple(content_digest(name, text)
-                                                for name in aliases(kind)))
+    cost = check_footprint(admitted.partitions, len(text), limits)
+    if gate is not None and (refusal := gate.refusal(cost)) is not None:
+        raise RedisFull(refusal)
+    try:
+        outcome = store.create(job_id, digest=content_digest(kind.name, text),
+                               proof_type=kind.name, partitions=admitted.partitions,
+                               priority=priority, input_json=text,
+                               former_digests=tuple(content_digest(name, text)
+                                                    for name in aliases(kind)))
+    except redis.ResponseError as exc:
+        if not refuses_writes(exc):
+            raise
+        raise RedisFull(f"redis: refuses writes ({' '.join(str(exc).split())[:160]}): "
+                        f"nothing stored") from None
     if outcome == Outcome.CONFLICT:
         raise SubmitError(f"job_id: {job_id!r} is already used by a job with different content")
     return Accepted(job_id=job_id, partitions=admitted.partitions,
@@ -70,5 +120,29 @@ def enqueue(app: Celery, store: JobStore, accepted: Accepted) -> None:
     state = store.state(accepted.job_id)
     if state is None or state.status != JobStatus.QUEUED or store.fanned_out(accepted.job_id):
         return
-    app.send_task("proofq.submit", args=[accepted.job_id],
-                  priority=PRIORITIES[state.priority], ignore_result=True)
+    try:
+        send_submit(app, accepted.job_id, state.priority)
+    except Exception as exc:
+        problem = " ".join(str(exc).split())[:200] or type(exc).__name__
+        withdrawn = accepted.created and _withdraw(store, accepted.job_id)
+        raise SubmitError(f"enqueue: the job's message could not be sent ({problem}); " + (
+            "nothing stored" if withdrawn else
+            f"job {accepted.job_id} stays stored and a worker sends it once Redis takes it"
+        )) from None
+    try:
+        store.mark_sent(accepted.job_id)
+    except redis.RedisError:  # still listed unsent: the reaper sends it again (a duplicate
+        pass                  # submit message is skipped by the task)
+
+
+def send_submit(app: Celery, job_id: str, priority: str) -> None:
+    """The job's ``proofq.submit`` message (asking for no result)."""
+    app.send_task("proofq.submit", args=[job_id], priority=PRIORITIES[priority],
+                  ignore_result=True)
+
+
+def _withdraw(store: JobStore, job_id: str) -> bool:
+    try:
+        return store.withdraw(job_id)
+    except redis.RedisError:
+        return False

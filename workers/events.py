@@ -99,18 +99,19 @@ def read_events(client: redis.Redis, *, job: str | None = None) -> list[PhaseEve
     return [e for e in events if job is None or e.job == job]
 
 
-def serve_metrics(port: int, attempts: int = 64) -> WSGIServer:
-    """Serve /metrics on the first free port at or above ``port``; return the server (its
-    owner shuts it down).
+def serve_metrics(port: int, address: str = "127.0.0.1", attempts: int = 64) -> WSGIServer:
+    """Serve /metrics on ``address`` (loopback unless configured: the endpoint has no
+    login), on the first free port at or above ``port``; return the server (its owner shuts
+    it down).
 
     Several worker processes on one host share one configured port this way, each taking
     the next free one.
     """
     for candidate in range(port, port + attempts):
         try:
-            server, _ = start_http_server(candidate)
+            server, _ = start_http_server(candidate, addr=address)
         except OSError:
             continue
-        log.info("metrics on http://0.0.0.0:%d/metrics", candidate)
+        log.info("metrics on http://%s:%d/metrics", address, candidate)
         return server
     raise OSError(f"metrics_port: no free port in {port}..{port + attempts - 1}")

@@ -8,8 +8,9 @@ phases).
     transient   this worker's situation (the lock's lease, the device's memory, the backend,
                 the file system): tried again in place after a backoff, while attempts last
     outage      Redis (the job state, the locks, the broker) could not be reached or
-                answered: wait until it answers, then run again from the start; never counts
-                as an attempt, never fails a job
+                answered, or refused a write (out of memory, a read-only replica, an ACL
+                refusal): wait until it answers (takes writes), then run again from the
+                start; never counts as an attempt, never fails a job
     cancelled   the job ended (cancelled, or failed elsewhere) while this work was under
                 way: drop it, nothing to record
 
@@ -32,6 +33,7 @@ from kombu.exceptions import OperationalError
 
 from config.settings import Settings
 from snark.backend import BackendUnavailable, DeviceMemoryError
+from tasks.redis_faults import Backoff, refuses_writes, takes_writes
 from workers.locks import LeaseLost, LockWaitAborted
 
 T = TypeVar("T")
@@ -95,6 +97,12 @@ def caused_by_redis(exc: BaseException) -> bool:
     """An error that says Redis could not be reached or answered, itself or anywhere in the
     chain of errors it was raised from (a broker error of the same Redis counts too)."""
     return any(isinstance(e, (redis.RedisError, OperationalError)) for e in _chain(exc))
+
+
+def refused_by_redis(exc: BaseException) -> bool:
+    """An error that is Redis refusing a write (``tasks.redis_faults``), anywhere in the
+    chain: Redis answers, so waiting for a PING would not wait at all."""
+    return any(refuses_writes(e) for e in _chain(exc))
 
 
 def classify(exc: BaseException) -> Failure:
@@ -195,6 +203,7 @@ def run_until_settled(run: Callable[[bool], T], client: redis.Redis, *, resumed:
     once Redis answers again, after a ``RetryLater`` once its delay has passed. ``resumed``
     tells ``run`` whether an earlier run may have done part of the work (False only on the
     first run, unless the caller knows better: a redelivered message)."""
+    refusals = Backoff(log, f"{name}: waiting until Redis takes writes")
     while True:
         try:
             return run(resumed)
@@ -203,6 +212,24 @@ def run_until_settled(run: Callable[[bool], T], client: redis.Redis, *, resumed:
         except Exception as exc:
             if classify(exc) is not Failure.OUTAGE:
                 raise
-            log.warning("%s: Redis error, running it again once Redis is back: %s", name, exc)
-            wait_for_redis(client, log=log)
+            if refused_by_redis(exc):
+                # The pause grows across runs: a refusal the probe cannot see (an ACL on one
+                # key) still never makes this a hot loop.
+                refusals.wait(exc)
+                wait_for_writes(client, refusals)
+            else:
+                log.warning("%s: Redis error, running it again once Redis is back: %s",
+                            name, exc)
+                wait_for_redis(client, log=log)
         resumed = True
+
+
+def wait_for_writes(client: redis.Redis, backoff: Backoff) -> None:
+    """Block until Redis takes a write again (and answers at all)."""
+    while True:
+        try:
+            if takes_writes(client):
+                return
+            backoff.wait(redis.ResponseError("a probe write is refused"))
+        except redis.RedisError as exc:
+            backoff.wait(exc)

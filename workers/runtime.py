@@ -135,7 +135,7 @@ class WorkerRuntime:
             client.close()
             raise
         if settings.metrics_port is not None:
-            runtime.metrics = serve_metrics(settings.metrics_port)
+            runtime.metrics = serve_metrics(settings.metrics_port, settings.metrics_address)
         return runtime
 
     def close(self) -> None:

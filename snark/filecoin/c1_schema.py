@@ -23,7 +23,6 @@ Optional fields proofq adds: ``MinerId`` in the wrapper (with ``SectorNum``, the
 from __future__ import annotations
 
 import binascii
-import json
 from typing import Any
 
 import numpy as np
@@ -36,7 +35,7 @@ from snark.filecoin.c1_lift import lift_domains
 from snark.filecoin.challenges import prover_id_for_miner
 from snark.filecoin.domain import DOMAIN_BYTES, canonical
 from snark.filecoin.errors import FilecoinError
-from snark.job_input import too_large
+from snark.job_input import load_json, too_large
 from snark.filecoin.registry import (DRG_PARENTS, EXP_PARENTS, LABEL_PARENTS, RegisteredProof,
                                      registered_proof)
 
@@ -412,12 +411,7 @@ def _check_size(raw: bytes, max_bytes: int | None, what: str) -> None:
 
 
 def _loads(raw: bytes, what: str) -> Any:
-    try:
-        return json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise FilecoinError(f"{what}: not valid JSON ({exc})") from None
-    except RecursionError:
-        raise FilecoinError(f"{what}: not valid JSON (nested too deeply)") from None
+    return load_json(raw, what, FilecoinError)
 
 
 def _read_phase1(raw: bytes, what: str, prefix: str) -> dict:
@@ -428,7 +422,7 @@ def _read_phase1(raw: bytes, what: str, prefix: str) -> dict:
         if got is not None:
             return got
         try:
-            return _phase1_output(json.loads(skeleton), _Lifted(table))
+            return _phase1_output(load_json(skeleton, what, FilecoinError), _Lifted(table))
         except (_Bad, ValueError, RecursionError):
             pass
     try:
@@ -486,8 +480,8 @@ def _split_wrapper(raw: bytes) -> tuple[dict, bytes] | None:
     if b"\\" in payload or rest.count(b'"Phase1Out"') != 1:
         return None
     try:
-        doc = json.loads(rest)
-    except (ValueError, RecursionError):
+        doc = load_json(rest, "c1", FilecoinError)
+    except FilecoinError:
         return None
     return (doc, payload) if type(doc) is dict and doc.get("Phase1Out") == "" else None
 

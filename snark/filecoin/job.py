@@ -27,7 +27,7 @@ from snark.filecoin.c1 import FilecoinC1
 from snark.filecoin.c1_schema import parse_c1
 from snark.filecoin.errors import FilecoinError
 from snark.filecoin.registry import RegisteredProof, registered_proof
-from snark.job_input import resolve_shared, shared_relative_path, too_large
+from snark.job_input import load_json, resolve_shared, shared_relative_path, too_large
 
 KEYS = ("official", "development")
 #: Texts up to this size are parsed as JSON to tell an envelope from a C1; a larger one is a
@@ -101,7 +101,7 @@ def parse_job(raw: str | bytes, *, max_bytes: int) -> FilecoinJob:
         if "c1" in envelope or "registered_proof" not in envelope:
             raise FilecoinError('job: a C1 on shared storage is {"path", "registered_proof"} '
                                 '(and "key"), without "c1"')
-        path = shared_relative_path(envelope["path"], FilecoinError, "path")
+        path = shared_relative_path(envelope["path"], "path", FilecoinError)
         return FilecoinJob(key, registered_proof(envelope["registered_proof"]), path=path)
     if "c1" not in envelope or set(envelope) - {"key", "c1"}:
         raise FilecoinError('job: expected {"key", "c1"} or {"key", "registered_proof", '
@@ -114,10 +114,7 @@ def parse_job(raw: str | bytes, *, max_bytes: int) -> FilecoinJob:
 def _envelope(data: bytes) -> dict | None:
     """The envelope's fields, or None where the text is a C1 (which has none of ``c1``,
     ``path`` and ``key``)."""
-    try:
-        doc = json.loads(data)
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
-        raise FilecoinError(f"job: not valid JSON ({type(exc).__name__})") from None
+    doc = load_json(data, "job", FilecoinError)
     if isinstance(doc, dict) and set(doc) & {"c1", "path", "key"}:
         return doc
     return None

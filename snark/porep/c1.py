@@ -37,7 +37,7 @@ from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, PlainSerial
                       StringConstraints, ValidationError, model_validator)
 
 from snark.fields import FR_MODULUS
-from snark.job_input import too_large
+from snark.job_input import load_json, too_large
 
 C1_FORMAT = "proofq-porep-c1/1"
 NODE_BYTES = 32
@@ -211,6 +211,7 @@ def _validated(model: type[C1Of], raw: bytes | str | dict, max_bytes: int | None
                               f"{raw[exc.start]!r}, not encodable as UTF-8)") from None
         if max_bytes is not None and len(raw) > max_bytes:
             raise C1Error(too_large("c1", len(raw), max_bytes))
+        load_json(raw, "c1", C1Error)  # what pydantic lets through: duplicate keys, long numbers
         return model.model_validate_json(raw)
     except ValidationError as exc:
         raise C1Error(_describe(exc)) from None

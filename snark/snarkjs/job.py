@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from snark.job_input import resolve_shared, shared_relative_path, too_large
+from snark.job_input import load_json, resolve_shared, shared_relative_path, too_large
 from snark.snarkjs.wtns import read_wtns
 
 #: A key id: the first hex digits of the zkey's sha256 (``snark.snarkjs.keystore``).
@@ -66,11 +66,7 @@ def parse_job(raw: str | bytes, *, max_bytes: int, max_inline: int) -> CircomJob
     where they are proved)."""
     if len(raw) > max_bytes:
         raise CircomJobError(too_large("job", len(raw), max_bytes))
-    try:
-        data = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeError) as exc:
-        raise CircomJobError(f"job: not valid JSON ({exc})") from None
-    return _validate(data, max_inline)
+    return _validate(load_json(raw, "job", CircomJobError), max_inline)
 
 
 def _validate(raw: Any, max_inline: int) -> CircomJob:

@@ -1,0 +1,65 @@
+"""kombu's Redis transport, made to wait out a Redis that refuses writes.
+
+kombu takes a message with BRPOP (allowed when Redis is out of memory: it frees memory) and
+then records it in its ``unacked`` hash (refused then). The error is not a connection error,
+so Celery's consumer treats it as fatal: the worker's main process exits and the popped
+message is in no queue and not in ``unacked`` — nothing ever brings it back. Here:
+
+- ``append`` (the record) keeps the message in hand and tries again, with a doubling pause
+  and a rate-limited log line, until Redis takes it: a message is never dropped between
+  the pop and its record (it is lost only if this process dies during the wait);
+- a BRPOP refused (a read-only replica, an ACL refusal: nothing was popped) waits the same
+  way and then reads as "no message", so the consumer stays up and polls again.
+
+The worker's main loop blocks while it waits: nothing it could do would be recorded.
+``celery_config`` names this transport for the app (``broker_transport``).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import redis
+from kombu.transport import redis as kombu_redis
+from kombu.transport.virtual import Empty
+
+from tasks.redis_faults import Backoff, refuses_writes
+
+log = logging.getLogger(__name__)
+
+
+class QoS(kombu_redis.QoS):
+    def append(self, message, delivery_tag) -> None:
+        backoff = Backoff(log, f"message {delivery_tag} popped, waiting to record it")
+        while True:
+            try:
+                super().append(message, delivery_tag)
+                backoff.reset()
+                return
+            except redis.ResponseError as exc:
+                if not refuses_writes(exc):
+                    raise
+                backoff.wait(exc)
+
+
+class Channel(kombu_redis.Channel):
+    QoS = QoS
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._refused = Backoff(log, "consumer: BRPOP refused")
+
+    def _brpop_read(self, **options):
+        try:
+            delivered = super()._brpop_read(**options)
+        except redis.ResponseError as exc:
+            if not refuses_writes(exc):
+                raise
+            self._refused.wait(exc)  # nothing was popped: poll again after the pause
+            raise Empty() from None
+        self._refused.reset()
+        return delivered
+
+
+class Transport(kombu_redis.Transport):
+    Channel = Channel
