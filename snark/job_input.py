@@ -151,7 +151,9 @@ def shared_relative_path(text: str, field: str, error: type[ValueError]) -> str:
 def resolve_shared(root: Path | None, relative: str, field: str,
                    error: type[ValueError]) -> Path:
     """Where ``relative`` is on this worker's mount ``root`` (links followed: a link that
-    leads outside is refused)."""
+    leads outside is refused). A path that names no file is the input's mistake, refused
+    here (permanent), not an error of the file system to try again; the message names the
+    path as the job does, never where this worker mounts it."""
     if root is None:
         raise error(f"{field}: this worker has no witness_dir (PROOFQ_WITNESS_DIR) to find "
                     f"{relative!r} in")
@@ -159,4 +161,6 @@ def resolve_shared(root: Path | None, relative: str, field: str,
     path = (base / relative).resolve()
     if not path.is_relative_to(base):
         raise error(f"{field}: {relative!r} leads outside the witness directory")
+    if not path.is_file():
+        raise error(f"{field}: no file {relative!r} in the witness directory")
     return path

@@ -27,8 +27,10 @@ their popcounts must equal the point counts.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -218,7 +220,7 @@ class ProvingKey:
             files = {}
             for name, arr in self._arrays().items():
                 path = tmp / f"{name}.npy"
-                np.save(path, np.ascontiguousarray(arr))
+                _save_array(path, arr)
                 files[path.name] = {"shape": list(arr.shape), "dtype": str(arr.dtype),
                                     "sha256": _sha256(path)}
             (tmp / "vk.json").write_text(json.dumps(self.vk.to_json(), indent=1))
@@ -307,3 +309,15 @@ def _sha256(path: Path) -> str:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def _save_array(path: Path, arr: np.ndarray) -> None:
+    """``np.save``, a short write named for what it is: numpy reports a full disk as
+    "N requested and M written", an OSError with no errno and no file."""
+    try:
+        np.save(path, np.ascontiguousarray(arr))
+    except OSError as exc:
+        if exc.errno is not None:
+            raise
+        raise OSError(errno.ENOSPC, f"{os.strerror(errno.ENOSPC)} (a short write: {exc})",
+                      str(path)) from exc

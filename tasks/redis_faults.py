@@ -11,20 +11,25 @@ producer refuses new jobs while Redis's memory is above a high-water mark of its
 from __future__ import annotations
 
 import logging
+import re
 import time
 
 import redis
 
-#: The first word of the error replies that mean "this Redis does not take writes now"
-#: (OOM: maxmemory with noeviction; READONLY: a replica; NOPERM: the ACL user's rights;
-#: MISCONF: persistence failing; NOREPLICAS: min-replicas not met).
-WRITE_REFUSALS = ("OOM", "READONLY", "NOPERM", "MISCONF", "NOREPLICAS")
+#: The error replies that mean "this Redis does not take writes now": redis-py's classes
+#: for OOM (maxmemory with noeviction), READONLY (a replica) and NOPERM (the ACL user's
+#: rights), and the codes it leaves in the message (MISCONF: persistence failing,
+#: NOREPLICAS: min-replicas not met; a pipeline puts "Command # n (…) caused error: "
+#: before them).
+REFUSAL_CLASSES = (redis.exceptions.OutOfMemoryError, redis.exceptions.ReadOnlyError,
+                   redis.exceptions.NoPermissionError)
+_REFUSAL_CODES = re.compile(r"(?:^|error: )(?:MISCONF|NOREPLICAS)\b")
 
 
 def refuses_writes(exc: BaseException) -> bool:
     """Whether ``exc`` is Redis refusing a command it would take in better times."""
-    return (isinstance(exc, redis.ResponseError)
-            and str(exc).split(" ", 1)[0].upper() in WRITE_REFUSALS)
+    return isinstance(exc, REFUSAL_CLASSES) or (
+        isinstance(exc, redis.ResponseError) and _REFUSAL_CODES.search(str(exc)) is not None)
 
 
 class Backoff:

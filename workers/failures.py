@@ -20,7 +20,9 @@ in the queue and needs no broker to be retried.
 
 from __future__ import annotations
 
+import errno
 import logging
+import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -119,11 +121,29 @@ def classify(exc: BaseException) -> Failure:
     return Failure.PERMANENT
 
 
+#: An absolute path of three or more components (a worker's mount points, its home).
+_ABSOLUTE_PATH = re.compile(r"(?<![\w.~])(?:/[^\s/:'\",()]+){3,}")
+
+
+def without_worker_paths(text: str) -> str:
+    """``text`` with each absolute path cut to its last two components (``…/dir/file``):
+    a job's error is read by its producer, who need not learn where a worker keeps
+    things (the worker's own log has the whole path)."""
+    return _ABSOLUTE_PATH.sub(lambda m: "…/" + "/".join(m.group(0).rsplit("/", 2)[1:]), text)
+
+
 def describe(exc: BaseException) -> str:
-    """One line naming the error: ``Type: message`` (a partition's failure: its reason)."""
+    """One line naming the error: ``Type: message`` (a partition's failure: its reason),
+    an ``OSError`` with its errno's name (``[ENOSPC] No space left on device: …/k/a.npy``);
+    absolute paths shortened (``without_worker_paths``)."""
     if isinstance(exc, PartitionFailed):
         return exc.reason
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    if isinstance(exc, OSError) and exc.errno in errno.errorcode:
+        where = f": {exc.filename}" if exc.filename else ""
+        text = f"{type(exc).__name__}: [{errno.errorcode[exc.errno]}] {exc.strerror}{where}"
+    else:
+        text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return without_worker_paths(" ".join(text.split()))
 
 
 @contextmanager

@@ -46,12 +46,24 @@ _ERRORS = (SubmitError, JobNotFound, JobError, ClusterError, NoWorkers, Settings
            CircomJobError, FilecoinError, OSError, TimeoutError, redis.RedisError,
            kombu.exceptions.OperationalError)
 
-TYPE_OPTION = click.option("--type", "proof_type", type=click.Choice(names()),
+def _one_of(choices: list[str], then: Callable[[str], str] = str) -> Callable:
+    """A click callback refusing a value outside ``choices`` in one line (exit 2), not
+    click's usage block."""
+    def check(ctx: click.Context, param: click.Parameter, value: str) -> str:
+        if value not in choices:
+            raise BadInput(f"{param.opts[0]}: {value!r} is not one of "
+                           f"{', '.join(choices)}")
+        return then(value)
+    return check
+
+
+TYPE_OPTION = click.option("--type", "proof_type", metavar=f"[{'|'.join(names())}]",
                            default="porep", show_default=True,
-                           callback=lambda ctx, param, name: proof_type_named(name).name,
+                           callback=_one_of(names(), lambda name: proof_type_named(name).name),
                            help="proof type (groth16: circom's name in 0.1)")
-PRIORITY_OPTION = click.option("--priority", type=click.Choice(list(PRIORITIES)),
+PRIORITY_OPTION = click.option("--priority", metavar=f"[{'|'.join(PRIORITIES)}]",
                                default="normal", show_default=True,
+                               callback=_one_of(list(PRIORITIES)),
                                help="queue order among waiting jobs")
 KEY_OPTION = click.option("--key", "key_id", default=None, metavar="KEY_ID",
                           help="circom: the imported key (proofq keys add prints its id); "

@@ -59,7 +59,7 @@ class FilecoinJob:
         if shared_dir is None:
             raise FilecoinError(f"path: {self.path} is on shared storage, but this worker has "
                                 "no PROOFQ_WITNESS_DIR")
-        where = resolve_shared(shared_dir, self.path, FilecoinError, "path")
+        where = resolve_shared(shared_dir, self.path, "path", FilecoinError)
         c1 = parse_c1(where.read_bytes(), max_bytes=max_bytes)
         if c1.proof.name != self.proof.name:
             raise FilecoinError(f"path: {self.path} holds a {c1.proof.name} C1, the job names "

@@ -107,7 +107,7 @@ def read_witness(job: CircomJob, index: int, witness_dir: Path | None) -> np.nda
     if ref.wtns is not None:
         return read_wtns(ref.wtns, field)
     path = resolve_shared(witness_dir, ref.path, f"{field}.path", CircomJobError)
-    return read_wtns(path, f"{field} ({path})")
+    return read_wtns(path, f"{field} ({ref.path})")
 
 
 def job_from_files(key: str, witnesses: Iterable[str | Path | bytes], *, max_inline: int,
