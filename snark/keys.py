@@ -312,12 +312,14 @@ def _sha256(path: Path) -> str:
 
 
 def _save_array(path: Path, arr: np.ndarray) -> None:
-    """``np.save``, a short write named for what it is: numpy reports a full disk as
-    "N requested and M written", an OSError with no errno and no file."""
+    """``np.save``, its errors naming the file and a short write named for what it is:
+    numpy reports a full disk as "N requested and M written", with no errno and no file."""
     try:
         np.save(path, np.ascontiguousarray(arr))
     except OSError as exc:
-        if exc.errno is not None:
+        if exc.filename:
             raise
-        raise OSError(errno.ENOSPC, f"{os.strerror(errno.ENOSPC)} (a short write: {exc})",
-                      str(path)) from exc
+        if exc.errno is None:
+            raise OSError(errno.ENOSPC, f"{os.strerror(errno.ENOSPC)} (a short write: {exc})",
+                          str(path)) from exc
+        raise OSError(exc.errno, exc.strerror, str(path)) from exc
