@@ -60,7 +60,7 @@ from snark.porep.c1 import fr_hex  # noqa: E402
 from snark.porep.prove import load_or_setup_key, load_verifying_key, verify_c1  # noqa: E402
 from snark.porep.seal import seal  # noqa: E402
 from tasks.jobs import RESULTS_STREAM  # noqa: E402
-from tasks.submission import SubmitError  # noqa: E402
+from tasks.submission import RedisFull, SubmitError  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SECTOR, K = 2048, 1
@@ -91,6 +91,9 @@ class Cluster:
 
     def live_workers(self) -> list[WorkerProcess]:
         return [w for w in self.workers if w.alive()]
+
+    def log_bytes(self) -> int:
+        return sum(p.stat().st_size for p in self.logs.iterdir() if p.is_file())
 
     def stop(self) -> None:
         for worker in self.workers:
@@ -404,10 +407,163 @@ def scenario_malformed(cluster: Cluster, api_n: int, intake_n: int, good_n: int,
     }
 
 
+def _commands(r: redis.Redis) -> int:
+    return int(r.info("stats")["total_commands_processed"])
+
+
+def scenario_maxmemory(cluster: Cluster, jobs_n: int, full_s: float, timeout_s: float) -> dict:
+    """Every write refused for ``full_s`` while jobs prove; then above the high-water mark."""
+    admin = redis.Redis.from_url(cluster.server.url)
+    started = time.time()
+    jobs = cluster.submit(jobs_n, 2, "oom")
+    cluster.wait_for_compute(jobs)
+    proving_at_full = sum(s == "proving" for s in cluster.statuses(jobs).values())
+    logs, commands = cluster.log_bytes(), _commands(admin)
+    admin.config_set("maxmemory-policy", "noeviction")
+    admin.config_set("maxmemory", 1)
+    full_at = time.monotonic()
+    try:
+        cluster.client.submit(seal(SECTOR, 2, K))
+        door = "accepted (wrong)"
+    except RedisFull as exc:
+        door = str(exc)
+    alive = []
+    while time.monotonic() - full_at < full_s:
+        alive.append(len(cluster.live_workers()))
+        time.sleep(0.5)
+    full_for = time.monotonic() - full_at
+    commands = _commands(admin) - commands - 2 * len(alive) - 4  # less this loop's own
+    logs = cluster.log_bytes() - logs
+    admin.config_set("maxmemory", 0)
+    lifted_at = time.time()
+    status, ended = cluster.wait_all(jobs, timeout_s)
+    used = int(admin.info("memory")["used_memory"])
+    admin.config_set("maxmemory", int(used / 0.85))  # above the 80% mark, not full
+    time.sleep(1.2)  # the door's INFO cache
+    try:
+        cluster.client.submit(seal(SECTOR, 2, K))
+        high_water = "accepted (wrong)"
+    except RedisFull as exc:
+        high_water = str(exc)
+    writes_taken = bool(admin.set("proofq:chaos:probe", 1, px=1000))
+    admin.config_set("maxmemory", 0)
+    admin.close()
+    return {"full_s": round(full_for, 1), "jobs_proving_when_full": proving_at_full,
+            "workers_alive_min_while_full": min(alive), "workers_alive": len(
+                cluster.live_workers()),
+            "redis_commands_per_s_while_full": round(commands / full_for, 1),
+            "worker_log_bytes_while_full": logs, "submit_while_full": door[:240],
+            "all_done_after_lift_s": round(ended - lifted_at, 1),
+            "submit_above_high_water": high_water[:240],
+            "writes_taken_above_high_water": writes_taken,
+            "wall_s": round(ended - started, 1), **cluster.audit(jobs, status)}
+
+
+def poison_requests(rng: random.Random) -> dict[str, dict]:
+    """Intake requests no intake can turn into a job, by kind."""
+    key = "ab" * 16
+    deep = rng.randrange(5_000, 20_000)
+    return {
+        "nested_circom": {"type": "circom", "input": '{"key": "%s", "witnesses": %s%s}' % (
+            key, "[" * deep, "]" * deep)},
+        "nested_porep": {"c1": "[" * deep + "]" * deep},
+        "duplicate_key": {"c1": '{"sector_size": 2048, "sector_size": 4096}'},
+        "long_number": {"c1": '{"sector_size": ' + "7" * 5000 + "}"},
+        "huge_job": {"type": "circom", "input": json.dumps(
+            {"key": key, "witnesses": [{"path": f"w{i}.wtns"} for i in range(20_000)]})},
+        "not_json": {"c1": rng.randbytes(64)},
+        "unknown_type": {"type": "winning", "c1": "{}"},
+        "bad_priority": {"priority": "urgent", "c1": "{}"},
+        "bad_job_id": {"job": "../" * 50, "c1": "{}"},
+    }
+
+
+def scenario_poison(cluster: Cluster, good_n: int, rng: random.Random, timeout_s: float) -> dict:
+    r = cluster.client.store.redis
+    poisons = poison_requests(rng)
+    good, poisoned = {}, {}
+    for n in range(max(good_n, len(poisons))):
+        if n < good_n:
+            c1 = seal(SECTOR, 2, K)
+            good[f"intake-{r.xadd(INTAKE_STREAM, {'c1': c1.to_json()}).decode()}"] = c1
+        if n < len(poisons):
+            kind = list(poisons)[n]
+            poisoned[r.xadd(INTAKE_STREAM, poisons[kind]).decode()] = kind
+    intake = Intake(cluster.client, name="chaos-poison", block_s=0.2)
+    stop = threading.Event()
+    thread = threading.Thread(target=intake.run, args=(stop.is_set,))
+    thread.start()
+
+    def rejections():
+        found = {f[b"entry"].decode(): f[b"error"].decode() for _, f in r.xrange(RESULTS_STREAM)
+                 if f.get(b"status") == b"rejected" and f.get(b"entry", b"").decode() in poisoned}
+        return (found,) if set(found) >= set(poisoned) else None
+    found = (_wait_for(rejections, timeout_s, 0.2) or ({},))[0]
+    status, _ = cluster.wait_all(good, timeout_s)
+    intake_alive = thread.is_alive()
+    stop.set()
+    thread.join(timeout=60)
+    pending = r.xpending(INTAKE_STREAM, "proofq-intake")["pending"]
+    return {"poison_entries": len(poisoned), "rejected": len(found),
+            "error_per_kind": {poisoned[e]: error[:160] for e, error in found.items()},
+            "intake_alive_throughout": intake_alive, "pending_after": pending,
+            "workers_alive": len(cluster.live_workers()), "good_jobs": cluster.audit(good, status)}
+
+
+def _time_to_done(cluster: Cluster, timeout_s: float) -> tuple[str, object, float]:
+    """Submit one small job and wait for it: (id, C1, seconds from submit to done)."""
+    c1 = seal(SECTOR, 2, K)
+    started = time.monotonic()
+    job = cluster.client.submit(c1, job_id=f"small-{uuid.uuid4().hex[:8]}")
+    cluster.wait_all({job: c1}, timeout_s)
+    return job, c1, time.monotonic() - started
+
+
+def scenario_huge(cluster: Cluster, units: int, small_n: int, timeout_s: float) -> dict:
+    """A small job's time alone, then small jobs behind a ``units``-partition job."""
+    alone = sorted(_time_to_done(cluster, timeout_s)[2] for _ in range(3))
+    seal_started = time.monotonic()
+    big = seal(SECTOR, units, K)
+    sealed_s = time.monotonic() - seal_started
+    limits = {"max_units_per_job": units}  # above the default: this job is the point
+    big_settings = cluster.settings.model_copy(update=limits)
+    with Client(cluster.server.url, big_settings) as producer:
+        big_job = producer.submit(big, job_id=f"huge-{uuid.uuid4().hex[:8]}")
+    submitted = time.monotonic()
+    r = cluster.client.store.redis
+    _wait_for(lambda: r.hexists(f"proofq:job:{big_job}", "fanned_out"), timeout_s, 0.5)
+    fanned_out_s = time.monotonic() - submitted
+    behind, small = [], {}
+    for _ in range(small_n):
+        job, c1, took = _time_to_done(cluster, timeout_s)
+        small[job] = c1
+        behind.append(round(took, 2))
+    big_parts = r.hlen(f"proofq:job:{big_job}:parts")
+    cluster.client.cancel(big_job)
+    cancelled = time.monotonic()
+    drained = _wait_for(lambda: sum(r.llen(k) for k in r.keys("gpu*")
+                                    if r.type(k) == b"list") == 0, timeout_s, 1.0)
+    status = cluster.statuses(small)
+    median_alone = alone[1]
+    return {"units": units, "seal_s": round(sealed_s, 1), "fan_out_s": round(fanned_out_s, 1),
+            "fair_share_units": cluster.settings.fair_share_units,
+            "small_job_alone_s": [round(a, 2) for a in alone],
+            "small_jobs_behind_huge_s": behind,
+            "worst_behind_over_median_alone": round(max(behind) / median_alone, 2),
+            "huge_partitions_proved_meanwhile": big_parts,
+            "huge_drained_after_cancel_s": None if drained is None
+            else round(time.monotonic() - cancelled, 1),
+            "workers_alive": len(cluster.live_workers()), **cluster.audit(small, status)}
+
+
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every job count")
-    parser.add_argument("--only", nargs="*", default=["kill", "redis", "load", "malformed"])
+    parser.add_argument("--only", nargs="*", default=["kill", "redis", "load", "malformed",
+                                                      "maxmemory", "poison", "huge"])
+    parser.add_argument("--full", type=float, default=20.0,
+                        help="seconds Redis stays at maxmemory (maxmemory)")
+    parser.add_argument("--units", type=int, default=20_000, help="the huge job's partitions")
     parser.add_argument("--kills", type=int, default=3)
     parser.add_argument("--restarts", type=int, default=2)
     parser.add_argument("--down", type=float, default=10.0, help="seconds Redis stays down")
@@ -430,6 +586,7 @@ def main(argv: list[str] | None = None) -> dict:
               "commit": commit(), "date": dt.datetime.now(dt.timezone.utc).isoformat(),
               "machine": {"host": socket.gethostname(), "cpus": os.cpu_count(),
                           "python": platform.python_version(), "platform": platform.platform()},
+              "device": "cpu (no GPU: the CPU backend)",
               "seed": seed, "sector": "2KiB", "challenges": K, "backend": "cpu",
               "workers": "2 x celery -A tasks worker -c 1", "reap_after_s": args.reap_after,
               "cpu_devices": args.cpu_devices or "one per process",
@@ -455,6 +612,10 @@ def main(argv: list[str] | None = None) -> dict:
                 "load": lambda: scenario_load(cluster, n(200), args.timeout),
                 "malformed": lambda: scenario_malformed(cluster, n(100), n(20), n(10), rng,
                                                         args.timeout),
+                "maxmemory": lambda: scenario_maxmemory(cluster, n(10), args.full,
+                                                        args.timeout),
+                "poison": lambda: scenario_poison(cluster, n(10), rng, args.timeout),
+                "huge": lambda: scenario_huge(cluster, args.units, n(5), args.timeout),
             }
             for name in args.only:
                 print(f"scenario {name} ...", flush=True)
