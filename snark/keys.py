@@ -31,6 +31,7 @@ import errno
 import hashlib
 import json
 import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -323,3 +324,19 @@ def _save_array(path: Path, arr: np.ndarray) -> None:
             raise OSError(errno.ENOSPC, f"{os.strerror(errno.ENOSPC)} (a short write: {exc})",
                           str(path)) from exc
         raise OSError(exc.errno, exc.strerror, str(path)) from exc
+
+
+class ParamsDirError(ValueError):
+    """The params directory takes no files: a setup would run for minutes, then fail."""
+
+
+def check_params_dir(directory: Path) -> None:
+    """Find out before a key setup, not after it, that its directory takes no files."""
+    try:
+        Path(directory).mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=directory, prefix=".proofq-writable-"):
+            pass
+    except OSError as exc:
+        reason = f"[{errno.errorcode.get(exc.errno, exc.errno)}] {exc.strerror or exc}"
+        raise ParamsDirError(f"the params directory (PROOFQ_PARAMS_DIR) takes no files here: "
+                             f"{reason}") from None

@@ -16,14 +16,11 @@ the job's scripts make the second run pick up where the first one stopped.
 
 from __future__ import annotations
 
-import errno
 import functools
 import logging
-import tempfile
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from pathlib import Path
 from typing import Any
 
 import redis
@@ -33,6 +30,7 @@ from celery import Task
 
 from config.settings import Settings, get_settings
 from snark.job_input import InputLimits
+from snark.keys import check_params_dir
 from snark.proof_types import AnyWorker, ProofType, Storage
 from snark.registry import proof_type, worker_half
 from tasks import recovery
@@ -160,22 +158,6 @@ def setup_lease(lock: redis.lock.Lock) -> Lease:
     return Lease(lock.timeout, time.monotonic(), extend, "setup lock no longer ours")
 
 
-class ParamsDirError(ValueError):
-    """This worker cannot write keys: a setup would run for minutes and then fail."""
-
-
-def check_writable(directory: Path) -> None:
-    """Find out before a key setup, not after it, that its directory takes no files."""
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=directory, prefix=".proofq-writable-"):
-            pass
-    except OSError as exc:
-        reason = f"[{errno.errorcode.get(exc.errno, exc.errno)}] {exc.strerror or exc}"
-        raise ParamsDirError(f"the params directory (PROOFQ_PARAMS_DIR) takes no files on "
-                             f"this worker: {reason}") from None
-
-
 def _ensure_key(store: JobStore, settings: Settings, kind: ProofType, job_input: Any) -> None:
     """Set up a missing key once: jobs of the same new key wait for the first setup.
 
@@ -186,7 +168,7 @@ def _ensure_key(store: JobStore, settings: Settings, kind: ProofType, job_input:
     worker = worker_of(kind)
     if worker.has_key(job_input):
         return
-    check_writable(settings.params_dir)
+    check_params_dir(settings.params_dir)
     lock = setup_lock(store.redis, kind.key_name(job_input), settings.lock_lease_s)
     with lock:
         heartbeat = Heartbeat(settings.heartbeat_s, name="proofq-setup-lease")

@@ -10,9 +10,8 @@ import numpy as np
 import pytest
 
 from snark.job_input import resolve_shared
-from snark.keys import _save_array
+from snark.keys import ParamsDirError, _save_array, check_params_dir
 from snark.snarkjs.job import CircomJob, CircomJobError, WitnessRef, read_witness
-from tasks.pipeline import ParamsDirError, check_writable
 from workers.failures import Failure, classify, describe, without_worker_paths
 
 
@@ -47,12 +46,13 @@ def test_a_full_disk_names_enospc_and_the_file(tmp_path):
 
 
 def test_a_params_dir_that_takes_no_files_is_found_before_a_setup(tmp_path):
-    """Before: found only when the finished key was written, minutes later."""
+    """Before: found only when the finished key was written, minutes later (the submit
+    task and ``proofq setup`` check first now)."""
     blocker = tmp_path / "a-file"
     blocker.write_text("")
     with pytest.raises(ParamsDirError, match=r"PROOFQ_PARAMS_DIR\) takes no files .*ENOTDIR"):
-        check_writable(blocker / "params")
-    check_writable(tmp_path / "params")  # made, and writable
+        check_params_dir(blocker / "params")
+    check_params_dir(tmp_path / "params")  # made, and writable
     assert [p.name for p in (tmp_path / "params").iterdir()] == []
 
 

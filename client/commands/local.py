@@ -29,7 +29,7 @@ from config.settings import SettingsError, get_settings
 from snark.backend import BackendUnavailable
 from snark.filecoin.errors import FilecoinError
 from snark.groth16 import SetupProgress
-from snark.keys import KeyFileError, ProvingKey
+from snark.keys import KeyFileError, ParamsDirError, ProvingKey, check_params_dir
 from snark.files import write_atomic
 from snark.porep.c1 import C1, C1Error, parse_c1, parse_size
 from snark.porep.prove import load_or_setup_key, load_verifying_key, prove_c1, verify_c1
@@ -40,7 +40,7 @@ from workers.backend_choice import fixed_base_for, make_backend
 
 #: Errors that mean "the input is wrong", reported as one line with exit code 2.
 BAD_INPUT_ERRORS = (C1Error, FilecoinError, ProofFormatError, KeyFileError, SettingsError,
-                    BackendUnavailable, OSError)
+                    BackendUnavailable, ParamsDirError, OSError)
 
 C1_OPTION = click.option("--c1", "c1_path", required=True, type=click.Path(),
                          help="C1 JSON file: Filecoin's (Curio's c1.json, proofq seal "
@@ -183,6 +183,7 @@ def setup(c1_path: str, as_json: bool) -> None:
     c1 = read_c1(c1_path)
     settings = get_settings()
     params_dir = settings.params_dir
+    check_params_dir(params_dir)  # before minutes of setup, not after
     started = time.perf_counter()
     with progress_bar(not as_json) as progress:
         progress.add_task(f"setup {c1.circuit_name}: starting the prover backend", total=None)
