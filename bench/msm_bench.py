@@ -14,11 +14,13 @@ import argparse
 import json
 import statistics
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.provenance import commit  # noqa: E402
 from gpu.fixed_base import GpuFixedBase  # noqa: E402
 from gpu.msm import TUNING, MsmBases, MsmTuning, msm, phase_times, table_plan  # noqa: E402
 from snark.fields import random_fr  # noqa: E402
@@ -91,7 +93,9 @@ def main(argv: list[str] | None = None) -> int:
     fixed = GpuFixedBase()
     device = cupy.cuda.Device().id
     name = cupy.cuda.runtime.getDeviceProperties(device)["name"].decode()
-    report = {"device": name, "reps": args.reps, "tables": args.tables, "bits": args.bits}
+    report = {"date": time.strftime("%Y-%m-%d-%H%M", time.gmtime()), "device": name,
+              "commit": commit(), "command": " ".join(["bench/msm_bench.py", *sys.argv[1:]]),
+              "reps": args.reps, "tables": args.tables, "bits": args.bits}
     sizes = {1: args.g1, 2: args.g2}
     table_cs = [int(v) for v in args.table_c.split(",") if v] or [None]
     runs = ((c, inputs) for c in table_cs
