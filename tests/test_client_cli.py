@@ -43,7 +43,7 @@ def proofq(*args: str, env: dict[str, str], timeout: float = 300) -> subprocess.
 def test_bench_batch_runs_on_a_private_cluster_without_configuration(params_dir):
     """The README command: no Redis configured, so it starts its own and stops it."""
     env = {"PROOFQ_PARAMS_DIR": str(params_dir), "PROOFQ_BACKEND": "cpu"}
-    run = proofq("bench", "batch", "--type", "porep", "-c", "2", "-j", "2",
+    run = proofq("bench", "batch", "--type", "porep-demo", "-c", "2", "-j", "2",
                  "--challenges", str(K), env=env)
     assert run.returncode == 0, run.stdout + run.stderr
     lines = run.stdout.splitlines()

@@ -36,7 +36,7 @@ def client(redis_url):
         yield c
 
 
-@pytest.mark.parametrize("proof_type", ["porep", "circom", "filecoin"])
+@pytest.mark.parametrize("proof_type", ["porep-demo", "circom", "filecoin"])
 def test_deep_nesting_is_a_submit_error_not_a_recursion_error(client, proof_type, rng):
     levels = rng.randrange(2_000, 50_000)
     print(f"{levels} levels")
@@ -45,7 +45,7 @@ def test_deep_nesting_is_a_submit_error_not_a_recursion_error(client, proof_type
     assert client.store.redis.keys("proofq:job:*") == []
 
 
-@pytest.mark.parametrize("proof_type", ["porep", "circom", "filecoin"])
+@pytest.mark.parametrize("proof_type", ["porep-demo", "circom", "filecoin"])
 def test_a_duplicate_key_is_refused_naming_it(client, proof_type, rng):
     name = rng.choice(["key", "witnesses", "sector_size", "c1"])
     text = '{"%s": 1, "other": 2, "%s": 3}' % (name, name)
@@ -61,7 +61,7 @@ def test_a_duplicate_key_deep_inside_a_c1_names_its_place(client):
         client.submit(text)
 
 
-@pytest.mark.parametrize("proof_type", ["porep", "circom", "filecoin"])
+@pytest.mark.parametrize("proof_type", ["porep-demo", "circom", "filecoin"])
 def test_a_5000_digit_number_names_its_field(client, proof_type, rng):
     digits = rng.randrange(4_301, 6_000)
     text = '{"sector_size": ' + "9" * digits + "}"
@@ -161,7 +161,7 @@ def test_a_bad_choice_is_one_line(option, tmp_path):
     assert result.exit_code == 2
     assert result.output.splitlines() == [
         f"Error: {option[0]}: {option[1]!r} is not one of "
-        + ("circom, filecoin, groth16, porep" if option[0] == "--type" else "high, normal, low")]
+        + ("circom, filecoin, groth16, porep-demo" if option[0] == "--type" else "high, normal, low")]
 
 
 def test_limits_come_from_the_settings():

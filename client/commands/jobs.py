@@ -46,6 +46,7 @@ _ERRORS = (SubmitError, JobNotFound, JobError, ClusterError, NoWorkers, Settings
            CircomJobError, FilecoinError, OSError, TimeoutError, redis.RedisError,
            kombu.exceptions.OperationalError)
 
+
 def _one_of(choices: list[str], then: Callable[[str], str] = str) -> Callable:
     """A click callback refusing a value outside ``choices`` in one line (exit 2), not
     click's usage block."""
@@ -58,7 +59,7 @@ def _one_of(choices: list[str], then: Callable[[str], str] = str) -> Callable:
 
 
 TYPE_OPTION = click.option("--type", "proof_type", metavar=f"[{'|'.join(names())}]",
-                           default="porep", show_default=True,
+                           default="porep-demo", show_default=True,
                            callback=_one_of(names(), lambda name: proof_type_named(name).name),
                            help="proof type (groth16: circom's name in 0.1)")
 PRIORITY_OPTION = click.option("--priority", metavar=f"[{'|'.join(PRIORITIES)}]",
