@@ -159,9 +159,10 @@ def test_the_cli_refuses_a_nested_job_in_one_line(redis_url, tmp_path):
 def test_a_bad_choice_is_one_line(option, tmp_path):
     result = CliRunner().invoke(main, ["submit", *option, str(tmp_path / "c1.json")])
     assert result.exit_code == 2
+    choices = ("circom, filecoin, groth16, porep-demo" if option[0] == "--type"
+               else "high, normal, low")
     assert result.output.splitlines() == [
-        f"Error: {option[0]}: {option[1]!r} is not one of "
-        + ("circom, filecoin, groth16, porep-demo" if option[0] == "--type" else "high, normal, low")]
+        f"Error: {option[0]}: {option[1]!r} is not one of {choices}"]
 
 
 def test_limits_come_from_the_settings():
