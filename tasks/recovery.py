@@ -42,6 +42,7 @@ from kombu.transport.redis import Channel as RedisChannel
 from config.settings import get_settings
 from tasks.application import app
 from tasks.jobs import JobStatus, JobStore
+from tasks.redis_faults import refuses_writes
 from tasks.submission import send_submit
 
 log = logging.getLogger(__name__)
@@ -180,8 +181,11 @@ class FrontRequeueRequest(Request):
         if requeue and not self.acknowledged:
             try:
                 self.message.channel.qos.restore_by_tag(self.message.delivery_tag)
-            except self.connection_errors as exc:
-                # Redis is gone: leave the message unacknowledged, the reaper restores it.
+            except (*self.connection_errors, redis.ResponseError) as exc:
+                if isinstance(exc, redis.ResponseError) and not refuses_writes(exc):
+                    raise
+                # Redis is gone or refuses writes: leave the message unacknowledged, the
+                # reaper restores it.
                 log.warning("requeue of %s failed (%s): left to the reaper", self.id, exc)
                 self.acknowledged = True
                 return

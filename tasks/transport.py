@@ -9,7 +9,9 @@ message is in no queue and not in ``unacked`` — nothing ever brings it back. H
   and a rate-limited log line, until Redis takes it: a message is never dropped between
   the pop and its record (it is lost only if this process dies during the wait);
 - a BRPOP refused (a read-only replica, an ACL refusal: nothing was popped) waits the same
-  way and then reads as "no message", so the consumer stays up and polls again.
+  way and then reads as "no message", so the consumer stays up and polls again;
+- kombu's periodic restore of messages past the visibility timeout skips a round that Redis
+  refuses (it takes a lock first: a write).
 
 The worker's main loop blocks while it waits: nothing it could do would be recorded.
 ``celery_config`` names this transport for the app (``broker_transport``).
@@ -40,6 +42,14 @@ class QoS(kombu_redis.QoS):
                 if not refuses_writes(exc):
                     raise
                 backoff.wait(exc)
+
+    def restore_visible(self, *args, **kwargs) -> None:
+        try:
+            super().restore_visible(*args, **kwargs)
+        except redis.ResponseError as exc:
+            if not refuses_writes(exc):
+                raise
+            log.warning("restore of timed-out messages skipped: Redis refuses (%s)", exc)
 
 
 class Channel(kombu_redis.Channel):
