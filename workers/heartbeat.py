@@ -24,9 +24,15 @@ class Renewable(Protocol):
         """Extend the lease in Redis; mark itself lost if Redis says it is gone."""
 
 
+#: While renewals keep failing (Redis down, or refusing writes), one warning per this long.
+LOG_EVERY_S = 30.0
+
+
 class Heartbeat:
     def __init__(self, period_s: float, name: str = "proofq-heartbeat") -> None:
         self.period_s = period_s
+        self._failures = 0
+        self._logged_at: float | None = None
         self._items: set[Renewable] = set()
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -48,8 +54,17 @@ class Heartbeat:
             for item in items:
                 try:
                     item.renew()
-                except Exception:  # Redis unreachable: the lease's own deadline decides
-                    log.warning("lease renewal failed for %r", item, exc_info=True)
+                except Exception as exc:  # Redis unreachable: the lease's own deadline decides
+                    self._failed(item, exc)
+
+    def _failed(self, item: Renewable, exc: Exception) -> None:
+        """A warning, at most one per ``LOG_EVERY_S`` (counting the ones not logged)."""
+        self._failures += 1
+        now = time.monotonic()
+        if self._logged_at is None or now - self._logged_at >= LOG_EVERY_S:
+            log.warning("lease renewal failed for %r (%d failures since the last line): %s",
+                        item, self._failures, " ".join(str(exc).split())[:200])
+            self._logged_at, self._failures = now, 0
 
     def close(self) -> None:
         self._stop.set()

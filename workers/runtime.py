@@ -291,9 +291,9 @@ class WorkerRuntime:
                            describe(error) if error is not None else "")
         try:
             self.events.record(event)
-        except redis.RedisError:  # never let bookkeeping hide the partition's own outcome
-            log.warning("could not record %s event of %s/%d", name, run.job, run.partition,
-                        exc_info=True)
+        except redis.RedisError as exc:  # never let bookkeeping hide the partition's outcome
+            log.warning("could not record %s event of %s/%d: %s", name, run.job, run.partition,
+                        " ".join(str(exc).split())[:200])
 
 
 def _as_failure(phase: str, exc: BaseException, run: _PartitionRun) -> BaseException:
