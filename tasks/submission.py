@@ -38,7 +38,7 @@ from tasks.jobs import JobStatus, JobStore, Outcome, check_job_id, content_diges
 from tasks.redis_faults import MemoryGate, refuses_writes
 
 #: What one unit of work costs Redis while its job runs: its partition message (kombu's
-#: JSON envelope, ~1.3 KiB, tests/test_redis_faults.py measures it) and its stored part.
+#: JSON envelope, ~1.1 KiB: tests/test_input_bounds.py measures it) and its stored part.
 UNIT_REDIS_BYTES = 2048
 #: A job whose units cost less than this is never refused for amplification.
 AMPLIFICATION_FLOOR_BYTES = 1 << 20
