@@ -20,6 +20,8 @@ from client.intake import GROUP, INTAKE_STREAM, Intake
 from config.settings import load_settings
 from snark.job_input import InputLimits
 from snark.porep.seal import seal
+from snark.registry import names
+from tasks.application import PRIORITIES
 from tasks.jobs import RESULTS_STREAM
 from tasks.submission import UNIT_REDIS_BYTES, SubmitError
 
@@ -159,8 +161,7 @@ def test_the_cli_refuses_a_nested_job_in_one_line(redis_url, tmp_path):
 def test_a_bad_choice_is_one_line(option, tmp_path):
     result = CliRunner().invoke(main, ["submit", *option, str(tmp_path / "c1.json")])
     assert result.exit_code == 2
-    choices = ("circom, filecoin, groth16, porep-demo" if option[0] == "--type"
-               else "high, normal, low")
+    choices = ", ".join(names() if option[0] == "--type" else PRIORITIES)
     assert result.output.splitlines() == [
         f"Error: {option[0]}: {option[1]!r} is not one of {choices}"]
 
