@@ -9,6 +9,8 @@ in step 0 and overtake everything.
 
 from __future__ import annotations
 
+import os
+
 import click
 from celery import Celery
 from kombu import Queue
@@ -91,6 +93,16 @@ def create_app(settings: Settings | None = None) -> Celery:
     app.conf.update(celery_config(settings or get_settings()))
     return app
 
+
+def task_label(job_id: str, partition: int | None = None) -> str:
+    """How a task's arguments read in Flower and the logs (the message's ``argsrepr``)."""
+    return f"job={job_id}" + ("" if partition is None else f" partition={partition}")
+
+
+#: Flower's tasks page shows the arguments column (``task_label``) unless told otherwise:
+#: ``celery -A tasks flower`` reads FLOWER_* variables after it has imported this app.
+FLOWER_TASKS_COLUMNS = "name,uuid,state,args,received,started,runtime,worker"
+os.environ.setdefault("FLOWER_TASKS_COLUMNS", FLOWER_TASKS_COLUMNS)
 
 #: What a worker imports when it starts (Celery's ``include``): the task graph, the worker
 #: bootstep and the proving runtime.  Producers send tasks by name and never import them.

@@ -33,7 +33,7 @@ from snark.job_input import InputLimits
 from snark.proof_types import AnyWorker, ProofType, Storage
 from snark.registry import proof_type, worker_half
 from tasks import recovery
-from tasks.application import GPU_QUEUE, PRIORITIES, app, redis_url
+from tasks.application import GPU_QUEUE, PRIORITIES, app, redis_url, task_label
 from tasks.jobs import JobStatus, JobStore, Outcome, Reply
 from tasks.worker import runtime
 from workers.backend_choice import fixed_base_for
@@ -134,7 +134,8 @@ def _submit(task: PipelineTask, job_id: str) -> dict:
         _ensure_key(store, task.settings, kind, parsed)
     for partition in range(state.partitions):
         prove_partition.apply_async((job_id, partition), {"queued_at": time.time()},
-                                    queue=GPU_QUEUE, priority=PRIORITIES[state.priority])
+                                    queue=GPU_QUEUE, priority=PRIORITIES[state.priority],
+                                    argsrepr=task_label(job_id, partition))
     store.mark_fanned_out(job_id)
     return {"job": job_id, "outcome": Outcome.FANNED_OUT, "partitions": state.partitions}
 
@@ -230,10 +231,9 @@ def _prove_partition(task: PipelineTask, policy: RetryPolicy, job_id: str, parti
         return {"job": job_id, "partition": partition, "outcome": Outcome.ABANDONED}
 
     def progress(phase: str, info: dict) -> None:
-        """Flower's view of the partition: a ``task-progress`` event per phase."""
-        fields = {k: v for k, v in info.items() if isinstance(v, (str, int, float))}
-        fields.update(job=job_id, partition=partition, phase=phase)
-        task.send_event("task-progress", **fields)
+        """A ``proofq-phase`` event per phase for Celery event consumers (``phase_event``)."""
+        task.send_event(PHASE_EVENT, **phase_event(task.request.id, job_id, partition, phase,
+                                                   info))
 
     with failing(store, job_id, f"partition {partition}: worker"):
         try:
@@ -249,6 +249,22 @@ def _prove_partition(task: PipelineTask, policy: RetryPolicy, job_id: str, parti
     store.fail(job_id, f"partition {partition}: {failed}")
     return {"job": job_id, "partition": partition, "outcome": JobStatus.FAILED,
             "error": str(failed)}
+
+
+#: A partition's phase as a Celery event.  Not a ``task-…`` event: Celery's event state
+#: would turn it into a custom task state (which no Flower filter knows) and copy its fields
+#: over the task's own (a ``worker`` string over ``Task.worker`` broke Flower's pages).
+PHASE_EVENT = "proofq-phase"
+
+
+def phase_event(task_id: str | None, job_id: str, partition: int, phase: str,
+                info: dict) -> dict:
+    """The event's fields: the task, job, partition and phase, and the runtime's scalars
+    (its ``worker`` named ``process``: the pool process proving)."""
+    fields = {("process" if k == "worker" else k): v for k, v in info.items()
+              if isinstance(v, (str, int, float))}
+    fields.update(task=task_id or "", job=job_id, partition=partition, phase=phase)
+    return fields
 
 
 def _store_partition(store: JobStore, job_id: str, partition: int, proof: bytes,
