@@ -10,6 +10,7 @@ in step 0 and overtake everything.
 from __future__ import annotations
 
 import os
+import sys
 
 import click
 from celery import Celery
@@ -114,3 +115,18 @@ app.conf.include = list(WORKER_MODULES)
 app.user_options["worker"].add(click.Option(
     ["--gpu"], type=click.IntRange(min=0), default=None,
     help="prove on GPU N only (pins CUDA_VISIBLE_DEVICES); without it, prove on the CPU"))
+
+
+def _worker_logs_at_info() -> None:
+    """``celery -A tasks worker`` logs at INFO unless ``-l`` says otherwise: Celery's own
+    default, WARNING, shows nothing of the work but tracebacks.  Celery's command line has
+    imported its worker command before it imports this app, and parses the worker's options
+    after; a producer (no such module loaded) is left alone."""
+    command = sys.modules.get("celery.bin.worker")
+    if command is not None:
+        for param in command.worker.params:
+            if param.name == "loglevel":
+                param.default = "INFO"
+
+
+_worker_logs_at_info()
