@@ -1,5 +1,5 @@
-"""Job commands of ``proofq``: submit, status, result, cancel, jobs, ``bench batch`` and
-intake.
+"""Job commands of ``proofq``: submit, status, result, cancel, jobs, view, ``bench batch``
+and intake.
 
 They talk to the cluster named by ``PROOFQ_REDIS_URL``.  Without one, ``bench batch`` and
 ``submit --wait`` start a private cluster for the duration of the command (an embedded
@@ -428,6 +428,34 @@ def jobs_list(count: int, as_json: bool) -> None:
         click.echo("no jobs", err=True)
 
 
+@click.command("view")
+@click.option("--port", type=click.IntRange(min=0, max=65535), default=8377, show_default=True,
+              help="port to serve the page on (0: any free one)")
+@click.option("--address", default="127.0.0.1", show_default=True,
+              help="address to serve on (the page shows every job: keep it on this host "
+                   "unless the network is yours)")
+@one_line_errors
+def view(port: int, address: str) -> None:
+    """Serve a page of the cluster's jobs until Ctrl-C: partitions and their phases on a
+    timeline, lock waits, GPU busy over time, failures with their reasons.
+
+    It reads the cluster named by PROOFQ_REDIS_URL (redis://host:port/db) and changes
+    nothing there; without it the command stops with an error."""
+    from client.view.server import serve
+
+    with cluster(may_start=False) as (_, client):
+        client.store.redis.ping()  # an unreachable Redis is one line now, not on each page
+        server = serve(client.store, address, port)
+        host, bound = server.server_address[:2]
+        click.echo(f"job view on http://{host}:{bound}/ (Ctrl-C stops)", err=True)
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            click.echo("job view stopped", err=True)
+        finally:
+            server.server_close()
+
+
 def _age(seconds: float) -> str:
     for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
         if seconds >= size:
@@ -435,4 +463,5 @@ def _age(seconds: float) -> str:
     return f"{max(seconds, 0):.0f} s"
 
 
-COMMANDS: list[click.Command] = [submit, status, result, cancel, bench, intake, jobs_list]
+COMMANDS: list[click.Command] = [submit, status, result, cancel, bench, intake, jobs_list,
+                                 view]
