@@ -99,9 +99,9 @@ def main(argv: list[str] | None = None) -> int:
                 admitted = PorepType().admit(raw, InputLimits.of(settings))
                 marks.append(time.perf_counter())
                 text = admitted.canonical_json
-                digest = content_digest("porep", text)
+                digest = content_digest("porep-demo", text)
                 marks.append(time.perf_counter())
-                client.store.create(job_id, digest=digest, proof_type="porep",
+                client.store.create(job_id, digest=digest, proof_type="porep-demo",
                                     partitions=admitted.partitions, priority="normal",
                                     input_json=text)
                 marks.append(time.perf_counter())

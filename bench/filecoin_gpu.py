@@ -93,6 +93,28 @@ def timing_key(r1cs, rng: np.random.Generator, fixed, distinct: int = DISTINCT) 
                       h_form=H_FORM_COSET, a_density=a_density, b_density=b_density)
 
 
+def step_times(key: ProvingKey, assignment, backend) -> dict:
+    """One partition's compute step by step (A·w, B·w, C·w; the quotient; each MSM alone),
+    each ended by its stream: where a partition's GPU time goes."""
+    def timed_on_stream(fn):
+        start = time.perf_counter()
+        out = fn()
+        backend.stream.synchronize()
+        return out, round(time.perf_counter() - start, 4)
+
+    abc, abc_s = timed_on_stream(lambda: backend.evaluate_abc(key, assignment))
+    h, quotient_s = timed_on_stream(lambda: backend.quotient(key, abc))
+    backend.release(abc)
+    times = {"abc": abc_s, "quotient": quotient_s}
+    aux = assignment[key.r1cs.num_inputs:]
+    for basis, scalars in (("a_g1", assignment), ("b_g1", assignment), ("l_g1", aux),
+                           ("h_g1", h)):
+        _, times[basis] = timed_on_stream(lambda b=basis, s=scalars: backend.msm_g1(key, b, s))
+    _, times["b_g2"] = timed_on_stream(lambda: backend.msm_g2(key, "b_g2", assignment))
+    backend.release(assignment, h)
+    return times
+
+
 def time_stage(size: str, repeat: int, rng: np.random.Generator, backend) -> dict:
     import cupy
 
@@ -129,6 +151,8 @@ def time_stage(size: str, repeat: int, rng: np.random.Generator, backend) -> dic
                      "witness_gpu_s": round(witness_s, 4), "partition_gpu_s": round(total_s, 3)})
         print(f"partition {p}: witness {witness_s * 1e3:.1f} ms, whole {total_s:.3f} s",
               flush=True)
+    steps = step_times(key, device_witness.run(device_witness.upload(values)), backend)
+    print("steps (s): " + ", ".join(f"{k} {v:.3f}" for k, v in steps.items()), flush=True)
     pool_bytes = cupy.get_default_memory_pool().total_bytes()  # this process's, after the runs
     return {"stage": "time", "registered_proof": proof.name, "key": "timing key (random bases)",
             "mode": "resident", "budget_bytes": None, "workers": 1, "host_key_copies": 1,
@@ -136,7 +160,7 @@ def time_stage(size: str, repeat: int, rng: np.random.Generator, backend) -> dic
             "constraints": r1cs.num_constraints, "r1cs_s": round(r1cs_s, 1),
             "plan_s": round(plan_s, 1), "key_s": round(key_s, 1),
             "prepare_s": round(prepare_s, 1), "tapes_s": round(tapes_s, 1),
-            "pool_gib": round(pool_bytes / 2**30, 1), "runs": runs,
+            "pool_gib": round(pool_bytes / 2**30, 1), "runs": runs, "steps_s": steps,
             "partition_gpu_s": min(r["partition_gpu_s"] for r in runs)}
 
 

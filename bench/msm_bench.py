@@ -1,10 +1,11 @@
 """MSM step times:
 ``python bench/msm_bench.py [--g1 16,20,22] [--g2 16,20] [--tables [--table-c 19,20]]
-[--reps 5] [--out FILE]``.
+[--bits F] [--reps 5] [--out FILE]``.
 
 Median of --reps after a warm-up (CUDA events, bases and scalars on the device), with each
 step's share from ``gpu.msm.phase_times``, as JSON. Bases are distinct k_i·G from
-``gpu.fixed_base``; scalars are uniformly random.
+``gpu.fixed_base``; scalars are uniformly random, or with ``--bits F`` a witness's mix: a
+random share F of them 0 or 1 (a Filecoin partition's auxiliaries are ~90% bits).
 """
 
 from __future__ import annotations
@@ -13,11 +14,13 @@ import argparse
 import json
 import statistics
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.provenance import commit  # noqa: E402
 from gpu.fixed_base import GpuFixedBase  # noqa: E402
 from gpu.msm import TUNING, MsmBases, MsmTuning, msm, phase_times, table_plan  # noqa: E402
 from snark.fields import random_fr  # noqa: E402
@@ -42,6 +45,17 @@ def msm_inputs(fixed: GpuFixedBase, stream, sizes: dict[int, str],
                 scalars = cupy.asarray(random_fr(1 << log_n))
             yield group, log_n, bases, scalars
             del bases, scalars  # freed before the next size's are made
+
+
+def witness_like(scalars, bits: float, seed: int = 1):
+    """``scalars`` with a random share ``bits`` of its rows replaced by 0 or 1, in place."""
+    import cupy
+
+    rng = cupy.random.default_rng(seed)
+    rows = cupy.flatnonzero(rng.random(scalars.shape[0]) < bits)
+    scalars[rows] = 0
+    scalars[rows, 0] = rng.integers(0, 2, rows.size, dtype=cupy.uint64)
+    return scalars
 
 
 def time_msm(bases, scalars, stream, reps: int,
@@ -71,18 +85,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tables", action="store_true", help="bases with window tables")
     parser.add_argument("--table-c", default="",
                         help="window sizes to run the tables with (default: table_plan's)")
+    parser.add_argument("--bits", type=float, default=0.0,
+                        help="share of the scalars that are 0 or 1 (a witness's mix)")
     parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)
     stream = cupy.cuda.Stream(non_blocking=True)
     fixed = GpuFixedBase()
     device = cupy.cuda.Device().id
     name = cupy.cuda.runtime.getDeviceProperties(device)["name"].decode()
-    report = {"device": name, "reps": args.reps, "tables": args.tables}
+    report = {"date": time.strftime("%Y-%m-%d-%H%M", time.gmtime()), "device": name,
+              "commit": commit(), "command": " ".join(["bench/msm_bench.py", *sys.argv[1:]]),
+              "reps": args.reps, "tables": args.tables, "bits": args.bits}
     sizes = {1: args.g1, 2: args.g2}
     table_cs = [int(v) for v in args.table_c.split(",") if v] or [None]
     runs = ((c, inputs) for c in table_cs
             for inputs in msm_inputs(fixed, stream, sizes, args.tables, c))
     for table_c, (group, log_n, bases, scalars) in runs:
+        if args.bits:
+            with stream:
+                witness_like(scalars, args.bits)
         _, samples = time_msm(bases, scalars, stream, args.reps)
         phases = phase_times(bases, scalars, stream)
         p = bases.plan_for(1 << log_n)

@@ -124,7 +124,7 @@ def job_input(c1_path: Path) -> tuple[bytes, str]:
         from snark.filecoin.job import filecoin_envelope
 
         return filecoin_envelope(raw, "development"), "filecoin"
-    return raw, "porep"
+    return raw, "porep-demo"
 
 
 def _produce(url: str, c1_path: str, count: int, in_flight: int, out) -> None:
@@ -301,8 +301,8 @@ def table(result: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--type", dest="proof_type", choices=("porep", "filecoin"),
-                        default="porep")
+    parser.add_argument("--type", dest="proof_type", choices=("porep-demo", "filecoin"),
+                        default="porep-demo")
     parser.add_argument("--backend", choices=("gpu", "cpu"), default="gpu")
     parser.add_argument("--gpus", default="1,2", help="GPU counts to run, e.g. 1,2 ('' none)")
     parser.add_argument("--c1", type=Path, default=None,

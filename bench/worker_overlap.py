@@ -116,7 +116,7 @@ def run_once(url: str, c1_path: Path, params: Path, backend: str, workers: int, 
     else:
         env.pop("PROOFQ_VRAM_BUDGET_BYTES", None)
     procs = [subprocess.Popen([sys.executable, "-m", "workers.standalone", "--redis-url", url,
-                               "--gpu", "0", "--type", "porep", "--input", str(c1_path),
+                               "--gpu", "0", "--type", "porep-demo", "--input", str(c1_path),
                                "--queue", queue,
                                "--name", f"w{i}", "--warmup", str(i % partitions),
                                "--barrier", str(workers)], cwd=ROOT, env=env,

@@ -68,7 +68,7 @@ class Client:
         self.app = create_app(settings)
 
     def submit(self, job_input: Any, *, priority: str = "normal", job_id: str | None = None,
-               proof_type: str = "porep") -> str:
+               proof_type: str = "porep-demo") -> str:
         """Enqueue a job and return its id.
 
         ``job_input`` is the job's input: for porep JSON text, bytes, a dict or a ``C1``;
@@ -183,7 +183,7 @@ def default_client() -> Client:
 
 
 def submit(job_input: Any, priority: str = "normal", job_id: str | None = None,
-           proof_type: str = "porep") -> str:
+           proof_type: str = "porep-demo") -> str:
     return default_client().submit(job_input, priority=priority, job_id=job_id,
                                    proof_type=proof_type)
 

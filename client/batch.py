@@ -85,7 +85,7 @@ def _ms(seconds: float | None) -> str:
 
 
 def run_batch(client: Client, job_input: Any, *, count: int, in_flight: int,
-              priority: str = "normal", proof_type: str = "porep",
+              priority: str = "normal", proof_type: str = "porep-demo",
               on_outcome: Callable[[Outcome], None] | None = None,
               check: Callable[[], None] | None = None,
               on_poll: Callable[[int, list[JobState]], None] | None = None,

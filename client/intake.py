@@ -3,7 +3,7 @@
 
 A producer needs nothing but Redis::
 
-    XADD proofq:intake * job <id> type porep priority normal c1 <C1 JSON>
+    XADD proofq:intake * job <id> type porep-demo priority normal c1 <C1 JSON>
     XADD proofq:intake * type circom input <circom job JSON>
 
 (``job``, ``type`` and ``priority`` are optional; ``input`` is the job's input for any type,
@@ -160,7 +160,7 @@ class Intake:
         job_id = requested or f"intake-{entry_id}"
         try:
             self.client.submit(_job_input(fields), job_id=job_id,
-                               proof_type=fields.get("type", "porep"),
+                               proof_type=fields.get("type", "porep-demo"),
                                priority=fields.get("priority", "normal"))
         except SubmitError as exc:
             log.warning("intake %s (job %r) refused: %s", entry_id, requested, exc)

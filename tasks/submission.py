@@ -22,7 +22,7 @@ from typing import Any
 from celery import Celery
 
 from snark.job_input import InputLimits
-from snark.registry import aliases, proof_type as proof_type_named
+from snark.registry import aliases, proof_type_for_new_job
 from tasks.application import PRIORITIES, priority_level, task_label
 from tasks.jobs import JobStatus, JobStore, Outcome, check_job_id, content_digest
 
@@ -38,13 +38,13 @@ class Accepted:
     created: bool  # False: the same job was submitted before under this id
 
 
-def accept(store: JobStore, raw_input: Any, *, limits: InputLimits, proof_type: str = "porep",
+def accept(store: JobStore, raw_input: Any, *, limits: InputLimits, proof_type: str = "porep-demo",
            priority: str = "normal", job_id: str | None = None) -> Accepted:
     """Parse (within ``limits``) and store a job; raise ``SubmitError`` without storing
     anything if it is malformed. ``proof_type`` may be a type's older name: the job is
     stored under its current one."""
     try:
-        kind = proof_type_named(proof_type)
+        kind = proof_type_for_new_job(proof_type)
         priority_level(priority)
         job_id = uuid.uuid4().hex if job_id is None else check_job_id(job_id)
         admitted = kind.admit(raw_input, limits)

@@ -190,7 +190,7 @@ def test_a_corrupt_verifying_key_is_a_key_error_not_an_invalid_proof(workdir, pa
         assert f"{vk_path}: sha256 does not match the manifest" in output
         c1 = parse_c1((workdir / "c1.json").read_bytes())  # the job path's final check
         with pytest.raises(KeyFileError, match="vk.json: sha256 does not match"):
-            worker_half(proof_type("porep"), Storage(params_dir)).verify(
+            worker_half(proof_type("porep-demo"), Storage(params_dir)).verify(
                 c1, (workdir / "proof.bin").read_bytes())
     finally:
         vk_path.write_text(original)

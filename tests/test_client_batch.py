@@ -17,7 +17,7 @@ _IDS = itertools.count(1)
 def _state(status: str, created: float, started: float | None, proved: float | None,
            finished: float, error: str | None = None) -> JobState:
     return JobState(job_id=f"job-{next(_IDS)}", status=status,
-                    proof_type="porep", partitions=2, priority="normal",
+                    proof_type="porep-demo", partitions=2, priority="normal",
                     parts_done=2 if status == "done" else 1, created=created, started=started,
                     proved=proved, finished=finished, error=error)
 

@@ -44,7 +44,7 @@ def proofq(*args: str, env: dict[str, str], timeout: float = 300) -> subprocess.
 def test_bench_batch_runs_on_a_private_cluster_without_configuration(params_dir):
     """The README command: no Redis configured, so it starts its own and stops it."""
     env = {"PROOFQ_PARAMS_DIR": str(params_dir), "PROOFQ_BACKEND": "cpu"}
-    run = proofq("bench", "batch", "--type", "porep", "-c", "2", "-j", "2",
+    run = proofq("bench", "batch", "--type", "porep-demo", "-c", "2", "-j", "2",
                  "--challenges", str(K), env=env)
     assert run.returncode == 0, run.stdout + run.stderr
     lines = run.stdout.splitlines()
@@ -422,7 +422,7 @@ def test_a_job_whose_key_is_being_made_shows_stage_setup(cluster_env, tmp_path):
     c1 = seal(2048, 1, K + 1)  # a circuit the params directory has no key for
     path = tmp_path / "new-circuit.json"
     path.write_text(c1.to_json())
-    porep = proof_type("porep")
+    porep = proof_type("porep-demo")
     name = porep.key_name(porep.parse(c1.to_json(), InputLimits(1 << 24, 1 << 24)))
     url = cluster_env["PROOFQ_REDIS_URL"]
     lock = redis.Redis.from_url(url).lock(f"proofq:setup:{name}", timeout=300)

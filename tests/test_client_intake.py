@@ -37,7 +37,7 @@ def test_requests_become_jobs_and_bad_ones_are_published_as_rejected(client):
     intake = Intake(client, name="a", block_s=0.1)
     c1 = seal(2048, 2, 1)
     r = client.store.redis
-    r.xadd(INTAKE_STREAM, {"job": "from-go", "type": "porep", "priority": "high",
+    r.xadd(INTAKE_STREAM, {"job": "from-go", "type": "porep-demo", "priority": "high",
                            "c1": c1.to_json()})
     r.xadd(INTAKE_STREAM, {"c1": c1.to_json()})
     bad_id = r.xadd(INTAKE_STREAM, {"job": "broken", "c1": "{\"format\": 1}"}).decode()
@@ -62,7 +62,7 @@ def test_an_entry_without_its_job_field_is_refused_naming_the_fields(client):
     """Before: 'not valid JSON (EOF…)', as if the job were there but broken."""
     intake = Intake(client, name="a", block_s=0.1)
     r = client.store.redis
-    r.xadd(INTAKE_STREAM, {"job": "no-input", "type": "porep", "c2": "{}"})
+    r.xadd(INTAKE_STREAM, {"job": "no-input", "type": "porep-demo", "c2": "{}"})
     assert intake.process_once() == 1
     [(_, refusal)] = r.xrange(RESULTS_STREAM)
     assert refusal[b"status"] == b"rejected" and refusal[b"requested_job"] == b"no-input"

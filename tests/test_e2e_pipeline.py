@@ -173,6 +173,8 @@ def test_malformed_input_is_refused_at_submit_while_other_jobs_complete(settings
         client.submit(good[0], priority="urgent")
     with pytest.raises(SubmitError, match="proof_type: unknown proof type 'winning'"):
         client.submit(good[0], proof_type="winning")
+    with pytest.raises(SubmitError, match="proof_type: 'porep' is retired"):
+        client.submit(good[0], proof_type="porep")
     for job, c1 in zip(jobs, good):
         assert _verifies(settings, c1, client.result(job, timeout=WAIT_S))
 
@@ -336,7 +338,7 @@ def test_assembly_left_unfinished_by_a_dead_worker_is_finished_on_redelivery(set
     key = load_or_setup_key(c1, settings.params_dir)
     text = c1.to_json()
     job = f"orphan-{uuid.uuid4().hex}"
-    client.store.create(job, digest=content_digest("porep", text), proof_type="porep",
+    client.store.create(job, digest=content_digest("porep-demo", text), proof_type="porep-demo",
                         partitions=2, priority="normal", input_json=text)
     outcomes = [client.store.store_part(job, p, prove_partition(c1, p, key)) for p in (0, 1)]
     assert outcomes == ["stored", "complete"]
@@ -393,7 +395,18 @@ def test_job_state_survives_a_fresh_client(settings, client):
     with Client(settings.redis_url, settings) as other:
         assert other.result(job) == client.result(job)
     raw = redis.Redis.from_url(settings.redis_url).hgetall(f"proofq:job:{job}")
-    assert raw[b"status"] == b"done" and raw[b"proof_type"] == b"porep"
+    assert raw[b"status"] == b"done" and raw[b"proof_type"] == b"porep-demo"
+
+
+def test_a_job_stored_under_the_demos_retired_name_is_still_proved(settings, client):
+    """Queued before the demo type became 'porep-demo', a 'porep' job still runs."""
+    c1 = _c1(2)
+    text = c1.to_json()
+    job = f"retired-{uuid.uuid4().hex}"
+    client.store.create(job, digest=content_digest("porep", text), proof_type="porep",
+                        partitions=2, priority="normal", input_json=text)
+    client.app.send_task("proofq.submit", args=[job], ignore_result=True)
+    assert _verifies(settings, c1, client.result(job, timeout=WAIT_S))
 
 
 def test_flower_serves_its_pages_while_a_partition_is_held_mid_phase(settings, client, workers):

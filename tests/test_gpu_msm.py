@@ -228,6 +228,22 @@ def test_msm_many_other_streams_wait_for_the_inputs(pools, np_rng):
 
 @on_gpu
 @pytest.mark.parametrize("group, cls", GROUPS)
+@pytest.mark.parametrize("n", [31, 33, 40_001])
+def test_a_witness_mix_of_bits_counts_window_0_a_warp_at_a_time(pools, group, cls, n, rng):
+    """Window 0's digits are counted and placed once per key and warp (msm_count,
+    msm_scatter): runs of ones, zeros and other values, partial warps at the end, plain and
+    tabled bases."""
+    points = pools[group][:n]
+    others = (2, R - 1, rng.randrange(R))
+    scalars = [rng.choice((0, 1)) if rng.random() < 0.9 else rng.choice(others)
+               for _ in range(n)]
+    scalars[:64] = [1] * len(scalars[:64])  # whole warps on one key (n of them if n < 64)
+    for tabled in (False, True):
+        assert run_msm(points, scalars, tabled=tabled) == reference(cls, points, scalars), tabled
+
+
+@on_gpu
+@pytest.mark.parametrize("group, cls", GROUPS)
 @pytest.mark.parametrize("n", [1, 5, 1000, 1 << 14, 1 << 16])
 def test_window_tables_match_arkworks(pools, group, cls, n, np_rng):
     """Bases with window tables (rows 2^(c·w)·P_i, one bucket set for every window), on

@@ -129,7 +129,7 @@ def test_a_worker_half_is_imported_when_first_asked_for():
         "from pathlib import Path; from snark.proof_types import Storage; "
         "from snark.registry import proof_type, worker_half; "
         "assert 'snark.porep.worker' not in sys.modules; "
-        "worker_half(proof_type('porep'), Storage(Path('.')))")
+        "worker_half(proof_type('porep-demo'), Storage(Path('.')))")
     assert "snark.porep.worker" in loaded and "snark.snarkjs.worker" not in loaded
 
 

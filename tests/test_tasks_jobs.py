@@ -17,7 +17,8 @@ def store(redis_url):
 
 
 def _create(store, job_id="job-1", partitions=3, content="c1"):
-    return store.create(job_id, digest=content_digest("porep", content), proof_type="porep",
+    return store.create(job_id, digest=content_digest("porep-demo", content),
+                        proof_type="porep-demo",
                         partitions=partitions, priority="normal", input_json=content)
 
 

@@ -44,7 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="module")
 def porep(tmp_path_factory):
     """A fresh porep-2KiB sector (one challenge per partition) and its proving key."""
-    base = tmp_path_factory.mktemp("porep")
+    base = tmp_path_factory.mktemp("porep-demo")
     c1 = seal(2048, 9, 1)
     (base / "c1.json").write_text(c1.to_json())
     load_or_setup_key(c1, base / "params")
@@ -66,7 +66,7 @@ def _spawn(url: str, base: Path, name: str) -> subprocess.Popen:
                PROOFQ_LOCK_LEASE_S=str(LEASE_S), PROOFQ_HEARTBEAT_S=str(LEASE_S / 8))
     return subprocess.Popen(
         [sys.executable, "-m", "workers.standalone", "--redis-url", url, "--gpu", "0",
-         "--type", "porep", "--input", str(base / "c1.json"), "--queue", QUEUE,
+         "--type", "porep-demo", "--input", str(base / "c1.json"), "--queue", QUEUE,
          "--name", name],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 

@@ -4,7 +4,7 @@ It runs the same ``WorkerRuntime`` as a Celery worker, without the task layer, s
 overlap bench and the multi-process tests can start, count and ``kill -9`` real worker
 processes sharing one GPU::
 
-    python -m workers.standalone --redis-url URL --gpu 0 --type porep --input c1.json \
+    python -m workers.standalone --redis-url URL --gpu 0 --type porep-demo --input c1.json \
         --queue bench:q
 
 Queue entries are JSON ``{"job": "<id>", "partition": p}`` (all of the one input given). Each

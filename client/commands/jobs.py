@@ -50,7 +50,7 @@ _ERRORS = (SubmitError, JobNotFound, JobError, ClusterError, NoWorkers, Settings
            kombu.exceptions.OperationalError)
 
 TYPE_OPTION = click.option("--type", "proof_type", type=click.Choice(names()),
-                           default="porep", show_default=True,
+                           default="porep-demo", show_default=True,
                            callback=lambda ctx, param, name: proof_type_named(name).name,
                            help="proof type (groth16: circom's name in 0.1)")
 PRIORITY_OPTION = click.option("--priority", type=click.Choice(list(PRIORITIES)),

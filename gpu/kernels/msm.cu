@@ -35,6 +35,27 @@ extern "C" __global__ void msm_bases_to_mont_g2(uint64_t* xy, uint32_t n) { base
 // counts has one slot per bucket key plus one; key k is counted in slot k + 1, so an
 // inclusive prefix sum of counts gives each bucket's start at its key and its end at key + 1.
 // table_stride: 0 for plain bases, the rows per window of a window table (place_digit).
+//
+// Window 0 is counted and placed a warp at a time: a witness is mostly bits, and every bit
+// is the digit 1 of window 0, one bucket key for ~90% of the scalars. One atomic per digit
+// on that key serialises at its L2 slice; grouping the warp's lanes by key
+// (__match_any_sync) makes it one atomic per key a warp. The lanes are converged there
+// (every thread that passed the bounds check runs window 0 first).
+#define MSM_NO_KEY 0xFFFFFFFFu  // a lane whose window-0 digit is zero
+
+struct warp_peers {
+    uint32_t mask, leader, rank;  // lanes sharing this lane's key; the lowest; this lane's place
+};
+
+static __device__ __forceinline__ warp_peers peers_by_key(uint32_t key) {
+    warp_peers p;
+    p.mask = __match_any_sync(__activemask(), key);
+    p.leader = __ffs(p.mask) - 1;
+    uint32_t lane = threadIdx.x & 31;
+    p.rank = __popc(p.mask & ((1u << lane) - 1));
+    return p;
+}
+
 extern "C" __global__ void msm_count(const uint64_t* scalars, uint32_t n, uint32_t c,
                                      uint32_t windows, uint32_t table_stride, uint32_t* counts) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -42,7 +63,11 @@ extern "C" __global__ void msm_count(const uint64_t* scalars, uint32_t n, uint32
     scalar_t s = scalar_t::load(scalars + 4 * (uint64_t)i);
     s.reduce();
     uint32_t carry = 0;
-    for (uint32_t w = 0; w < windows; w++) {
+    int d0 = signed_digit(s, 0, c, carry);
+    uint32_t key0 = d0 ? place_digit(i, 0, d0, c, table_stride).key : MSM_NO_KEY;
+    warp_peers peers = peers_by_key(key0);
+    if (key0 != MSM_NO_KEY && peers.rank == 0) atomicAdd(&counts[key0 + 1], __popc(peers.mask));
+    for (uint32_t w = 1; w < windows; w++) {
         int d = signed_digit(s, w, c, carry);
         if (d != 0) atomicAdd(&counts[place_digit(i, w, d, c, table_stride).key + 1], 1u);
     }
@@ -56,7 +81,18 @@ extern "C" __global__ void msm_scatter(const uint64_t* scalars, uint32_t n, uint
     scalar_t s = scalar_t::load(scalars + 4 * (uint64_t)i);
     s.reduce();
     uint32_t carry = 0;
-    for (uint32_t w = 0; w < windows; w++) {
+    int d0 = signed_digit(s, 0, c, carry);
+    digit_slot first = place_digit(i, 0, d0, c, table_stride);
+    uint32_t key0 = d0 ? first.key : MSM_NO_KEY;
+    warp_peers peers = peers_by_key(key0);
+    uint32_t start = 0;
+    if (key0 != MSM_NO_KEY && peers.rank == 0) start = atomicAdd(&cursor[key0], __popc(peers.mask));
+    start = __shfl_sync(peers.mask, start, peers.leader);
+    if (key0 != MSM_NO_KEY) {
+        entries[start + peers.rank] = first.entry;
+        keys[start + peers.rank] = first.key;
+    }
+    for (uint32_t w = 1; w < windows; w++) {
         int d = signed_digit(s, w, c, carry);
         if (d == 0) continue;
         digit_slot placed = place_digit(i, w, d, c, table_stride);

@@ -8,7 +8,7 @@ from snark.porep.c1 import C1, C1Error, parse_c1, parse_c1_hex
 
 
 class PorepType:
-    name = "porep"
+    name = "porep-demo"
 
     def parse(self, raw: object, limits: InputLimits) -> C1:
         text = as_json_text(raw, C1, C1Error, "c1")
