@@ -421,7 +421,7 @@ def jobs_list(count: int, as_json: bool) -> None:
     for state in states:
         age = _age(now - state.created)
         error = f"  {state.error}" if state.error and state.status != "done" else ""
-        click.echo(f"{state.job_id}  {state.proof_type:<8} {state.stage:<10} "
+        click.echo(f"{state.job_id}  {state.proof_type:<10} {state.stage:<10} "
                    f"{state.parts_done:>3}/{state.partitions:<3} {state.priority:<6} "
                    f"{age:>8} ago{error}")
     if not states:
