@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpu import extensions, module
+from gpu import extensions, module, spmv_plan
 from gpu.msm import TUNING, MsmBases, MsmTuning, msm, msm_many, table_plan
 from gpu.ntt import Ntt, log_size
 from snark.backend import Capability, DeviceMemoryError, E, G1Basis, G2Basis, KeyStates
@@ -61,6 +61,7 @@ class _Matrix:
     codes: object    # uint32 (nnz,) into table
     table: object    # (k, 4), d·R²
     rows: int
+    chunk_rows: object  # uint32 (chunks,): where each of spmv.cuh's chunks starts
 
 
 @dataclass
@@ -124,7 +125,8 @@ class GpuBackend:
             self.g2_stream = cupy.cuda.Stream(non_blocking=True)
             self.g1_streams = (cupy.cuda.Stream(non_blocking=True),)
             self.ntt = Ntt(device_id)
-            self._spmv = module.function("spmv.cu", "spmv_coded", device_id)
+            self._spmv_chunks = module.function("spmv.cu", "spmv_chunks", device_id)
+            self._spmv_fixups = module.function("spmv.cu", "spmv_fixups", device_id)
             self._mul_raw = module.function("fr_ops.cu", "fr_mul_raw", device_id)
             self._pointwise = module.function("fr_ops.cu", "fr_quotient_on_coset", device_id)
             self._mul_pointwise = module.function("fr_ops.cu", "fr_mul_pointwise", device_id)
@@ -213,9 +215,10 @@ class GpuBackend:
         if len(table):
             self._mul_raw(_blocks(len(table)), (THREADS,),
                           (table, cupy.asarray(_TWICE_MONTGOMERY), np.uint32(len(table))))
-        return _Matrix(cupy.asarray(np.asarray(coded.indptr, dtype=np.int64)),
-                       cupy.asarray(np.asarray(coded.indices, dtype=np.uint32)),
-                       cupy.asarray(np.asarray(coded.codes, dtype=np.uint32)), table, coded.rows)
+        indptr = cupy.asarray(np.asarray(coded.indptr, dtype=np.int64))
+        return _Matrix(indptr, cupy.asarray(np.asarray(coded.indices, dtype=np.uint32)),
+                       cupy.asarray(np.asarray(coded.codes, dtype=np.uint32)), table, coded.rows,
+                       spmv_plan.chunk_rows(indptr, cupy))
 
     def _of(self, key: ProvingKey) -> _Resident:
         self.prepare(key)
@@ -234,6 +237,8 @@ class GpuBackend:
             return cupy.asarray(witness)
 
     def evaluate_abc(self, key: ProvingKey, witness):
+        """A·w, B·w, C·w (Montgomery form, zero up to the domain) by ``spmv.cuh``'s chunks
+        of equal work and their fix-ups."""
         resident = self._of(key)
         n = 1 << resident.log_n
         if witness.shape != (key.r1cs.num_variables, 4):
@@ -241,10 +246,17 @@ class GpuBackend:
         with self.on_device() as cupy:
             out = []
             for m in resident.matrices:
-                v = cupy.empty((n, 4), dtype=cupy.uint64)
-                self._spmv(_blocks(n), (THREADS,),
-                           (m.indptr, m.indices, m.codes, m.table, witness, v,
-                            np.uint32(m.rows), np.uint32(n)))
+                v = cupy.zeros((n, 4), dtype=cupy.uint64)
+                chunks = len(m.chunk_rows)
+                if chunks:
+                    carry_rows = cupy.empty(2 * chunks, dtype=cupy.uint32)
+                    carry_values = cupy.empty((2 * chunks, 4), dtype=cupy.uint64)
+                    self._spmv_chunks(_blocks(chunks), (THREADS,),
+                                      (m.indptr, m.indices, m.codes, m.table,
+                                       np.int64(m.indices.size), m.chunk_rows, witness, v,
+                                       carry_rows, carry_values, np.uint64(chunks)))
+                    self._spmv_fixups(_blocks(2 * chunks), (THREADS,),
+                                      (carry_rows, carry_values, v, np.uint64(chunks)))
                 out.append(v)
             return tuple(out)
 

@@ -131,7 +131,9 @@ def test_estimates_follow_the_key_shape(tmp_path, rng):
     key = groth16.setup(random_circuit(3, rng.randrange(20, 60), rng=rng).compile())
     r1cs = key.r1cs
     assert partition_bytes(key) == 32 * (r1cs.num_variables + 4 * r1cs.domain_size)
-    # What prepare makes resident: every stored array but the infinity masks.
+    # What prepare makes resident: every stored array but the infinity masks, and where each
+    # of A·w's chunks of terms starts (a uint32 per 32 terms).
     directory = key.save(tmp_path)
     stored = sum(np.load(f).nbytes for f in directory.glob("*.npy") if "_inf" not in f.name)
-    assert key_bytes(key) == stored
+    chunk_rows = sum(4 * -(-m.nnz // 32) for m in (r1cs.a, r1cs.b, r1cs.c))
+    assert key_bytes(key) == stored + chunk_rows

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import redis
 
+from gpu.spmv_plan import CHUNK as SPMV_CHUNK
 from snark.r1cs import CodedMatrix
 from snark.keys import POINT_BASES, ProvingKey
 from workers.heartbeat import Heartbeat, Lease
@@ -67,12 +68,14 @@ def partition_bytes(key: ProvingKey) -> int:
 def key_bytes(key: ProvingKey) -> int:
     """Device bytes of a resident key: the MSM bases and the R1CS matrices as the GPU holds
     them (coded: an int64 row pointer, a uint32 column and a uint32 code a term, the
-    coefficient table; a matrix with full coefficients is counted as if each were distinct)."""
+    coefficient table, a uint32 start row per chunk of A·w's terms; a matrix with full
+    coefficients is counted as if each were distinct)."""
     bases = sum(getattr(key, name).xy.nbytes for name in POINT_BASES)
     matrices = 0
     for m in (key.r1cs.a, key.r1cs.b, key.r1cs.c):
         table_rows = len(m.table) if isinstance(m, CodedMatrix) else m.nnz
-        matrices += 8 * (m.rows + 1) + 8 * m.nnz + FR_BYTES * table_rows
+        chunks = -(-m.nnz // SPMV_CHUNK)
+        matrices += 8 * (m.rows + 1) + 8 * m.nnz + FR_BYTES * table_rows + 4 * chunks
     return bases + matrices
 
 

@@ -55,6 +55,8 @@ def load() -> ctypes.CDLL:
     lib.tape_run_host.argtypes = ([pointer, pointer, i32] + [pointer] * 4 + [i32] * 7
                                   + [pointer] * 4 + [i64, pointer, pointer])
     lib.tape_run_host.restype = None
+    lib.spmv_host.argtypes = [pointer] * 4 + [i64] + [pointer] * 5 + [u64]
+    lib.spmv_host.restype = None
     return lib
 
 
@@ -179,3 +181,25 @@ def tape_run(tape, refs: np.ndarray, data: np.ndarray, aux_base: np.ndarray,
         _ptr(slot_is_num), tape.slots, tape.registers, tape.numbers, tape.sums, tape.aux,
         tape.inputs, tape.data_words, _ptr(refs), _ptr(data), _ptr(aux_base),
         _ptr(input_base), len(aux_base), _ptr(aux), _ptr(inputs))
+
+
+def spmv(indptr: np.ndarray, indices: np.ndarray, codes: np.ndarray, table: np.ndarray,
+         witness: np.ndarray, rows_out: int) -> np.ndarray:
+    """``spmv.cu``'s chunks and fix-ups run on the CPU: the Montgomery form of A·w (rows_out
+    rows, zero past the matrix) for a coded CSR matrix whose ``table`` holds d·R² (raw
+    limbs) and a standard-form witness."""
+    from gpu.spmv_plan import chunk_rows as plan_chunks
+
+    indptr = np.ascontiguousarray(indptr, dtype=np.int64)
+    nnz = int(indptr[-1])
+    chunk_rows = plan_chunks(indptr)
+    chunks = len(chunk_rows)
+    out = np.zeros((rows_out, 4), dtype=np.uint64)
+    carry_rows = np.zeros(2 * chunks + 1, dtype=np.uint32)
+    carry_values = np.zeros((2 * chunks + 1, 4), dtype=np.uint64)
+    args = [np.ascontiguousarray(a, dtype=t) for a, t in
+            ((indices, np.uint32), (codes, np.uint32), (table, np.uint64), (witness, np.uint64))]
+    load().spmv_host(_ptr(indptr), _ptr(args[0]), _ptr(args[1]), _ptr(args[2]), nnz,
+                     _ptr(chunk_rows), _ptr(args[3]), _ptr(out), _ptr(carry_rows),
+                     _ptr(carry_values), chunks)
+    return out

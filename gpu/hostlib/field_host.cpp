@@ -8,6 +8,7 @@
 #include "msm_scalar.cuh"
 #include "ntt_pass.cuh"
 #include "porep_witness.cuh"
+#include "spmv.cuh"
 #include "tape.cuh"
 
 namespace {
@@ -279,6 +280,18 @@ void tape_run_host(const tape_op* ops, const int32_t* step_ends, int32_t steps,
         for (int32_t i = 0; i < (steps ? step_ends[steps - 1] : 0); i++) tape_apply(ops[i], r);
         tape_store(p, call, r, aux, inputs, 0, 1);
     }
+}
+
+// The two spmv launches one after the other: every chunk, then every carry (spmv.cu's
+// arguments; `out` zero-filled by the caller).
+void spmv_host(const long long* indptr, const uint32_t* indices, const uint32_t* codes,
+               const uint64_t* table, long long nnz, const uint32_t* chunk_rows,
+               const uint64_t* witness, uint64_t* out, uint32_t* carry_rows,
+               uint64_t* carry_values, uint64_t chunks) {
+    const coded_csr m = {indptr, indices, codes, table, nnz};
+    for (uint64_t j = 0; j < chunks; j++)
+        spmv_chunk(j, m, chunk_rows[j], witness, out, carry_rows, carry_values);
+    for (uint64_t i = 0; i < 2 * chunks; i++) spmv_fixup(i, chunks, carry_rows, carry_values, out);
 }
 
 }
