@@ -23,7 +23,7 @@ from celery import Celery
 
 from snark.job_input import InputLimits
 from snark.registry import aliases, proof_type_for_new_job
-from tasks.application import PRIORITIES, priority_level
+from tasks.application import PRIORITIES, priority_level, task_label
 from tasks.jobs import JobStatus, JobStore, Outcome, check_job_id, content_digest
 
 
@@ -71,4 +71,5 @@ def enqueue(app: Celery, store: JobStore, accepted: Accepted) -> None:
     if state is None or state.status != JobStatus.QUEUED or store.fanned_out(accepted.job_id):
         return
     app.send_task("proofq.submit", args=[accepted.job_id],
-                  priority=PRIORITIES[state.priority], ignore_result=True)
+                  priority=PRIORITIES[state.priority], ignore_result=True,
+                  argsrepr=task_label(accepted.job_id))
