@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import time
+from os import PathLike
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -84,9 +85,12 @@ class Client:
         Merkle paths) run on the workers: a job that fails them ends ``failed`` with the reason
         (``result`` raises ``JobError``).
         """
-        accepted = accept(self.store, job_input, limits=InputLimits.of(self.settings),
-                          proof_type=proof_type, priority=priority, job_id=job_id,
-                          gate=self.gate)
+        try:
+            accepted = accept(self.store, job_input, limits=InputLimits.of(self.settings),
+                              proof_type=proof_type, priority=priority, job_id=job_id,
+                              gate=self.gate)
+        except SubmitError as exc:  # RedisFull stays RedisFull: the intake waits on it
+            raise type(exc)(f"{exc}{_file_name_hint(job_input)}") from None
         enqueue(self.app, self.store, accepted)
         return accepted.job_id
 
@@ -109,16 +113,19 @@ class Client:
         return state
 
     def wait(self, job_id: str, timeout: float | None = None, *,
-             check: Callable[[], None] | None = None) -> JobState:
+             check: Callable[[], None] | None = None,
+             on_state: Callable[[JobState], None] | None = None) -> JobState:
         """Block until the job has ended (done, failed or cancelled); ``TimeoutError`` if not.
 
         ``check`` runs between status reads and may raise to give up early (a private
-        cluster's worker that died).
+        cluster's worker that died); ``on_state`` sees every state read (a status line).
         """
         deadline = None if timeout is None else time.monotonic() + timeout
         pause = _POLL_S[0]
         while True:
             state = self.status(job_id)
+            if on_state is not None:
+                on_state(state)
             if state.terminal:
                 return state
             if deadline is not None and time.monotonic() >= deadline:
@@ -131,13 +138,14 @@ class Client:
             pause = min(pause * 2, _POLL_S[1])
 
     def result(self, job_id: str, timeout: float | None = 0, *,
-               check: Callable[[], None] | None = None) -> bytes:
+               check: Callable[[], None] | None = None,
+               on_state: Callable[[JobState], None] | None = None) -> bytes:
         """The job's result, waiting up to ``timeout`` s (None: for ever): porep's proofs
         concatenated, circom's snarkjs JSON text (``snark.snarkjs.worker``).
 
         ``JobError`` if the job failed or was cancelled, ``TimeoutError`` if it is still running.
         """
-        state = self.wait(job_id, timeout, check=check)
+        state = self.wait(job_id, timeout, check=check, on_state=on_state)
         if state.status != "done":
             raise JobError(state)
         return self.store.result(job_id)
@@ -158,6 +166,17 @@ class Client:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _file_name_hint(job_input: Any) -> str:
+    """A hint for a job input that reads like a file's name, not its content."""
+    if isinstance(job_input, PathLike) or (
+            isinstance(job_input, str) and len(job_input) < 4096
+            and not job_input.lstrip().startswith(("{", "["))):
+        name = str(job_input)
+        return (f" (job_input {name!r} looks like a file name: submit takes the job's "
+                f"content, e.g. Path({name!r}).read_bytes())")
+    return ""
 
 
 @functools.cache

@@ -88,10 +88,12 @@ def run_batch(client: Client, job_input: Any, *, count: int, in_flight: int,
               priority: str = "normal", proof_type: str = "porep-demo",
               on_outcome: Callable[[Outcome], None] | None = None,
               check: Callable[[], None] | None = None,
+              on_poll: Callable[[int, list[JobState]], None] | None = None,
               stall_s: float = STALL_S) -> tuple[list[Outcome], float]:
     """Submit ``count`` jobs, at most ``in_flight`` unfinished at once; outcomes and total s.
 
     ``check`` runs on every poll and may raise to abandon the batch (a dead worker);
+    ``on_poll(ended, unfinished states)`` sees each poll (a status line);
     ``NoWorkers`` if no worker consumes the jobs' queues, at the start or after a stall.
     """
     check_workers(client)
@@ -105,6 +107,7 @@ def run_batch(client: Client, job_input: Any, *, count: int, in_flight: int,
         while submitted < count and len(pending) < in_flight:
             pending.append(client.submit(job_input, priority=priority, proof_type=proof_type))
             submitted += 1
+        unfinished: list[JobState] = []
         for job_id in list(pending):
             state = client.status(job_id)
             if seen.get(job_id) != (state.status, state.parts_done):
@@ -117,6 +120,10 @@ def run_batch(client: Client, job_input: Any, *, count: int, in_flight: int,
                 outcomes.append(outcome)
                 if on_outcome is not None:
                     on_outcome(outcome)
+            else:
+                unfinished.append(state)
+        if on_poll is not None:
+            on_poll(len(outcomes), unfinished)
         if check is not None:
             check()
         if time.monotonic() - moved > stall_s:
@@ -133,6 +140,7 @@ class Rate:
     seconds: float
     jobs: int
     partitions: int
+    unit: str = "partition proofs"  # what a job's units are: circom's are plain proofs
 
     @property
     def jobs_per_min(self) -> float:
@@ -144,8 +152,9 @@ class Rate:
 
     def text(self) -> str:
         s_per_job = f"{self.seconds / self.jobs:.2f}" if self.jobs else "-"
-        return (f"{self.jobs_per_min:.2f} jobs/min, {self.partitions_per_min:.1f} partition "
-                f"proofs/min ({s_per_job} s/job, {self.jobs} jobs in {self.seconds:.1f}s)")
+        jobs = f"{self.jobs} job" + ("" if self.jobs == 1 else "s")
+        return (f"{self.jobs_per_min:.2f} jobs/min, {self.partitions_per_min:.1f} {self.unit}"
+                f"/min ({s_per_job} s/job, {jobs} in {self.seconds:.1f}s)")
 
     def to_json(self) -> dict[str, Any]:
         return {"seconds": self.seconds, "jobs": self.jobs, "partitions": self.partitions,
@@ -164,16 +173,18 @@ class Summary:
     steady: Rate | None  # first completed job's end → last one's; None below two jobs
 
     @classmethod
-    def of(cls, outcomes: list[Outcome], total_s: float) -> "Summary":
+    def of(cls, outcomes: list[Outcome], total_s: float, unit: str = "partition proofs"
+           ) -> "Summary":
+        """``unit`` names a job's units of work in the rates (``unit_of``)."""
         done = [o for o in outcomes if o.ok]
         ends = sorted(done, key=lambda o: o.finished)
         steady = None if len(ends) < 2 else Rate(
             ends[-1].finished - ends[0].finished, len(ends) - 1,
-            sum(o.partitions for o in ends[1:]))
+            sum(o.partitions for o in ends[1:]), unit)
         return cls(total_s=total_s, completed=len(done), failed=len(outcomes) - len(done),
                    wall=_spread([o.wall_s for o in done]),
                    prove=_spread([o.prove_s for o in done if o.prove_s is not None]),
-                   total=Rate(total_s, len(done), sum(o.partitions for o in done)),
+                   total=Rate(total_s, len(done), sum(o.partitions for o in done), unit),
                    steady=steady)
 
     @property
@@ -204,6 +215,12 @@ class Summary:
                 "proofs_per_min": self.proofs_per_min, "s_per_proof": self.s_per_proof,
                 "total": self.total.to_json(),
                 "steady": None if self.steady is None else self.steady.to_json()}
+
+
+def unit_of(proof_type: str) -> str:
+    """What the rates call a job's units: a circom job's witnesses are whole proofs each,
+    porep's and Filecoin's partitions are partition proofs."""
+    return "proofs" if proof_type == "circom" else "partition proofs"
 
 
 def _spread(values: list[float]) -> tuple[float, float, float] | None:

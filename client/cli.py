@@ -36,5 +36,6 @@ class _ProofqGroup(click.Group):
 
 
 @click.group(cls=_ProofqGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="proofq", prog_name="proofq")
 def main() -> None:
     """proofq: Groth16 proof batches on BLS12-381, on GPUs or the CPU."""

@@ -60,6 +60,18 @@ def consumer_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
+def serving_here(client: redis.Redis, within_s: float) -> list[str]:
+    """The intake consumers of this host that read the stream within ``within_s`` (a
+    consumer blocks at most ``block_s`` per read: a live one is never idle for long)."""
+    host = f"{socket.gethostname()}:"
+    try:
+        consumers = client.xinfo_consumers(INTAKE_STREAM, GROUP)
+    except redis.ResponseError:  # no stream or no group yet: nobody has served
+        return []
+    return [c["name"].decode() for c in consumers
+            if c["name"].decode().startswith(host) and c["idle"] <= within_s * 1000]
+
+
 class Intake:
     """One consumer of the intake group, submitting through ``client``."""
 
@@ -152,7 +164,7 @@ class Intake:
         requested = fields.get("job")
         job_id = requested or f"intake-{entry_id}"
         try:
-            self.client.submit(fields.get("input", fields.get("c1", "")), job_id=job_id,
+            self.client.submit(_job_input(fields), job_id=job_id,
                                proof_type=fields.get("type", "porep-demo"),
                                priority=fields.get("priority", "normal"))
             error = None
@@ -174,6 +186,15 @@ class Intake:
             self.redis.xadd(RESULTS_STREAM, refusal, maxlen=self.client.store.results_maxlen,
                             approximate=True)
         self.redis.xack(INTAKE_STREAM, GROUP, entry_id)
+
+
+def _job_input(fields: dict[str, str | bytes]) -> str | bytes:
+    """The entry's job input: its ``input`` field (``c1``, porep's name for it)."""
+    for name in ("input", "c1"):
+        if name in fields:
+            return fields[name]
+    raise SubmitError(f"entry has no 'input' (or 'c1') field with the job; its fields: "
+                      f"{', '.join(sorted(fields)) or 'none'}")
 
 
 def _text_fields(raw: dict[bytes, bytes]) -> dict[str, str | bytes]:

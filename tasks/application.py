@@ -9,6 +9,9 @@ in step 0 and overtake everything.
 
 from __future__ import annotations
 
+import os
+import sys
+
 import click
 from celery import Celery
 from kombu import Queue
@@ -118,6 +121,16 @@ def create_app(settings: Settings | None = None) -> Celery:
     return app
 
 
+def task_label(job_id: str, partition: int | None = None) -> str:
+    """How a task's arguments read in Flower and the logs (the message's ``argsrepr``)."""
+    return f"job={job_id}" + ("" if partition is None else f" partition={partition}")
+
+
+#: Flower's tasks page shows the arguments column (``task_label``) unless told otherwise:
+#: ``celery -A tasks flower`` reads FLOWER_* variables after it has imported this app.
+FLOWER_TASKS_COLUMNS = "name,uuid,state,args,received,started,runtime,worker"
+os.environ.setdefault("FLOWER_TASKS_COLUMNS", FLOWER_TASKS_COLUMNS)
+
 #: What a worker imports when it starts (Celery's ``include``): the task graph, the worker
 #: bootstep and the proving runtime.  Producers send tasks by name and never import them.
 WORKER_MODULES = ("tasks.pipeline", "tasks.worker")
@@ -128,3 +141,18 @@ app.conf.include = list(WORKER_MODULES)
 app.user_options["worker"].add(click.Option(
     ["--gpu"], type=click.IntRange(min=0), default=None,
     help="prove on GPU N only (pins CUDA_VISIBLE_DEVICES); without it, prove on the CPU"))
+
+
+def _worker_logs_at_info() -> None:
+    """``celery -A tasks worker`` logs at INFO unless ``-l`` says otherwise: Celery's own
+    default, WARNING, shows nothing of the work but tracebacks.  Celery's command line has
+    imported its worker command before it imports this app, and parses the worker's options
+    after; a producer (no such module loaded) is left alone."""
+    command = sys.modules.get("celery.bin.worker")
+    if command is not None:
+        for param in command.worker.params:
+            if param.name == "loglevel":
+                param.default = "INFO"
+
+
+_worker_logs_at_info()

@@ -7,7 +7,8 @@ Keys of job ``<id>``:
                               created / started / proved / finished (Redis server time,
                               seconds), error (``partition P: phase: reason``),
                               fan_out_task (the submit task that owns the fan-out),
-                              fanned_out (set once the partition tasks are sent)
+                              fanned_out (set once the partition tasks are sent),
+                              setup (while the job waits for its key to be made: since)
 - ``proofq:job:<id>:parts``   hash: partition → its part, hex (``ProofWorker.part``: the
                               192-byte proof, for circom followed by its public signals)
 - ``proofq:job:<id>:attempts`` hash: partition → times a worker started proving it
@@ -15,6 +16,8 @@ Keys of job ``<id>``:
                               in 0.1: still read, and dropped, for one more release)
 - ``proofq:job:<id>:result``  the assembled result (``ProofWorker.assemble``: porep's proofs
                               concatenated in order, circom's snarkjs JSON)
+- ``proofq:jobs``             sorted set: job id by creation time, the newest
+                              ``results_maxlen`` (``proofq jobs``, ``proofq view``)
 - ``proofq:unsent``           sorted set: job → when it was stored, until its submit message
                               is sent (the reaper sends the ones left there: a producer that
                               died or lost Redis between storing and sending)
@@ -40,6 +43,7 @@ import redis
 
 PREFIX = "proofq:job:"
 RESULTS_STREAM = "proofq:results"
+JOBS_INDEX = "proofq:jobs"
 UNSENT = "proofq:unsent"
 
 
@@ -97,31 +101,36 @@ local function job_id(key)
 end
 """
 
-# KEYS: job, unsent.  ARGV: digest, proof_type, partitions, priority, input json, then the digests
-# the same content had under the type's older names (a job stored before a rename).
+# KEYS: job, jobs index, unsent.  ARGV: digest, proof_type, partitions, priority, input
+# json, index cap, then the digests the same content had under the type's older names (a job
+# stored before a rename).
 _CREATE = """
 local digest = redis.call('HGET', KEYS[1], 'digest')
 if digest then
   if digest == ARGV[1] then return '$EXISTS' end
-  for i = 6, #ARGV do
+  for i = 7, #ARGV do
     if digest == ARGV[i] then return '$EXISTS' end
   end
   return '$CONFLICT'
 end
+local created = now()
 redis.call('HSET', KEYS[1], 'status', '$QUEUED', 'digest', ARGV[1], 'proof_type', ARGV[2],
-           'partitions', ARGV[3], 'priority', ARGV[4], 'created', now())
+           'partitions', ARGV[3], 'priority', ARGV[4], 'created', created)
 redis.call('SET', KEYS[1] .. ':input', ARGV[5])
-redis.call('ZADD', KEYS[2], redis.call('TIME')[1], job_id(KEYS[1]))
+redis.call('ZADD', KEYS[2], created, job_id(KEYS[1]))
+redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -tonumber(ARGV[6]) - 1)
+redis.call('ZADD', KEYS[3], redis.call('TIME')[1], job_id(KEYS[1]))
 return '$CREATED'
 """
 
-# KEYS: job, unsent.  A job whose message was never sent, taken back: only while it is
-# queued and no submit task has claimed it.  1 if it was removed.
+# KEYS: job, jobs index, unsent.  A job whose message was never sent, taken back: only
+# while it is queued and no submit task has claimed it.  1 if it was removed.
 _WITHDRAW = """
 local status = redis.call('HGET', KEYS[1], 'status')
 if status ~= '$QUEUED' or redis.call('HEXISTS', KEYS[1], 'fan_out_task') == 1 then return 0 end
 redis.call('DEL', KEYS[1], KEYS[1] .. ':input')
 redis.call('ZREM', KEYS[2], job_id(KEYS[1]))
+redis.call('ZREM', KEYS[3], job_id(KEYS[1]))
 return 1
 """
 
@@ -217,10 +226,16 @@ class JobState:
     proved: float | None
     finished: float | None
     error: str | None
+    setup: float | None = None  # since when the job waits for its key to be made
 
     @property
     def terminal(self) -> bool:
         return self.status in TERMINAL
+
+    @property
+    def stage(self) -> str:
+        """The status, or ``setup`` while a queued job's key is being made."""
+        return "setup" if self.status == JobStatus.QUEUED and self.setup else self.status
 
     @property
     def queue_s(self) -> float | None:
@@ -237,6 +252,7 @@ class JobState:
                 "partitions": self.partitions, "parts_done": self.parts_done,
                 "priority": self.priority, "created": self.created, "started": self.started,
                 "proved": self.proved, "finished": self.finished, "error": self.error,
+                "stage": self.stage, "setup": self.setup,
                 "queue_s": self.queue_s, "prove_s": self.prove_s}
 
 
@@ -269,13 +285,13 @@ class JobStore:
                priority: str, input_json: str, former_digests: tuple[str, ...] = ()) -> Reply:
         """CREATED, EXISTS (same content: same job; ``former_digests``, the content's
         digests under the type's older names, count as the same) or CONFLICT."""
-        return _reply(self._create(keys=[self.key(job_id), UNSENT],
+        return _reply(self._create(keys=[self.key(job_id), JOBS_INDEX, UNSENT],
                                    args=[digest, proof_type, partitions, priority, input_json,
-                                         *former_digests]))
+                                         self.results_maxlen, *former_digests]))
 
     def withdraw(self, job_id: str) -> bool:
         """Take back a job whose message was never sent (queued, unclaimed): whether it was."""
-        return bool(self._withdraw(keys=[self.key(job_id), UNSENT]))
+        return bool(self._withdraw(keys=[self.key(job_id), JOBS_INDEX, UNSENT]))
 
     def mark_sent(self, job_id: str) -> None:
         """The job's submit message is in the queue: the reaper need not send it."""
@@ -337,7 +353,8 @@ class JobStore:
                         parts_done=parts_done, created=float(get["created"]),
                         started=_time(get.get("started")), proved=_time(get.get("proved")),
                         finished=_time(get.get("finished")),
-                        error=get["error"].decode() if "error" in get else None)
+                        error=get["error"].decode() if "error" in get else None,
+                        setup=_time(get.get("setup")))
 
     def fanned_out(self, job_id: str) -> bool:
         return bool(self.redis.hexists(self.key(job_id), "fanned_out"))
@@ -356,6 +373,19 @@ class JobStore:
 
     def mark_fanned_out(self, job_id: str) -> None:
         self.redis.hset(self.key(job_id), "fanned_out", 1)
+
+    def mark_setup(self, job_id: str, waiting: bool) -> None:
+        """Whether the job waits for its key to be made (shown as stage ``setup``)."""
+        if waiting:
+            seconds, micros = self.redis.time()
+            self.redis.hset(self.key(job_id), "setup", f"{seconds}.{micros:06d}")
+        else:
+            self.redis.hdel(self.key(job_id), "setup")
+
+    def recent(self, count: int) -> list[JobState]:
+        """The newest ``count`` jobs still stored, newest first."""
+        ids = [raw.decode() for raw in self.redis.zrevrange(JOBS_INDEX, 0, count - 1)]
+        return [state for state in map(self.state, ids) if state is not None]
 
     def input_json(self, job_id: str) -> bytes | None:
         """The stored input (under ``:c1`` for a job stored by 0.1)."""

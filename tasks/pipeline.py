@@ -34,7 +34,7 @@ from snark.keys import check_params_dir
 from snark.proof_types import AnyWorker, ProofType, Storage
 from snark.registry import proof_type, worker_half
 from tasks import recovery
-from tasks.application import GPU_QUEUE, app, redis_url, unit_priority
+from tasks.application import GPU_QUEUE, app, redis_url, task_label, unit_priority
 from tasks.jobs import JobStatus, JobStore, Outcome, Reply
 from tasks.worker import runtime
 from workers.backend_choice import fixed_base_for
@@ -130,16 +130,27 @@ def _submit(task: PipelineTask, job_id: str) -> dict:
         except JobEnded:  # cancelled before its fan-out
             return {"job": job_id, "outcome": Outcome.ABANDONED}
         except ValueError as exc:  # the input is wrong: the job's outcome, not the task's
-            return {"job": job_id, "outcome": store.fail(job_id, f"check: {exc}")}
+            return {"job": job_id, "outcome": _refused(store, job_id, "check", exc)}
     with failing(store, job_id, "setup"):
-        _ensure_key(store, task.settings, kind, parsed)
+        try:
+            _ensure_key(store, task.settings, job_id, kind, parsed)
+        except ValueError as exc:  # a key the job names is not there, or is wrong: its input
+            return {"job": job_id, "outcome": _refused(store, job_id, "setup", exc)}
     fair_share = task.settings.fair_share_units
     for partition in range(state.partitions):
         prove_partition.apply_async((job_id, partition), {"queued_at": time.time()},
                                     queue=GPU_QUEUE,
-                                    priority=unit_priority(state.priority, partition, fair_share))
+                                    priority=unit_priority(state.priority, partition, fair_share),
+                                    argsrepr=task_label(job_id, partition))
     store.mark_fanned_out(job_id)
     return {"job": job_id, "outcome": Outcome.FANNED_OUT, "partitions": state.partitions}
+
+
+def _refused(store: JobStore, job_id: str, step: str, exc: ValueError) -> Reply:
+    """Fail a job whose input is wrong: one log line (a user's error, not the worker's)."""
+    reason = f"{step}: {exc}"
+    log.warning("job %s failed: %s", job_id, reason)
+    return store.fail(job_id, reason)
 
 
 def setup_lock(client: redis.Redis, circuit: str, lease_s: float) -> redis.lock.Lock:
@@ -158,8 +169,10 @@ def setup_lease(lock: redis.lock.Lock) -> Lease:
     return Lease(lock.timeout, time.monotonic(), extend, "setup lock no longer ours")
 
 
-def _ensure_key(store: JobStore, settings: Settings, kind: ProofType, job_input: Any) -> None:
-    """Set up a missing key once: jobs of the same new key wait for the first setup.
+def _ensure_key(store: JobStore, settings: Settings, job_id: str, kind: ProofType,
+                job_input: Any) -> None:
+    """Set up a missing key once: jobs of the same new key wait for the first setup, each
+    in stage ``setup`` meanwhile.
 
     Concurrent setups would only be wasted work (the first key saved wins).  The lock is
     leased and renewed while setup runs, so a worker that dies mid-setup holds up the others
@@ -169,16 +182,21 @@ def _ensure_key(store: JobStore, settings: Settings, kind: ProofType, job_input:
     if worker.has_key(job_input):
         return
     check_params_dir(settings.params_dir)
-    lock = setup_lock(store.redis, kind.key_name(job_input), settings.lock_lease_s)
-    with lock:
-        heartbeat = Heartbeat(settings.heartbeat_s, name="proofq-setup-lease")
-        heartbeat.register(setup_lease(lock))
-        try:
-            if not worker.has_key(job_input):
-                # On the device this worker proves on (workers.backend_choice).
-                worker.make_key(job_input, fixed_base=fixed_base_for(runtime().backend))
-        finally:
-            heartbeat.close()
+    store.mark_setup(job_id, True)
+    try:
+        lock = setup_lock(store.redis, kind.key_name(job_input), settings.lock_lease_s)
+        with lock:
+            heartbeat = Heartbeat(settings.heartbeat_s, name="proofq-setup-lease")
+            heartbeat.register(setup_lease(lock))
+            try:
+                if not worker.has_key(job_input):
+                    log.info("job %s: making key %s", job_id, kind.key_name(job_input))
+                    # On the device this worker proves on (workers.backend_choice).
+                    worker.make_key(job_input, fixed_base=fixed_base_for(runtime().backend))
+            finally:
+                heartbeat.close()
+    finally:
+        store.mark_setup(job_id, False)
 
 
 @app.task(name="proofq.prove_partition", bind=True, base=PipelineTask)
@@ -234,10 +252,9 @@ def _prove_partition(task: PipelineTask, policy: RetryPolicy, job_id: str, parti
         return {"job": job_id, "partition": partition, "outcome": Outcome.ABANDONED}
 
     def progress(phase: str, info: dict) -> None:
-        """Flower's view of the partition: a ``task-progress`` event per phase."""
-        fields = {k: v for k, v in info.items() if isinstance(v, (str, int, float))}
-        fields.update(job=job_id, partition=partition, phase=phase)
-        task.send_event("task-progress", **fields)
+        """A ``proofq-phase`` event per phase for Celery event consumers (``phase_event``)."""
+        task.send_event(PHASE_EVENT, **phase_event(task.request.id, job_id, partition, phase,
+                                                   info))
 
     with failing(store, job_id, f"partition {partition}: worker"):
         try:
@@ -253,6 +270,22 @@ def _prove_partition(task: PipelineTask, policy: RetryPolicy, job_id: str, parti
     store.fail(job_id, f"partition {partition}: {failed}")
     return {"job": job_id, "partition": partition, "outcome": JobStatus.FAILED,
             "error": str(failed)}
+
+
+#: A partition's phase as a Celery event.  Not a ``task-…`` event: Celery's event state
+#: would turn it into a custom task state (which no Flower filter knows) and copy its fields
+#: over the task's own (a ``worker`` string over ``Task.worker`` broke Flower's pages).
+PHASE_EVENT = "proofq-phase"
+
+
+def phase_event(task_id: str | None, job_id: str, partition: int, phase: str,
+                info: dict) -> dict:
+    """The event's fields: the task, job, partition and phase, and the runtime's scalars
+    (its ``worker`` named ``process``: the pool process proving)."""
+    fields = {("process" if k == "worker" else k): v for k, v in info.items()
+              if isinstance(v, (str, int, float))}
+    fields.update(task=task_id or "", job=job_id, partition=partition, phase=phase)
+    return fields
 
 
 def _store_partition(store: JobStore, job_id: str, partition: int, proof: bytes,

@@ -33,7 +33,7 @@ from celery import Celery
 
 from snark.job_input import InputLimits
 from snark.registry import aliases, proof_type_for_new_job
-from tasks.application import PRIORITIES, priority_level
+from tasks.application import PRIORITIES, priority_level, task_label
 from tasks.jobs import JobStatus, JobStore, Outcome, check_job_id, content_digest
 from tasks.redis_faults import MemoryGate, refuses_writes
 
@@ -138,7 +138,7 @@ def enqueue(app: Celery, store: JobStore, accepted: Accepted) -> None:
 def send_submit(app: Celery, job_id: str, priority: str) -> None:
     """The job's ``proofq.submit`` message (asking for no result)."""
     app.send_task("proofq.submit", args=[job_id], priority=PRIORITIES[priority],
-                  ignore_result=True)
+                  ignore_result=True, argsrepr=task_label(job_id))
 
 
 def _withdraw(store: JobStore, job_id: str) -> bool:

@@ -52,6 +52,10 @@ class GpuBinding(bootsteps.Step):
             pin_process(gpu)
             if worker.hostname == default_nodename(None):
                 worker.hostname = host_format(f"gpu{gpu}@%h")
+        settings = get_settings()
+        if settings.redis_url is None:
+            log.warning("PROOFQ_REDIS_URL is not set: this worker uses %s",
+                        redis_url(settings))
         _StartDecision.backend = _decide_backend(gpu)
         _StartDecision.gpu = gpu
         _StartDecision.node_name = worker.hostname

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -46,3 +47,37 @@ def test_a_clients_own_limits_apply_not_the_process_settings(redis_url, monkeypa
             client.submit(c1)
     finally:
         get_settings.cache_clear()
+
+
+@pytest.mark.parametrize("as_path", [False, True])
+def test_a_file_name_for_the_job_gets_a_hint_to_pass_its_content(redis_url, tmp_path, as_path):
+    """Before: 'c1: not valid JSON (expected value at line 1 column 1)' and nothing more."""
+    from pathlib import Path
+
+    from tasks.submission import SubmitError
+
+    path = tmp_path / "c1.json"
+    path.write_text(seal(2048, 1, 1).to_json())
+    given = path if as_path else str(path)
+    with Client(redis_url, load_settings(redis_url=redis_url)) as client:
+        with pytest.raises(SubmitError) as refused:
+            client.submit(given)
+        assert str(refused.value).endswith(
+            f"(job_input {str(path)!r} looks like a file name: submit takes the job's "
+            f"content, e.g. Path({str(path)!r}).read_bytes())")
+        assert client.submit(Path(path).read_bytes())  # the content is a job
+        with pytest.raises(SubmitError) as refused:
+            client.submit('{"sector_size": 2048}')  # JSON text: no hint
+        assert "looks like a file name" not in str(refused.value)
+
+
+def test_the_readme_points_only_to_files_users_have():
+    """Before: it named a design document in a repository users do not have."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    text = (root / "README.md").read_text()
+    assert "../shared" not in text and "DESIGN.md" not in text
+    for name in set(re.findall(r"`((?:docs|bench|docker|tests)/[\w./-]+\.(?:md|py|sh|png|yml))`",
+                               text)) | set(re.findall(r"\]\((docs/[\w./-]+)\)", text)):
+        assert (root / name).exists(), name

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import pytest
 
-from client.batch import Outcome, Summary
+from client.batch import Outcome, Summary, unit_of
 from tasks.jobs import JobState
 
 
@@ -65,6 +66,18 @@ def test_a_batch_with_no_completed_proof_still_summarises():
     assert "wall avg/min/max: - s" in summary.lines()
     assert summary.to_json()["completed"] == 0
     assert summary.lines()[-1].endswith("- (needs two completed jobs)")
+
+
+def test_rates_say_one_job_and_name_circom_units_plain_proofs(rng):
+    partitions = rng.randrange(1, 9)
+    one = [dataclasses.replace(Outcome.from_state(1, _state("done", 0.0, 1.0, 2.0, 3.0)),
+                               partitions=partitions)]
+    porep = Summary.of(one, total_s=6.0).lines()[-2]
+    assert porep.endswith(f"{10 * partitions:.1f} partition proofs/min (6.00 s/job, "
+                          "1 job in 6.0s)")
+    circom = Summary.of(one, total_s=6.0, unit=unit_of("circom")).lines()[-2]
+    assert f"{10 * partitions:.1f} proofs/min" in circom and "partition" not in circom
+    assert unit_of("filecoin") == "partition proofs"
 
 
 def test_a_batch_without_workers_fails_at_once_naming_the_queue(redis_url):

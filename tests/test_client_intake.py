@@ -10,7 +10,7 @@ import pytest
 
 from client.api import Client
 from client.embedded import EmbeddedRedis
-from client.intake import GROUP, INTAKE_STREAM, Intake
+from client.intake import GROUP, INTAKE_STREAM, Intake, serving_here
 from config.settings import load_settings
 from snark.porep.seal import seal
 from tasks.jobs import RESULTS_STREAM
@@ -56,6 +56,35 @@ def test_requests_become_jobs_and_bad_ones_are_published_as_rejected(client):
     assert b"unknown proof type 'winning'" in rejected["odd"][b"error"]
     assert client.store.state("broken") is None
     assert r.xpending(INTAKE_STREAM, GROUP)["pending"] == 0
+
+
+def test_an_entry_without_its_job_field_is_refused_naming_the_fields(client):
+    """Before: 'not valid JSON (EOF…)', as if the job were there but broken."""
+    intake = Intake(client, name="a", block_s=0.1)
+    r = client.store.redis
+    r.xadd(INTAKE_STREAM, {"job": "no-input", "type": "porep-demo", "c2": "{}"})
+    assert intake.process_once() == 1
+    [(_, refusal)] = r.xrange(RESULTS_STREAM)
+    assert refusal[b"status"] == b"rejected" and refusal[b"requested_job"] == b"no-input"
+    assert refusal[b"error"].decode() == ("entry has no 'input' (or 'c1') field with the job; "
+                                          "its fields: c2, job, type")
+
+
+def test_the_healthcheck_sees_a_serving_intake_of_this_host_only(client):
+    assert serving_here(client.store.redis, within_s=5) == []  # no stream, no group yet
+    intake = Intake(client, block_s=0.1)
+    stop = threading.Event()
+    serving = threading.Thread(target=intake.run, args=(stop.is_set,))
+    serving.start()
+    try:
+        assert _wait_for(lambda: serving_here(client.store.redis, within_s=5)) == [intake.name]
+    finally:
+        stop.set()
+        serving.join(timeout=30)
+    Intake(client, name="elsewhere:1", block_s=0.1).process_once()
+    time.sleep(0.5)
+    assert serving_here(client.store.redis, within_s=0.3) == []  # stopped: idle since
+    assert intake.name in serving_here(client.store.redis, within_s=60)
 
 
 def test_a_request_read_by_a_crashed_consumer_is_reclaimed_once(client):

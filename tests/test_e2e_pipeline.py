@@ -17,6 +17,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 import urllib.request
 import uuid
 
@@ -408,7 +409,10 @@ def test_a_job_stored_under_the_demos_retired_name_is_still_proved(settings, cli
     assert _verifies(settings, c1, client.result(job, timeout=WAIT_S))
 
 
-def test_flower_sees_workers_tasks_and_partition_progress(settings, client, workers):
+def test_flower_serves_its_pages_while_a_partition_is_held_mid_phase(settings, client, workers):
+    """Before: a progress event's ``worker`` string overwrote Celery's ``Task.worker`` and
+    its custom state matched no filter: every running task's page and the tasks table
+    answered HTTP 500 while anything proved."""
     port = _free_port()
     env = {**os.environ, "PROOFQ_REDIS_URL": settings.redis_url,
            "FLOWER_UNAUTHENTICATED_API": "true"}
@@ -421,20 +425,47 @@ def test_flower_sees_workers_tasks_and_partition_progress(settings, client, work
         _poll(lambda: _get(f"{base}/healthcheck") == "OK")
         time.sleep(2.0)  # Flower subscribes to the event stream after it starts serving
         c1 = _c1(2)
-        job = client.submit(c1)
-        client.result(job, timeout=WAIT_S)
+        held, heartbeat = _park_compute(client)
+        try:
+            job = client.submit(c1)
+            # Both partitions hold the memory lock's work done and wait for compute.
+            _poll(lambda: len(_phase_events(client, job, "mem")) == 2)
 
-        def proved_tasks():
-            tasks = json.loads(_get(f"{base}/api/tasks"))
-            return [t for t in tasks.values()
-                    if t["name"] == "proofq.prove_partition" and job in t["args"]]
-        _poll(lambda: len(proved_tasks()) == 2 and all(t["state"] == "SUCCESS"
-                                                        for t in proved_tasks()))
+            def held_rows():
+                rows = _flower_rows(base, job)
+                return len(rows) == 2 and all(r["state"] == "STARTED" for r in rows) and rows
+            rows = _poll(held_rows)
+            assert sorted(r["args"] for r in rows) == [f"job={job} partition={p}"
+                                                       for p in (0, 1)]
+            assert {r["worker"] for r in rows} <= {w for w in _flower_workers(base)}
+            for row in rows:
+                page = _get(f"{base}/task/{row['uuid']}")
+                assert f"job={job} partition=" in page and "STARTED" in page
+            assert '"args"' in _get(f"{base}/tasks") or ">args<" in _get(f"{base}/tasks")
+        finally:
+            held.release()
+            heartbeat.close()
+        client.result(job, timeout=WAIT_S)
+        _poll(lambda: [r["state"] for r in _flower_rows(base, job)] == ["SUCCESS"] * 2)
         names = json.loads(_get(f"{base}/api/workers?refresh=1"))
         assert len(names) >= len(workers)
     finally:
         os.killpg(flower.pid, signal.SIGTERM)
         flower.wait(timeout=30)
+
+
+def _flower_rows(base: str, job: str) -> list[dict]:
+    """The job's partition tasks as Flower's tasks table lists them (its datatable call)."""
+    query = urllib.parse.urlencode({"draw": 1, "start": 0, "length": 100,
+                                    "search[value]": "", "order[0][column]": 0,
+                                    "order[0][dir]": "asc", "columns[0][data]": "received"})
+    table = json.loads(_post(f"{base}/tasks/datatable", query))
+    return [r for r in table["data"] if r["name"] == "proofq.prove_partition"
+            and f"job={job} " in r["args"]]
+
+
+def _flower_workers(base: str) -> set[str]:
+    return set(json.loads(_get(f"{base}/api/workers")))
 
 
 def test_partition_progress_reaches_celery_event_consumers(settings, client):
@@ -449,7 +480,7 @@ def test_partition_progress_reaches_celery_event_consumers(settings, client):
             job = client.submit(_c1(2))
             client.result(job, timeout=WAIT_S)
             _poll(lambda: {(e["partition"], e["phase"]) for e in seen
-                           if e["type"] == "task-progress" and e["job"] == job}
+                           if e["type"] == "proofq-phase" and e["job"] == job}
                   >= {(p, ph) for p in (0, 1) for ph in ("synthesize", "compute", "verify")})
         finally:
             receiver.should_stop = True
@@ -472,6 +503,11 @@ def _poll(condition, timeout_s: float = WAIT_S):
 
 def _get(url: str) -> str:
     with urllib.request.urlopen(url, timeout=10) as response:
+        return response.read().decode()
+
+
+def _post(url: str, form: str) -> str:
+    with urllib.request.urlopen(url, data=form.encode(), timeout=10) as response:
         return response.read().decode()
 
 

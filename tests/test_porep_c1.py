@@ -123,6 +123,21 @@ def test_bad_input_names_the_field(mutate, expected, parse, np_rng):
         assert "\n" not in message
 
 
+@pytest.mark.parametrize("parse", [parse_c1, parse_c1_hex])
+def test_every_missing_field_is_named_at_once(parse, np_rng, rng):
+    """Before: ``{}`` named one of its nine missing fields."""
+    doc = random_c1_dict(np_rng)
+    gone = sorted(rng.sample(sorted(doc), rng.randrange(2, len(doc) + 1)), key=list(doc).index)
+    for name in gone:
+        del doc[name]
+    with pytest.raises(C1Error) as err:
+        parse(doc)
+    expected = f"c1: {len(gone)} required fields are missing: {', '.join(gone)}"
+    assert str(err.value) == expected
+    with pytest.raises(C1Error, match="^c1: 9 required fields are missing: sector_size, "):
+        parse("{}")
+
+
 def test_input_of_another_kind_is_named_plainly():
     for step in (PorepType().parse, PorepType().admit):
         with pytest.raises(C1Error, match=r"^c1: expected JSON text, bytes, a dict or a C1, "

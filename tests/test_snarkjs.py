@@ -224,6 +224,9 @@ def test_bad_zkeys_name_the_field(fixtures, params_dir, tmp_path):
     cases = {
         "plonk": (_section_offset(zkey, 1), (2).to_bytes(4, "little"), "protocol: plonk"),
         "bn128": (header + 4, BN128_Q.to_bytes(48, "little"), "header q: the file is for bn128"),
+        # as snarkjs writes a bn128 key: a 32-byte base field (before: "header n8q: 32-byte")
+        "bn128-as-written": (header, (32).to_bytes(4, "little") + BN128_Q.to_bytes(32, "little"),
+                             "header q: the file is for bn128"),
         "off-curve": (_section_offset(zkey, 5) + 96 * 3 + 50, b"\x01\x02", "a_g1["),
         "magic": (0, b"ptau", "not a zkey file"),
     }

@@ -227,3 +227,29 @@ def test_a_job_stored_by_0_1_is_read_and_retired_alike(store):
                         former_digests=(content_digest("groth16", text + " "),)) == "conflict"
     assert store.cancel("job-1") == "cancelled"
     assert not store.redis.exists(key + ":c1") and store.input_json("job-1") is None
+
+
+def test_recent_lists_the_newest_jobs_first_within_the_cap(redis_url, rng):
+    cap = rng.randrange(3, 8)
+    store = JobStore(redis.Redis.from_url(redis_url), ttl_s=600, results_maxlen=cap)
+    made = [f"job-{i}" for i in range(cap + rng.randrange(1, 5))]
+    for job_id in made:
+        _create(store, job_id=job_id, content=job_id)
+    _create(store, job_id=made[-1], content=made[-1])  # the same job again: not listed twice
+    # By Redis's clock, in microseconds: one round trip apart each, never a tie.
+    assert [s.job_id for s in store.recent(cap)] == made[::-1][:cap]
+    assert store.redis.zcard("proofq:jobs") == cap
+    assert [s.job_id for s in store.recent(1)] == [made[-1]]
+    store.redis.delete(store.key(made[-1]))  # expired: left out, never a stale state
+    assert made[-1] not in {s.job_id for s in store.recent(cap)}
+
+
+def test_setup_marks_a_queued_job_as_stage_setup(store):
+    _create(store)
+    assert store.state("job-1").stage == "queued"
+    store.mark_setup("job-1", True)
+    state = store.state("job-1")
+    assert state.stage == "setup" and state.setup >= state.created
+    assert state.to_json()["stage"] == "setup"
+    store.mark_setup("job-1", False)
+    assert store.state("job-1").stage == "queued" and store.state("job-1").setup is None

@@ -1,4 +1,5 @@
-"""Job commands of ``proofq``: submit, status, result, cancel, ``bench batch`` and intake.
+"""Job commands of ``proofq``: submit, status, result, cancel, jobs, view, ``bench batch``
+and intake.
 
 They talk to the cluster named by ``PROOFQ_REDIS_URL``.  Without one, ``bench batch`` and
 ``submit --wait`` start a private cluster for the duration of the command (an embedded
@@ -13,6 +14,7 @@ has not finished yet (``result`` or ``submit --wait`` ran out of time).
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,11 +25,12 @@ import kombu.exceptions
 import redis
 
 from client.api import Client, JobError, JobNotFound
-from client.batch import NoWorkers, Outcome, Summary, run_batch
+from client.batch import NoWorkers, Outcome, Summary, check_workers, run_batch, unit_of
 from client.commands.common import JSON_OPTION, BadInput, output_path, reports
 from client.commands.local import read_job_file
-from client.intake import INTAKE_STREAM, Intake
+from client.intake import INTAKE_STREAM, Intake, serving_here
 from client.local_cluster import Cluster, ClusterError, open_cluster
+from client.progress import status_line
 from config.settings import SettingsError, get_settings
 from snark.files import write_atomic
 from snark.porep.c1 import C1Error, parse_size
@@ -87,13 +90,26 @@ class JobEnded(click.ClickException):
 
 
 def _proof(client: Client, job_id: str, timeout: float | None,
-           check: Callable[[], None] | None = None) -> bytes:
+           check: Callable[[], None] | None = None, *, show: bool = True) -> bytes:
+    """The job's result, waiting with a status line (``show``, in a terminal)."""
     try:
-        return client.result(job_id, timeout=timeout, check=check)
+        with status_line(client.store.redis, enabled=show) as line:
+            return client.result(job_id, timeout=timeout, check=check, on_state=line.job)
     except TimeoutError as exc:
-        raise NotFinished(str(exc)) from None
+        raise NotFinished(f"{exc}{_unread_queues(client, job_id)}") from None
     except JobError as exc:
         raise JobEnded(str(exc)) from None
+
+
+def _unread_queues(client: Client, job_id: str) -> str:
+    """Why a job still queued may stay so: no worker reads a queue it needs."""
+    if client.status(job_id).status != "queued":
+        return ""
+    try:
+        check_workers(client, timeout_s=1.0)
+    except NoWorkers as exc:
+        return f" ({exc})"
+    return ""
 
 
 def _checked_input(raw: Any, proof_type: str) -> Any:
@@ -120,7 +136,7 @@ def _state_line(state: JobState) -> str:
     timings = "".join(f", {name} {seconds * 1000:.0f} ms"
                       for name, seconds in (("queue", state.queue_s), ("prove", state.prove_s))
                       if seconds is not None)
-    line = (f"job {state.job_id}: {state.status} ({state.parts_done}/{state.partitions} "
+    line = (f"job {state.job_id}: {state.stage} ({state.parts_done}/{state.partitions} "
             f"partitions, {state.priority} priority{timings})")
     return f"{line}: {state.error}" if state.error and state.status != "done" else line
 
@@ -136,7 +152,22 @@ def _circom_job(key_id: str, witnesses: tuple[str, ...]) -> CircomJob:
                           witness_dir=settings.witness_dir)
 
 
+def _refuse_witnesses_without_key(inputs: tuple[str, ...]) -> None:
+    """A .wtns file is a circom witness: it needs the key it is proved with."""
+    for path in inputs:
+        try:
+            with open(path, "rb") as fh:
+                witness = fh.read(4) == b"wtns"
+        except OSError:
+            witness = path.endswith(".wtns")
+        if witness:
+            raise BadInput(f"{path}: a circom witness; prove witnesses with --type circom "
+                           f"--key KEY_ID (proofq keys list shows the imported keys)")
+
+
 def _job_input(proof_type: str, inputs: tuple[str, ...], key_id: str | None) -> Any:
+    if key_id is None:
+        _refuse_witnesses_without_key(inputs)
     if key_id is not None and proof_type == "filecoin":
         if len(inputs) != 1:
             raise BadInput(f"INPUT: one c1.json for a filecoin job, got {len(inputs)}")
@@ -219,12 +250,14 @@ def submit(inputs: tuple[str, ...], proof_type: str, key_id: str | None, priorit
     if wait_s is not None and get_settings().redis_url is None:
         _checked_input(job_input, proof_type)  # refused before a private cluster starts
     with cluster(may_start=wait_s is not None) as (running, client):
+        if wait_s is not None and running.worker is None:
+            check_workers(client)  # a wait on a queue nobody reads would never end
         job = client.submit(job_input, priority=priority, job_id=job_id,
                             proof_type=proof_type)
         if wait_s is None:
             click.echo(json.dumps(client.status(job).to_json()) if as_json else job)
             return
-        proof = _proof(client, job, wait_s or None, running.check)
+        proof = _proof(client, job, wait_s or None, running.check, show=not as_json)
         _deliver(proof, output, as_json, client.status(job))
 
 
@@ -262,7 +295,7 @@ def result(job_id: str, output: str | None, wait_s: float, as_json: bool) -> Non
     if output is not None:
         output_path(output)
     with cluster(may_start=False) as (_, client):
-        proof = _proof(client, job_id, wait_s)
+        proof = _proof(client, job_id, wait_s, show=not as_json)
         _deliver(proof, output, as_json, client.status(job_id))
 
 
@@ -339,13 +372,15 @@ def batch(proof_type: str, c1_path: str | None, key_id: str | None, witnesses: t
         if not as_json:
             click.echo(f"sealed a {sector_size} sector: {job_input.circuit_name}, "
                        f"{partitions} partitions")
-    show: Callable[[Outcome], None] | None = None if as_json else (
-        lambda outcome: click.echo(outcome.line(count)))
-    with cluster(may_start=True) as (running, client):
-        outcomes, total_s = run_batch(client, job_input, count=count, in_flight=in_flight,
-                                      priority=priority, proof_type=proof_type,
-                                      on_outcome=show, check=running.check)
-    summary = Summary.of(outcomes, total_s)
+    with cluster(may_start=True) as (running, client), \
+            status_line(client.store.redis, enabled=not as_json) as line:
+        show: Callable[[Outcome], None] | None = None if as_json else (
+            lambda outcome: line.echo(outcome.line(count)))
+        outcomes, total_s = run_batch(
+            client, job_input, count=count, in_flight=in_flight, priority=priority,
+            proof_type=proof_type, on_outcome=show, check=running.check,
+            on_poll=lambda ended, pending: line.batch(ended, count, pending))
+    summary = Summary.of(outcomes, total_s, unit_of(proof_type))
     if as_json:
         click.echo(json.dumps({"proofs": [o.to_json() for o in outcomes],
                                "summary": summary.to_json()}))
@@ -359,13 +394,19 @@ def batch(proof_type: str, c1_path: str | None, key_id: str | None, witnesses: t
 @click.command()
 @click.option("--reclaim-after", "reclaim_s", type=click.FloatRange(min=0), default=60.0,
               show_default=True, help="claim requests left unacknowledged this long (seconds)")
+@click.option("--check", "check_only", is_flag=True,
+              help="exit 0 if an intake of this host is serving (a healthcheck), else 1")
 @one_line_errors
-def intake(reclaim_s: float) -> None:
+def intake(reclaim_s: float, check_only: bool) -> None:
     """Serve the proofq:intake stream for non-Python producers until Ctrl-C.
 
     It uses the cluster named by PROOFQ_REDIS_URL (redis://host:port/db); without it the
     command stops with an error."""
     with cluster(may_start=False) as (_, client):
+        if check_only:
+            serving = serving_here(client.store.redis, within_s=10.0)
+            click.echo(", ".join(serving) or "no intake of this host is serving", err=True)
+            raise SystemExit(0 if serving else 1)
         consumer = Intake(client, reclaim_idle_s=reclaim_s)
         click.echo(f"intake consumer {consumer.name} reading {INTAKE_STREAM}", err=True)
         try:
@@ -374,4 +415,66 @@ def intake(reclaim_s: float) -> None:
             click.echo("intake stopped", err=True)
 
 
-COMMANDS: list[click.Command] = [submit, status, result, cancel, bench, intake]
+@click.command("jobs")
+@click.option("-n", "--count", type=click.IntRange(min=1), default=20, show_default=True,
+              help="how many of the newest jobs")
+@JSON_OPTION
+@one_line_errors
+def jobs_list(count: int, as_json: bool) -> None:
+    """List the newest jobs and their states (ended ones until their state expires).
+
+    It uses the cluster named by PROOFQ_REDIS_URL (redis://host:port/db); without it the
+    command stops with an error."""
+    with cluster(may_start=False) as (_, client):
+        states = client.store.recent(count)
+    if as_json:
+        click.echo(json.dumps([state.to_json() for state in states]))
+        return
+    now = time.time()
+    for state in states:
+        age = _age(now - state.created)
+        error = f"  {state.error}" if state.error and state.status != "done" else ""
+        click.echo(f"{state.job_id}  {state.proof_type:<10} {state.stage:<10} "
+                   f"{state.parts_done:>3}/{state.partitions:<3} {state.priority:<6} "
+                   f"{age:>8} ago{error}")
+    if not states:
+        click.echo("no jobs", err=True)
+
+
+@click.command("view")
+@click.option("--port", type=click.IntRange(min=0, max=65535), default=8377, show_default=True,
+              help="port to serve the page on (0: any free one)")
+@click.option("--address", default="127.0.0.1", show_default=True,
+              help="address to serve on (the page shows every job: keep it on this host "
+                   "unless the network is yours)")
+@one_line_errors
+def view(port: int, address: str) -> None:
+    """Serve a page of the cluster's jobs until Ctrl-C: partitions and their phases on a
+    timeline, lock waits, GPU busy over time, failures with their reasons.
+
+    It reads the cluster named by PROOFQ_REDIS_URL (redis://host:port/db) and changes
+    nothing there; without it the command stops with an error."""
+    from client.view.server import serve
+
+    with cluster(may_start=False) as (_, client):
+        client.store.redis.ping()  # an unreachable Redis is one line now, not on each page
+        server = serve(client.store, address, port)
+        host, bound = server.server_address[:2]
+        click.echo(f"job view on http://{host}:{bound}/ (Ctrl-C stops)", err=True)
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            click.echo("job view stopped", err=True)
+        finally:
+            server.server_close()
+
+
+def _age(seconds: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.0f} {unit}"
+    return f"{max(seconds, 0):.0f} s"
+
+
+COMMANDS: list[click.Command] = [submit, status, result, cancel, bench, intake, jobs_list,
+                                 view]

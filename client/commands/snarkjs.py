@@ -97,6 +97,33 @@ def keys_add(zkey_path: str, as_json: bool) -> None:
                [key.circuit_id])
 
 
+@keys.command("list")
+@JSON_OPTION
+@reports_bad_input
+def keys_list(as_json: bool) -> None:
+    """List the proving keys in the params directory (PROOFQ_PARAMS_DIR): id, where it came
+    from, constraints, domain, size on disk."""
+    params = Path(get_settings().params_dir)
+    found = [entry for entry in sorted(params.glob("*/manifest.json"))]
+    rows = [_key_row(manifest) for manifest in found]
+    lines = [f"{len(rows)} key{'' if len(rows) == 1 else 's'} in {params}"] + [
+        f"{r['key_id']}  {r['kind']:<14} {r['constraints']:>10} constraints  2^{r['log_domain']}"
+        f"  {r['bytes'] / 2**20:8.1f} MiB" for r in rows]
+    local.emit(as_json, {"params": str(params), "keys": rows}, lines)
+
+
+def _key_row(manifest_path: Path) -> dict:
+    """A key's line from its manifest alone (nothing loaded, nothing hashed)."""
+    manifest = json.loads(manifest_path.read_text())
+    directory = manifest_path.parent
+    size = sum(f.stat().st_size for f in directory.iterdir() if f.is_file())
+    return {"key_id": directory.name,
+            "kind": "snarkjs import" if manifest.get("h_form") == "odd" else "proofq setup",
+            "constraints": manifest.get("num_constraints"),
+            "log_domain": int(manifest.get("domain_size", 1)).bit_length() - 1,
+            "bytes": size}
+
+
 # -- prove --------------------------------------------------------------------------------
 @click.command("prove")
 @click.option("--zkey", "zkey_path", required=True, type=click.Path(dir_okay=False),

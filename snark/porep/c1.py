@@ -218,8 +218,17 @@ def _validated(model: type[C1Of], raw: bytes | str | dict, max_bytes: int | None
 
 
 def _describe(exc: ValidationError) -> str:
-    """The first problem as ``field.path[i]: message`` (+ how many more there are)."""
+    """Every missing field of one object in one clause, else the first problem as
+    ``field.path[i]: message``; then how many more problems there are."""
     errors = exc.errors(include_url=False)
+    parent = errors[0]["loc"][:-1]
+    missing = [e for e in errors if e["type"] == "missing" and e["loc"][:-1] == parent]
+    if errors[0]["type"] == "missing" and len(missing) > 1:
+        where = _field_path(parent) or "c1"
+        names = ", ".join(str(e["loc"][-1]) for e in missing)
+        rest = len(errors) - len(missing)
+        more = f" (and {rest} more problems)" if rest else ""
+        return f"{where}: {len(missing)} required fields are missing: {names}{more}"
     first = errors[0]
     more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
     cause = (first.get("ctx") or {}).get("error")

@@ -122,11 +122,14 @@ def _read_header(file, header: np.ndarray) -> dict:
     if header.size < 4:
         raise file.error("header", "section too short")
     n8q = u32s(header, 0, 1)[0]
-    if n8q != FQ_BYTES:
-        raise file.error("header n8q", f"{n8q}-byte base field; bls12-381 has {FQ_BYTES}")
+    if header.size < 4 + n8q:
+        raise file.error("header", "section too short")
+    # The prime first: it names the curve a key of another one is for (bn128's is 32 bytes).
     problem = require_prime(le_int(header, 4, n8q), FQ_MODULUS, KNOWN_BASE_PRIMES)
     if problem:
         raise file.error("header q", problem)
+    if n8q != FQ_BYTES:
+        raise file.error("header n8q", f"{n8q}-byte base field; bls12-381 has {FQ_BYTES}")
     pos = 4 + n8q
     n8r = u32s(header, pos, 1)[0]
     if n8r != FR_BYTES:

@@ -1,0 +1,59 @@
+"""The job view's HTTP server: the page at ``/``, its data at ``/api/view``; nothing else,
+and nothing that writes."""
+
+from __future__ import annotations
+
+import json
+from functools import partial
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib.resources import files
+from urllib.parse import parse_qs, urlsplit
+
+import redis
+
+from client.view.snapshot import snapshot
+from tasks.jobs import JobStore
+
+PAGE = files("client.view").joinpath("page.html").read_bytes()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    def __init__(self, *args, store: JobStore, **kwargs) -> None:
+        self.store = store
+        super().__init__(*args, **kwargs)
+
+    def do_GET(self) -> None:  # noqa: N802 (the stdlib's name)
+        url = urlsplit(self.path)
+        if url.path == "/":
+            self._send(HTTPStatus.OK, "text/html; charset=utf-8", PAGE)
+        elif url.path == "/api/view":
+            count = parse_qs(url.query).get("jobs", ["30"])[0]
+            try:
+                body = snapshot(self.store, jobs=max(1, min(int(count), 500)))
+            except ValueError:
+                self._send(HTTPStatus.BAD_REQUEST, "text/plain", b"jobs: expected a number")
+                return
+            except redis.RedisError as exc:
+                self._send(HTTPStatus.SERVICE_UNAVAILABLE, "text/plain",
+                           f"Redis: {exc}".encode())
+                return
+            self._send(HTTPStatus.OK, "application/json", json.dumps(body).encode())
+        else:
+            self._send(HTTPStatus.NOT_FOUND, "text/plain", b"not found")
+
+    def _send(self, status: HTTPStatus, kind: str, body: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args) -> None:  # quiet: the page polls
+        pass
+
+
+def serve(store: JobStore, address: str, port: int) -> ThreadingHTTPServer:
+    """A server for the view (not yet serving: call ``serve_forever``)."""
+    return ThreadingHTTPServer((address, port), partial(_Handler, store=store))
