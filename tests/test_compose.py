@@ -118,6 +118,8 @@ def test_workers_serve_metrics_that_prometheus_scrapes():
                for t in c["targets"]}
     for name, service in WORKERS.items():
         port = int(service["environment"]["PROOFQ_METRICS_PORT"])
+        # reachable from Prometheus's container (the default is this host's loopback)
+        assert service["environment"]["PROOFQ_METRICS_ADDRESS"] == "0.0.0.0", name
         command = service["command"]
         processes = int(command[command.index("-c") + 1])
         assert {f"{name}:{port + i}" for i in range(processes)} <= targets, name

@@ -62,6 +62,8 @@ class _Deployment:
         self.project = f"proofqtest{uuid.uuid4().hex[:8]}"
         self.ports = {name: _free_port() for name in ("REDIS", "FLOWER", "PROMETHEUS")}
         self.env = {**os.environ, "PROOFQ_PIP_OFFLINE": "1",
+                    # Flower binds its container's every interface: it needs a login
+                    "FLOWER_BASIC_AUTH": f"ops:{uuid.uuid4().hex}",
                     **{f"PROOFQ_{name}_PORT": str(port) for name, port in self.ports.items()}}
         self.compose = [*compose, "-p", self.project, "--profile", "cpu"]
 
