@@ -437,9 +437,9 @@ def scenario_maxmemory(cluster: Cluster, jobs_n: int, full_s: float, timeout_s: 
     admin.config_set("maxmemory", 0)
     lifted_at = time.time()
     status, ended = cluster.wait_all(jobs, timeout_s)
-    used = int(admin.info("memory")["used_memory"])
-    admin.config_set("maxmemory", int(used / 0.85))  # above the 80% mark, not full
     time.sleep(1.2)  # the door's INFO cache
+    used = int(admin.info("memory")["used_memory"])
+    admin.config_set("maxmemory", int(used / 0.9))  # above the 80% mark (by ~11%), not full
     try:
         cluster.client.submit(seal(SECTOR, 2, K))
         high_water = "accepted (wrong)"
