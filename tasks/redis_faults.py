@@ -18,12 +18,13 @@ import redis
 
 #: The error replies that mean "this Redis does not take writes now": redis-py's classes
 #: for OOM (maxmemory with noeviction), READONLY (a replica) and NOPERM (the ACL user's
-#: rights), and the codes it leaves in the message (MISCONF: persistence failing,
-#: NOREPLICAS: min-replicas not met; a pipeline puts "Command # n (…) caused error: "
-#: before them).
+#: rights), and the codes wherever they stand in a message: MISCONF (persistence failing)
+#: and NOREPLICAS (min-replicas not met) keep theirs, a pipeline puts "Command # n (…)
+#: caused error: " before the text, and a Lua script's refused call comes back as a plain
+#: ResponseError, "Error running script (…): @user_script:25: -OOM command not allowed …".
 REFUSAL_CLASSES = (redis.exceptions.OutOfMemoryError, redis.exceptions.ReadOnlyError,
                    redis.exceptions.NoPermissionError)
-_REFUSAL_CODES = re.compile(r"(?:^|error: )(?:MISCONF|NOREPLICAS)\b")
+_REFUSAL_CODES = re.compile(r"(?:^|[\s:(-])(?:OOM|READONLY|NOPERM|MISCONF|NOREPLICAS) ")
 
 
 def refuses_writes(exc: BaseException) -> bool:

@@ -19,6 +19,7 @@ from snark.porep.seal import seal
 from tasks.application import create_app
 from tasks.jobs import UNSENT, JobStore
 from tasks.recovery import Reaper
+from tasks.redis_faults import refuses_writes
 from tasks.submission import RedisFull, SubmitError, accept
 from workers.failures import run_until_settled
 
@@ -47,6 +48,24 @@ def _full(admin: redis.Redis) -> None:
 
 def _job_keys(admin: redis.Redis) -> list[bytes]:
     return admin.keys("proofq:job:*")
+
+
+def test_a_refusal_is_recognised_from_a_command_a_pipeline_and_a_script(server, admin):
+    """Before: a Lua script's refused write came back as a plain ResponseError, which no
+    one recognised: a job transition met at maxmemory was retried at once, for ever."""
+    client = redis.Redis.from_url(server.url)
+    script = client.register_script("return redis.call('SET', KEYS[1], ARGV[1])")
+    _full(admin)
+    refusals = []
+    for attempt in (lambda: client.set("proofq:a", 1),
+                    lambda: client.pipeline().set("proofq:a", 1).execute(),
+                    lambda: script(keys=["proofq:a"], args=[1])):
+        with pytest.raises(redis.ResponseError) as caught:
+            attempt()
+        refusals.append(refuses_writes(caught.value))
+    assert refusals == [True, True, True]
+    assert not refuses_writes(redis.ResponseError("WRONGTYPE Operation against a key"))
+    client.close()
 
 
 def test_a_message_popped_while_redis_is_full_is_recorded_once_there_is_room(server, admin):
