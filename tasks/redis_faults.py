@@ -48,15 +48,19 @@ class Backoff:
 
     def wait(self, exc: BaseException) -> None:
         """Log (rate-limited) and sleep the current pause, then double it."""
+        self.note(exc)
+        time.sleep(self.pause_s)
+        self.pause_s = min(self.pause_s * 2, self.longest_s)
+
+    def note(self, exc: BaseException) -> None:
+        """Count a failure; log it if no line was logged in the last ``log_every_s``."""
         self._unlogged += 1
         now = time.monotonic()
         if self._logged_at is None or now - self._logged_at >= self.log_every_s:
-            self.log.warning("%s: %s; waiting, next try in %.2g s "
-                             "(%d failures since the last line)", self.what,
-                             " ".join(str(exc).split())[:200], self.pause_s, self._unlogged)
+            self.log.warning("%s: %s; next try in %.2g s (%d failures since the last line)",
+                             self.what, " ".join(str(exc).split())[:200], self.pause_s,
+                             self._unlogged)
             self._logged_at, self._unlogged = now, 0
-        time.sleep(self.pause_s)
-        self.pause_s = min(self.pause_s * 2, self.longest_s)
 
     def reset(self) -> None:
         if self._logged_at is not None:

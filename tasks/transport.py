@@ -10,8 +10,9 @@ message is in no queue and not in ``unacked`` — nothing ever brings it back. H
   the pop and its record (it is lost only if this process dies during the wait);
 - a BRPOP refused (a read-only replica, an ACL refusal: nothing was popped) waits the same
   way and then reads as "no message", so the consumer stays up and polls again;
-- kombu's periodic restore of messages past the visibility timeout skips a round that Redis
-  refuses (it takes a lock first: a write).
+- kombu's periodic chores that write (the restore of messages past the visibility timeout,
+  the refresh of expiring queues' bindings) skip a round that Redis refuses, with a log
+  line at most every 30 s instead of a traceback every second.
 
 The worker's main loop blocks while it waits: nothing it could do would be recorded.
 ``celery_config`` names this transport for the app (``broker_transport``).
@@ -43,13 +44,17 @@ class QoS(kombu_redis.QoS):
                     raise
                 backoff.wait(exc)
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._refused = Backoff(log, "restore of timed-out messages skipped")
+
     def restore_visible(self, *args, **kwargs) -> None:
         try:
             super().restore_visible(*args, **kwargs)
         except redis.ResponseError as exc:
             if not refuses_writes(exc):
                 raise
-            log.warning("restore of timed-out messages skipped: Redis refuses (%s)", exc)
+            self._refused.note(exc)
 
 
 class Channel(kombu_redis.Channel):
@@ -58,6 +63,15 @@ class Channel(kombu_redis.Channel):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._refused = Backoff(log, "consumer: BRPOP refused")
+        self._bindings_refused = Backoff(log, "refresh of queue bindings skipped")
+
+    def maybe_refresh_binding_expiry(self) -> None:
+        try:
+            super().maybe_refresh_binding_expiry()
+        except redis.ResponseError as exc:
+            if not refuses_writes(exc):
+                raise
+            self._bindings_refused.note(exc)
 
     def _brpop_read(self, **options):
         try:
