@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpu import module
+from gpu.launch import PackedLaunch
 from snark.fields import (
     FR_MODULUS,
     FR_MULTIPLICATIVE_GENERATOR,
@@ -215,7 +216,7 @@ class Ntt:
         self._expand = module.function("ntt.cu", "fr_expand_powers", device_id)
         self._twiddles: dict[int, object] = {}
         self._scales: dict[tuple[int, str], tuple[object, object]] = {}
-        self._launches: dict[tuple, list[tuple]] = {}
+        self._launches: dict[tuple, list[PackedLaunch]] = {}
 
     def plan(self, log_n: int) -> tuple[Pass, ...]:
         shape = self.shapes.get(log_n)
@@ -265,12 +266,15 @@ class Ntt:
     def _run(self, src, dst, log_n, key) -> None:
         if dst.shape != src.shape:
             raise ValueError(f"ntt output: shape {dst.shape} differs from input {src.shape}")
-        queued = self._launches.get(key) or self._queue(key)
-        for i, (kernel, grid, block, shared, tail) in enumerate(queued):
-            kernel(grid, block, (src if i == 0 else dst, dst, *tail), shared_mem=shared)
+        import cupy
 
-    def _queue(self, key) -> list[tuple]:
-        """The kernel launches of one kind of transform, arguments after (src, dst)."""
+        queued = self._launches.get(key) or self._queue(key)
+        stream, src_ptr, dst_ptr = cupy.cuda.get_current_stream().ptr, src.data.ptr, dst.data.ptr
+        for i, launch in enumerate(queued):
+            launch(stream, src_ptr if i == 0 else dst_ptr, dst_ptr)
+
+    def _queue(self, key) -> list[PackedLaunch]:
+        """The kernel launches of one kind of transform, packed but for (src, dst)."""
         log_n, dif, inverse, gather, pre, post = key
         self.prepare(log_n)
         pre_tables, post_tables = (
@@ -286,7 +290,7 @@ class Ntt:
                         log_n, p.first_stage, p.stages, p.log_cols, launch.flags)),
                     *(pre_tables if launch.pre else (_NULL, _NULL)),
                     *(post_tables if launch.post else (_NULL, _NULL)))
-            queued.append((kernel, *p.launch(log_n), tail))
+            queued.append(PackedLaunch(kernel, *p.launch(log_n), (_NULL, _NULL, *tail), live=2))
         self._launches[key] = queued
         return queued
 
