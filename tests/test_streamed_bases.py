@@ -96,7 +96,7 @@ def test_the_ring_copies_into_a_buffer_only_after_its_readers_and_reads_after_it
                 t.wait, copy)
     readers = []  # (buffer, copy op, last kernel op)
     address = 0
-    for call in range(2):
+    for _call in range(2):
         for stream in ("g1-a", "g2", "g1-b"):
             for _ in range(rng.randrange(1, 6)):
                 address += 1
@@ -108,7 +108,7 @@ def test_the_ring_copies_into_a_buffer_only_after_its_readers_and_reads_after_it
                 ring.release(slot, stream)
                 readers.append((slot.buffer, copies[address], first, last))
     assert len({b for b, *_ in readers}) == buffers
-    for i, (buffer, copy_op, first, last) in enumerate(readers):
+    for i, (buffer, copy_op, first, _last) in enumerate(readers):
         assert t.after(first, copy_op), f"chunk {i} read before its copy"
         earlier = [r for r in readers[:i] if r[0] == buffer]
         if earlier:
