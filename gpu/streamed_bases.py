@@ -7,6 +7,8 @@ process of the host that proves under the key, so the host holds one copy whatev
 number of workers, and page-locked in each (``cudaHostRegister``) so copies from it are
 DMA at the link's speed. Each process holds a shared ``flock`` on the segment while it maps
 it; the last one to let go removes it (creation and removal serialise on a lock file).
+Where the directory has no room (a container's 64 MiB /dev/shm), the rows go to this
+process's own pinned buffer instead: the same MSMs, one copy per process.
 
 An MSM over streamed bases runs chunk by chunk through a small ring of device buffers:
 chunk i+1's rows are copied on the ring's copy stream while chunk i's kernels run, each
@@ -22,6 +24,7 @@ from __future__ import annotations
 import ctypes
 import fcntl
 import hashlib
+import logging
 import mmap
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -31,6 +34,8 @@ from pathlib import Path
 import numpy as np
 
 from snark.curve import PointArray
+
+log = logging.getLogger(__name__)
 
 #: Where the host segments live (tmpfs: memory, not disk).
 SEGMENT_DIR = Path("/dev/shm")
@@ -68,15 +73,13 @@ def stream_choice(bases_bytes: dict[str, int], allowance: int) -> set[str]:
     return streamed
 
 
-def host_rows(points: PointArray, leading_infinity: int = 0) -> np.ndarray:
-    """The rows a segment holds: ``leading_infinity`` zero rows, then the points (standard
-    form; infinity rows zero, the kernels' marker), ``(rows, 2·words)`` uint64."""
-    words = 6 if points.group == 1 else 12
-    rows = np.zeros((leading_infinity + len(points), 2 * words), dtype=np.uint64)
-    rows[leading_infinity:] = np.asarray(points.xy, dtype=np.uint64).reshape(len(points),
-                                                                            2 * words)
+def write_rows(rows: np.ndarray, points: PointArray, leading_infinity: int = 0) -> None:
+    """Fill ``rows`` (``(leading_infinity + len(points), 2·words)`` uint64, a segment) in
+    place: ``leading_infinity`` zero rows, then the points (standard form; infinity rows
+    zero, the kernels' marker)."""
+    rows[:leading_infinity] = 0
+    rows[leading_infinity:] = np.asarray(points.xy, dtype=np.uint64).reshape(len(points), -1)
     rows[leading_infinity:][points.inf] = 0
-    return rows
 
 
 def rows_digest(points: PointArray, leading_infinity: int = 0) -> str:
@@ -96,6 +99,35 @@ def rows_digest(points: PointArray, leading_infinity: int = 0) -> str:
     return top.hexdigest()
 
 
+class SegmentFull(OSError):
+    """The segment directory has no room for the rows (a container's small /dev/shm):
+    touching pages of a tmpfs file beyond its size would kill the process (SIGBUS)."""
+
+
+class PrivateRows:
+    """The fallback where no segment fits: this process's own pinned buffer
+    (``cupy.cuda.alloc_pinned_memory``), the same rows, not shared."""
+
+    path = None
+
+    def __init__(self, shape: tuple[int, int], fill) -> None:
+        import cupy
+
+        self.nbytes = shape[0] * shape[1] * 8
+        self._memory = cupy.cuda.alloc_pinned_memory(max(self.nbytes, 1))
+        self.rows = np.frombuffer(self._memory, dtype=np.uint64,
+                                  count=shape[0] * shape[1]).reshape(shape)
+        fill(self.rows)
+        self.pinned = True  # already page-locked: nothing to register
+
+    @property
+    def address(self) -> int:
+        return self.rows.ctypes.data
+
+    def close(self) -> None:
+        self.rows = self._memory = None
+
+
 class SharedRows:
     """One host segment, mapped: ``rows`` is a ``(count, width)`` uint64 view of it.
 
@@ -111,6 +143,7 @@ class SharedRows:
         self.rows = np.frombuffer(self._map, dtype=np.uint64, count=shape[0] * shape[1]
                                   ).reshape(shape)
         self.nbytes = nbytes
+        self.pinned = False  # cudaHostRegister'ed by its user
 
     @property
     def address(self) -> int:
@@ -125,6 +158,10 @@ class SharedRows:
             try:
                 fd = os.open(path, os.O_RDWR)
             except FileNotFoundError:
+                room = os.statvfs(directory)
+                if room.f_bavail * room.f_frsize < nbytes:
+                    raise SegmentFull(f"{directory}: {room.f_bavail * room.f_frsize} bytes "
+                                      f"free, {nbytes} needed for {name}") from None
                 fd = cls._build(path, shape, fill)
             size = os.fstat(fd).st_size
             if size != max(nbytes, 1):
@@ -272,12 +309,18 @@ class StreamedBases:
         self.table = None
         self.chunk_rows = ring.buffer_bytes // row_bytes(self.group)
         name = f"proofq-bases-{rows_digest(points, leading_infinity)}"
-        self.segment = SharedRows.open(
-            name, (self.rows, 2 * self.words),
-            lambda rows: rows.__setitem__(slice(None), host_rows(points, leading_infinity)),
-            directory)
+        shape = (self.rows, 2 * self.words)
+
+        def fill(rows):
+            write_rows(rows, points, leading_infinity)
+
         try:
-            if self.segment.nbytes:
+            self.segment = SharedRows.open(name, shape, fill, directory)
+        except SegmentFull as exc:
+            log.warning("%s; streaming from this process's own pinned copy", exc)
+            self.segment = PrivateRows(shape, fill)
+        try:
+            if self.segment.nbytes and not self.segment.pinned:
                 cupy.cuda.runtime.hostRegister(self.segment.address, self.segment.nbytes,
                                                _CUDA_HOST_REGISTER_PORTABLE)
         except BaseException:
@@ -316,6 +359,6 @@ class StreamedBases:
         """Unpin and unmap the segment (removed by the last process that held it)."""
         import cupy
 
-        if self.segment.rows is not None and self.segment.nbytes:
+        if self.segment.rows is not None and self.segment.nbytes and not self.segment.pinned:
             cupy.cuda.runtime.hostUnregister(self.segment.address)
         self.segment.close()

@@ -14,8 +14,8 @@ import pytest
 from gpu.backend import extra_bytes, residency_plan, table_choice
 from gpu.msm import MsmBases
 from gpu.spmv_plan import matrix_bytes
-from gpu.streamed_bases import (Ring, SharedRows, chunk_bounds, host_rows, rows_digest,
-                                stream_choice)
+from gpu.streamed_bases import (Ring, SegmentFull, SharedRows, chunk_bounds, rows_digest,
+                                stream_choice, write_rows)
 from snark import groth16
 from snark.curve import PointArray
 from snark.keys import POINT_BASES
@@ -197,11 +197,13 @@ def _points(np_rng, n, group=1):
     return PointArray(group, xy, inf)
 
 
-def test_host_rows_put_the_leading_infinities_first_and_zero_infinity(np_rng):
+def test_rows_put_the_leading_infinities_first_and_zero_infinity(np_rng):
     points = _points(np_rng, 50, group=2)
-    points.xy[~points.inf][:1] += 0  # finite rows keep their limbs
-    rows = host_rows(points, 3)
-    assert rows.shape == (53, 24) and not rows[:3].any()
+    points.xy[points.inf] = 7  # an infinity's limbs are not trusted: the row is zeroed
+    rows = np_rng.integers(1, 2**63, size=(53, 24), dtype=np.uint64)  # a reused segment
+    write_rows(rows, points, 3)
+    assert not rows[:3].any()
+    points.xy[points.inf] = 0
     assert np.array_equal(rows[3:], points.xy.reshape(50, 24))
     assert not rows[3:][points.inf].any()
 
@@ -249,6 +251,13 @@ def test_a_segment_of_another_shape_is_refused(tmp_path, np_rng):
     with pytest.raises(ValueError, match="expected"):
         SharedRows.open("seg", (11, 12), _fill_from(source), tmp_path)
     held.close()
+
+
+def test_a_segment_larger_than_the_directory_has_room_for_is_refused(tmp_path):
+    free = os.statvfs(tmp_path).f_bavail * os.statvfs(tmp_path).f_frsize
+    with pytest.raises(SegmentFull):
+        SharedRows.open("seg", (free // 96 + 1, 12), _fill_from(0), tmp_path)
+    assert not (tmp_path / "seg").exists()
 
 
 def test_a_failed_build_leaves_nothing(tmp_path):
