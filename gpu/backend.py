@@ -20,8 +20,8 @@ Bases stay resident while the key fits ``vram_budget_bytes`` (the ledger's budge
 always resident): where it does not, the largest bases stream from pinned host memory
 shared by the host's processes (``gpu.streamed_bases``), through a ring of device buffers
 the ledger is told of, and get no tables; a basis the device refuses streams too.
-``evict`` frees a key's device state and hands
-the memory back to the device (``gpu.residency`` decides which key goes).
+``evict`` frees a key's device state (and lets go of its host segments) and hands the
+memory back to the device (``gpu.residency`` decides which key goes).
 
 All work runs on one non-blocking stream of the backend, except the G2 MSM of
 ``proof_msms``, which runs on a second one beside the G1 MSMs (ordered after the witness's
@@ -43,11 +43,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpu import extensions, module, spmv_plan
-from gpu.spmv_plan import matrix_bytes
 from gpu.msm import TUNING, MsmBases, MsmTuning, msm, msm_many, table_plan
+from gpu.ntt import Ntt, log_size
+from gpu.spmv_plan import matrix_bytes
 from gpu.streamed_bases import (RING_BUFFER_BYTES, RING_BUFFERS, StreamedBases, device_ring,
                                 stream_choice)
-from gpu.ntt import Ntt, log_size
 from snark.backend import Capability, DeviceMemoryError, E, G1Basis, G2Basis, KeyStates
 from snark.fields import (FR_MODULUS, FR_MULTIPLICATIVE_GENERATOR, fr_to_limbs, is_canonical,
                           to_montgomery)
