@@ -9,7 +9,10 @@ Two stages, each optional:
   bases of the right counts, drawn from 2^20 random points and repeated, so proofs under it
   do not verify and say so — and the witness computed on the device from the C1's
   challenged data (``gpu.witness``), then A·w, B·w, C·w, the quotient and the five MSMs;
-  ``--repeat`` partitions, each timed from the data's upload to the MSMs' results.
+  ``--repeat`` partitions, each timed from the data's upload to the MSMs' results; with
+  ``--budget 16GiB,24GiB`` the same partitions again under each VRAM budget (the bases that
+  do not fit it streamed from the host, ``gpu.streamed_bases``), after the unlimited,
+  resident run: one record per budget.
 
 Prints a table and writes ``bench/results/filecoin-gpu-<date>.json``, and a 32 GiB run's
 goal records (issue 24: device, commit, command, mode, budget_bytes, partition_gpu_s, …) to
@@ -40,6 +43,7 @@ from snark.filecoin.circuit import StackedShape, circuit_r1cs, witness_plan  # n
 from snark.filecoin.circuit.inputs import partition_data  # noqa: E402
 from snark.fields import random_fr  # noqa: E402
 from snark.keys import H_FORM_COSET, ProvingKey, VerifyingKey  # noqa: E402
+from workers.ledger import key_bytes  # noqa: E402
 
 DISTINCT = 1 << 20
 
@@ -115,9 +119,22 @@ def step_times(key: ProvingKey, assignment, backend) -> dict:
     return times
 
 
-def time_stage(size: str, repeat: int, rng: np.random.Generator, backend) -> dict:
-    import cupy
+_UNITS = {"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
 
+
+def parse_bytes(text: str) -> int | None:
+    """``24GiB`` → bytes; ``unset`` → None (no budget: every basis resident)."""
+    if text == "unset":
+        return None
+    for unit, scale in _UNITS.items():
+        if text.endswith(unit):
+            return int(float(text[:-len(unit)]) * scale)
+    return int(text)
+
+
+def time_stage(size: str, repeat: int, rng: np.random.Generator, backend,
+               budgets: list[int | None]) -> list[dict]:
+    """The partition set up once, then timed on a backend per budget (None: resident)."""
     from gpu.witness import DevicePlan
 
     proof = registered_proof(f"StackedDrg{size}V1_1")
@@ -133,10 +150,29 @@ def time_stage(size: str, repeat: int, rng: np.random.Generator, backend) -> dic
     from gpu.fixed_base import GpuFixedBase
 
     key, key_s = step("timing key", lambda: timing_key(r1cs, rng, GpuFixedBase()))
-    _, prepare_s = step("key resident", lambda: backend.prepare(key))
     device_witness, tapes_s = step("tapes resident", lambda: DevicePlan(
         plan, backend.device_id, backend.stream))
     c1, _ = step("sparse sector", lambda: sector(size, rng))
+    setup = {"constraints": r1cs.num_constraints, "r1cs_s": round(r1cs_s, 1),
+             "plan_s": round(plan_s, 1), "key_s": round(key_s, 1), "tapes_s": round(tapes_s, 1)}
+    rows = []
+    for budget in budgets:
+        under = gpu.get_backend(backend.device_id, vram_budget_bytes=budget)
+        rows.append(dict(setup, **time_budget(proof, key, c1, device_witness, backend, under,
+                                               budget, repeat, step)))
+        under.evict(key)  # its device memory back before the next budget's
+    return rows
+
+
+def time_budget(proof, key: ProvingKey, c1, device_witness, backend, under, budget,
+                repeat: int, step) -> dict:
+    """Partitions of ``c1`` proved on ``under`` (the witness on ``backend``'s tapes)."""
+    import cupy
+
+    label = "unset" if budget is None else f"{budget / 2**30:g} GiB"
+    _, prepare_s = step(f"key resident (budget {label})", lambda: under.prepare(key))
+    streamed = sorted(under.streamed_bases(key))
+    print(f"budget {label}: streamed {', '.join(streamed) or 'none'}", flush=True)
     runs = []
     for p in range(min(repeat, proof.partitions)):
         values = partition_data(c1, p).flatten()
@@ -145,22 +181,26 @@ def time_stage(size: str, repeat: int, rng: np.random.Generator, backend) -> dic
         assignment = device_witness.run(device_witness.upload(values))
         backend.stream.synchronize()
         witness_s = time.perf_counter() - start
-        groth16.compute(key, assignment, backend)
+        groth16.compute(key, assignment, under)
         total_s = time.perf_counter() - start
         runs.append({"partition": p, "host_data_s": round(host_s, 4),
                      "witness_gpu_s": round(witness_s, 4), "partition_gpu_s": round(total_s, 3)})
         print(f"partition {p}: witness {witness_s * 1e3:.1f} ms, whole {total_s:.3f} s",
               flush=True)
-    steps = step_times(key, device_witness.run(device_witness.upload(values)), backend)
+    witness = device_witness.run(device_witness.upload(values))
+    backend.stream.synchronize()
+    steps = step_times(key, witness, under)
     print("steps (s): " + ", ".join(f"{k} {v:.3f}" for k, v in steps.items()), flush=True)
     pool_bytes = cupy.get_default_memory_pool().total_bytes()  # this process's, after the runs
     return {"stage": "time", "registered_proof": proof.name, "key": "timing key (random bases)",
-            "mode": "resident", "budget_bytes": None, "workers": 1, "host_key_copies": 1,
-            "gpu_key_copies": 1, "sector_wall_s": None,
-            "constraints": r1cs.num_constraints, "r1cs_s": round(r1cs_s, 1),
-            "plan_s": round(plan_s, 1), "key_s": round(key_s, 1),
-            "prepare_s": round(prepare_s, 1), "tapes_s": round(tapes_s, 1),
-            "pool_gib": round(pool_bytes / 2**30, 1), "runs": runs, "steps_s": steps,
+            "mode": "streamed" if streamed else "resident", "budget_bytes": budget,
+            "streamed_bases": streamed, "ledger_key_bytes": key_bytes(key)
+            + under.extra_resident_bytes(key), "workers": 1,
+            # the key's own arrays, and the pinned host segment of its streamed bases (one a
+            # host, whatever the number of workers)
+            "host_key_copies": 2 if streamed else 1, "gpu_key_copies": 1, "sector_wall_s": None,
+            "prepare_s": round(prepare_s, 1), "pool_gib": round(pool_bytes / 2**30, 1),
+            "runs": runs, "steps_s": steps,
             "partition_gpu_s": min(r["partition_gpu_s"] for r in runs)}
 
 
@@ -169,14 +209,19 @@ def main() -> None:
     parser.add_argument("--prove", default="", help="sizes to prove under a development key")
     parser.add_argument("--time", default="", help="sizes to time with a timing key")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--budget", action="append", default=[],
+                        help="VRAM budgets to time beside the resident run (repeatable or a "
+                             "comma list: 16GiB,24GiB); bases beyond one stream from the host")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", default=str(Path(__file__).parent / "results"))
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
     backend = gpu.get_backend()
     rows = [prove_stage(size, rng, backend) for size in filter(None, args.prove.split(","))]
-    rows += [time_stage(size, args.repeat, rng, backend)
-             for size in filter(None, args.time.split(","))]
+    budgets = [None] + [parse_bytes(b) for arg in args.budget for b in arg.split(",") if b]
+    budgets = list(dict.fromkeys(budgets))  # the resident run first, each budget once
+    rows += [row for size in filter(None, args.time.split(","))
+             for row in time_stage(size, args.repeat, rng, backend, budgets)]
     for row in rows:
         print(json.dumps({k: v for k, v in row.items() if k != "runs"}))
     stamp = time.strftime("%Y-%m-%d-%H%M", time.gmtime())

@@ -14,8 +14,14 @@ its resident keys (None: an eighth of the device's memory, so four workers shari
 leave half of it to partitions): b_g2 first (a G2 addition costs ~3.5 G1 ones for 2× the
 bytes), then the G1 bases, largest first; a key made resident later gets what the others
 left. A table the device refuses falls back to the plain bases; ``extra_resident_bytes``
-tells the VRAM ledger what the tables hold. ``evict`` frees a key's device state and hands
-the memory back to the device (``gpu.residency`` decides which key goes).
+tells the VRAM ledger what the tables hold.
+
+Bases stay resident while the key fits ``vram_budget_bytes`` (the ledger's budget; None:
+always resident): where it does not, the largest bases stream from pinned host memory
+shared by the host's processes (``gpu.streamed_bases``), through a ring of device buffers
+the ledger is told of, and get no tables; a basis the device refuses streams too.
+``evict`` frees a key's device state (and lets go of its host segments) and hands the
+memory back to the device (``gpu.residency`` decides which key goes).
 
 All work runs on one non-blocking stream of the backend, except the G2 MSM of
 ``proof_msms``, which runs on a second one beside the G1 MSMs (ordered after the witness's
@@ -39,6 +45,9 @@ import numpy as np
 from gpu import extensions, module, spmv_plan
 from gpu.msm import TUNING, MsmBases, MsmTuning, msm, msm_many, table_plan
 from gpu.ntt import Ntt, log_size
+from gpu.spmv_plan import matrix_bytes
+from gpu.streamed_bases import (RING_BUFFER_BYTES, RING_BUFFERS, StreamedBases, device_ring,
+                                stream_choice)
 from snark.backend import Capability, DeviceMemoryError, E, G1Basis, G2Basis, KeyStates
 from snark.fields import (FR_MODULUS, FR_MULTIPLICATIVE_GENERATOR, fr_to_limbs, is_canonical,
                           to_montgomery)
@@ -68,11 +77,16 @@ class _Matrix:
 class _Resident:
     log_n: int
     matrices: tuple[_Matrix, _Matrix, _Matrix]
-    bases: dict[str, MsmBases]  # by basis name
+    bases: dict[str, MsmBases | StreamedBases]  # by basis name
     gathers: dict[str, object]  # density-form bases: the witness entries they take
     h_factor: object          # (1, 4) the quotient's pointwise factor: coset form, Montgomery
                               # 1 / (g^n − 1); odd form, the raw 1 (leaves Montgomery form)
     table_bytes: int          # what the bases' window tables hold beyond the bases
+    ring: object = None       # the streamed bases' device buffers (gpu.streamed_bases.Ring)
+
+    @property
+    def streamed(self) -> set[str]:
+        return {name for name, b in self.bases.items() if isinstance(b, StreamedBases)}
 
 
 def _blocks(n: int) -> tuple[int]:
@@ -101,11 +115,37 @@ def table_choice(key: ProvingKey, budget_bytes: int,
     return chosen
 
 
+def residency_plan(key: ProvingKey, vram_budget_bytes: int | None, tables_left: int,
+                   ring_bytes: int, tuning: MsmTuning = TUNING) -> tuple[set[str], dict[str, int]]:
+    """``(bases streamed, {basis: table bytes})``: the key's bases and matrices within
+    ``vram_budget_bytes`` (None: no limit), the largest bases streamed through a ring of
+    ``ring_bytes`` where they do not fit; tables within ``tables_left`` (and what the budget
+    leaves) only when nothing streams."""
+    sizes = {name: MsmBases.nbytes(getattr(key, name), _leading_infinity(key, name))
+             for name in POINT_BASES}
+    if vram_budget_bytes is None:
+        return set(), table_choice(key, tables_left, tuning)
+    left = vram_budget_bytes - sum(matrix_bytes(m) for m in (key.r1cs.a, key.r1cs.b, key.r1cs.c))
+    if sum(sizes.values()) <= left:
+        return set(), table_choice(key, min(tables_left, left - sum(sizes.values())), tuning)
+    return stream_choice(sizes, left - ring_bytes), {}
+
+
+def extra_bytes(key: ProvingKey, streamed: set[str], table_bytes: int, ring_bytes: int) -> int:
+    """What the key holds on the device beyond ``workers.ledger.key_bytes`` (its bases and
+    matrices): the tables, and the ring less the bases that stream instead (negative when
+    streaming saves more than the ring takes)."""
+    return (table_bytes + (ring_bytes if streamed else 0)
+            - sum(getattr(key, name).xy.nbytes for name in streamed))
+
+
 class GpuBackend:
     name = "gpu"
 
     def __init__(self, device_id: int, table_budget_bytes: int | None = 0, *,
-                 device_steps: bool = True, msm_tuning: MsmTuning = TUNING) -> None:
+                 device_steps: bool = True, msm_tuning: MsmTuning = TUNING,
+                 vram_budget_bytes: int | None = None,
+                 ring_buffer_bytes: int = RING_BUFFER_BYTES) -> None:
         import cupy
 
         from gpu import device
@@ -115,6 +155,8 @@ class GpuBackend:
         if table_budget_bytes is None:
             table_budget_bytes = device.total_memory(device_id) // TABLE_SHARE
         self.table_budget_bytes = table_budget_bytes
+        self.vram_budget_bytes = vram_budget_bytes
+        self.ring_buffer_bytes = ring_buffer_bytes
         self._cupy = cupy
         # Two keys of one circuit (another setup, the other H form) never share bases; nor
         # do two backends that table them differently: the state is this backend's.
@@ -163,8 +205,10 @@ class GpuBackend:
             matrices = tuple(self._upload_matrix(m) for m in (r1cs.a, r1cs.b, r1cs.c))
             gathers = {name: cupy.asarray(np.flatnonzero(key.density_of(name)))
                        for name in ("a_g1", "b_g1", "b_g2") if key.density_of(name) is not None}
-            tables = table_choice(key, self._tables_left(key), self.msm_tuning)
-            bases = {name: self._bases(key, name, name in tables) for name in POINT_BASES}
+            streamed, tables = self._plan(key)
+            ring = []  # made for the first basis that streams
+            bases = {name: self._bases(key, name, name in tables, name in streamed, ring)
+                     for name in POINT_BASES}
             self.ntt.prepare(log_n)
             if key.h_form == H_FORM_ODD:
                 h_factor = cupy.asarray(fr_to_limbs([1]))
@@ -174,14 +218,19 @@ class GpuBackend:
                 h_factor = cupy.asarray(to_montgomery([z_inv], FR_MODULUS, 4))
             self.stream.synchronize()
         table_bytes = sum(b.xy.nbytes - MsmBases.nbytes(getattr(key, name), b.leading_infinity)
-                          for name, b in bases.items())
-        self._states.put(key, _Resident(log_n, matrices, bases, gathers, h_factor, table_bytes))
+                          for name, b in bases.items() if isinstance(b, MsmBases))
+        self._states.put(key, _Resident(log_n, matrices, bases, gathers, h_factor, table_bytes,
+                                        ring[0] if ring else None))
 
     def evict(self, key: ProvingKey) -> None:
         """Drop the key's device state and give the memory back to the device, so the
         ledger's returned reservation is memory another process can have (off the proving
         path: between partitions, under the memory lock)."""
-        if self._states.pop(key) is not None:
+        resident = self._states.pop(key)
+        if resident is not None:
+            for bases in resident.bases.values():
+                if isinstance(bases, StreamedBases):
+                    bases.close()
             with self.on_device() as cupy:
                 cupy.get_default_memory_pool().free_all_blocks()
 
@@ -190,8 +239,23 @@ class GpuBackend:
         held = sum(resident.table_bytes for resident in self._states.others(key))
         return self.table_budget_bytes - held
 
-    def _bases(self, key: ProvingKey, name: str, tabled: bool) -> MsmBases:
+    def _plan(self, key: ProvingKey) -> tuple[set[str], dict[str, int]]:
+        return residency_plan(key, self.vram_budget_bytes, self._tables_left(key),
+                              RING_BUFFERS * self.ring_buffer_bytes, self.msm_tuning)
+
+    def _bases(self, key: ProvingKey, name: str, tabled: bool, streamed: bool,
+               ring: list) -> MsmBases | StreamedBases:
         points, lead = getattr(key, name), _leading_infinity(key, name)
+        if not streamed:
+            try:
+                return self._resident_bases(points, lead, tabled)
+            except DeviceMemoryError:
+                pass  # the device is fuller than the budget assumed: stream this one
+        if not ring:
+            ring.append(device_ring(self.device_id, RING_BUFFERS, self.ring_buffer_bytes))
+        return StreamedBases(points, ring[0], self.device_id, lead)
+
+    def _resident_bases(self, points: PointArray, lead: int, tabled: bool) -> MsmBases:
         if tabled:
             try:
                 return MsmBases(points, self.stream, lead,
@@ -201,12 +265,21 @@ class GpuBackend:
         return MsmBases(points, self.stream, lead)
 
     def extra_resident_bytes(self, key: ProvingKey) -> int:
-        """Device bytes of the key's window tables (what its bases hold beyond themselves):
-        as built once resident, as planned (within what other keys left) before."""
+        """Device bytes of the key beyond its bases and matrices (``extra_bytes``: window
+        tables, the streaming ring less the bases that stream): as built once resident, as
+        planned (within what other keys left) before."""
         resident = self._states.get(key)
         if resident is None:
-            return sum(table_choice(key, self._tables_left(key), self.msm_tuning).values())
-        return resident.table_bytes
+            streamed, tables = self._plan(key)
+            return extra_bytes(key, streamed, sum(tables.values()),
+                               RING_BUFFERS * self.ring_buffer_bytes)
+        return extra_bytes(key, resident.streamed, resident.table_bytes,
+                           resident.ring.nbytes if resident.ring else 0)
+
+    def streamed_bases(self, key: ProvingKey) -> set[str]:
+        """The key's bases that stream from the host (as built, or as planned)."""
+        resident = self._states.get(key)
+        return resident.streamed if resident is not None else self._plan(key)[0]
 
     def _upload_matrix(self, m: SparseMatrix | CodedMatrix) -> _Matrix:
         cupy = self._cupy

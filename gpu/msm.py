@@ -25,7 +25,9 @@ on different streams (the G2 one, the G1 ones in turn) run beside each other.
 
 from __future__ import annotations
 
+import functools
 import itertools
+import operator
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -189,6 +191,15 @@ class MsmBases:
             raise DeviceMemoryError(
                 f"msm bases ({blocks} x {len(points)} G{self.group} points): {exc}") from exc
 
+    @classmethod
+    def on_device(cls, xy, group: int, device_id: int) -> "MsmBases":
+        """Bases already on the device in Montgomery form, ``(rows, 2·words)`` uint64, no
+        table (a streamed chunk's ring buffer, ``gpu.streamed_bases``)."""
+        bases = cls.__new__(cls)
+        bases.group, bases.words, bases.device_id = group, FIELD_WORDS[group], device_id
+        bases.leading_infinity, bases.rows, bases.table, bases.xy = 0, len(xy), None, xy
+        return bases
+
     def __len__(self) -> int:
         return self.rows
 
@@ -229,7 +240,8 @@ def msm_many(jobs, stream=None, g2_stream=None, g1_streams=(),
     and MSMs on different streams overlap where one leaves the GPU partly idle (sorts,
     reductions, the later bucket levels, the tail of each launch). Window sums are copied
     back only once everything is queued, so the host's weighting of one overlaps the GPU's
-    work on the next."""
+    work on the next. Bases streamed from the host (``gpu.streamed_bases``) queue their
+    chunks' MSMs on the job's stream and sort their own digits."""
     cupy = _cupy()
     jobs = list(jobs)
     if not jobs:
@@ -241,6 +253,7 @@ def msm_many(jobs, stream=None, g2_stream=None, g1_streams=(),
     stream = stream or cupy.cuda.get_current_stream()
     g1_turns = itertools.cycle((stream, *g1_streams))
     layouts = [(id(scalars), bases.plan_for(n, tuning), bases.table_stride)
+               if isinstance(bases, MsmBases) else None
                for (bases, scalars), n in zip(jobs, sizes)]
     sorts: dict[tuple, tuple[SortedDigits, object]] = {}  # by layout: (sort, its stream)
     pending = []
@@ -254,9 +267,14 @@ def msm_many(jobs, stream=None, g2_stream=None, g1_streams=(),
                 other.wait_event(inputs_ready)
             for (bases, scalars), n, layout in zip(jobs, sizes, layouts):
                 if n == 0:
-                    pending.append((bases, None, None, None))
+                    pending.append((bases, [], None))
                     continue
                 run_on = (g2_stream or stream) if bases.group == 2 else next(g1_turns)
+                if layout is None:  # streamed bases: an MSM a chunk (gpu.streamed_bases)
+                    with run_on:
+                        pending.append((bases, bases.queue_window_sums(
+                            cupy.ascontiguousarray(scalars), n, tuning), run_on))
+                    continue
                 if layout not in sorts:
                     with run_on:
                         sorts[layout] = (sort_digits(cupy.ascontiguousarray(scalars), n,
@@ -265,14 +283,22 @@ def msm_many(jobs, stream=None, g2_stream=None, g1_streams=(),
                 if run_on is not sorted_on:
                     run_on.wait_event(digits.ready)
                 with run_on:
-                    pending.append((bases, digits.plan, window_sums(bases, digits, tuning=tuning),
-                                    run_on))
+                    pending.append((bases, [(window_sums(bases, digits, tuning=tuning),
+                                             digits.plan.c)], run_on))
             # each result is weighted on the host while the GPU still runs the later ones
-            return [combine_windows(sums.get(stream=on), bases.group, p.c) if sums is not None
-                    else point_from_xy(np.zeros(2 * bases.words, dtype=np.uint64), bases.group)
-                    for bases, p, sums, on in pending]
+            return [_sum_parts(bases.group, bases.words, parts, on)
+                    for bases, parts, on in pending]
     except cupy.cuda.memory.OutOfMemoryError as exc:
         raise DeviceMemoryError(f"msm of {max(sizes)} points: {exc}") from exc
+
+
+def _sum_parts(group: int, words: int, parts, stream) -> G1Point | G2Point:
+    """The MSM's point from its parts' window sums ``[(sums, c), …]`` (one part, or one a
+    streamed chunk), each copied back and weighted on the host, then added."""
+    points = [combine_windows(sums.get(stream=stream), group, c) for sums, c in parts]
+    if not points:
+        return point_from_xy(np.zeros(2 * words, dtype=np.uint64), group)
+    return functools.reduce(operator.add, points)
 
 
 def _check_scalars(bases: MsmBases, scalars, cupy) -> int:

@@ -9,6 +9,18 @@ import numpy as np
 
 #: Non-zeros per thread (SPMV_CHUNK in spmv.cuh).
 CHUNK = 32
+FR_BYTES = 32
+
+
+def matrix_bytes(m) -> int:
+    """Device bytes of a resident R1CS matrix (``gpu.backend``): coded, an int64 row pointer,
+    a uint32 column and a uint32 code a term, the coefficient table and a uint32 start row
+    per chunk (a matrix with full coefficients counted as if each were distinct)."""
+    from snark.r1cs import CodedMatrix
+
+    table_rows = len(m.table) if isinstance(m, CodedMatrix) else m.nnz
+    chunks = -(-m.nnz // CHUNK)
+    return 8 * (m.rows + 1) + 8 * m.nnz + FR_BYTES * table_rows + 4 * chunks
 
 
 def chunk_rows(indptr, xp=np):

@@ -63,18 +63,21 @@ def choose_backend(setting: str, gpu_check: GpuCheck | None) -> BackendChoice:
 
 
 def make_backend(setting: str, device_id: int | None = None,
-                 table_budget_bytes: int | None = 0, device_steps: bool = True) -> ProverBackend:
+                 table_budget_bytes: int | None = 0, device_steps: bool = True,
+                 vram_budget_bytes: int | None = None) -> ProverBackend:
     """The backend this process proves on, started here (CUDA starts in this process);
     ``table_budget_bytes``: the GPU's MSM window tables (``Settings.msm_table_bytes``);
     ``device_steps``: with the proof types' own steps on the GPU (porep's witness,
-    ``Settings.witness_on_device``)."""
+    ``Settings.witness_on_device``); ``vram_budget_bytes``: beyond it the GPU streams MSM
+    bases from the host (``Settings.vram_budget_bytes``)."""
     started: list[ProverBackend] = []
 
     def start_gpu() -> tuple[bool, str]:
         import gpu
 
         try:
-            started.append(gpu.get_backend(device_id, table_budget_bytes, device_steps))
+            started.append(gpu.get_backend(device_id, table_budget_bytes, device_steps,
+                                           vram_budget_bytes=vram_budget_bytes))
         except BackendUnavailable as exc:
             return False, str(exc)
         return True, "the GPU backend started"

@@ -28,8 +28,7 @@ from dataclasses import dataclass
 
 import redis
 
-from gpu.spmv_plan import CHUNK as SPMV_CHUNK
-from snark.r1cs import CodedMatrix
+from gpu.spmv_plan import matrix_bytes
 from snark.keys import POINT_BASES, ProvingKey
 from workers.heartbeat import Heartbeat, Lease
 from workers.locks import NOW_MS_LUA, GpuId
@@ -71,12 +70,7 @@ def key_bytes(key: ProvingKey) -> int:
     coefficient table, a uint32 start row per chunk of A·w's terms; a matrix with full
     coefficients is counted as if each were distinct)."""
     bases = sum(getattr(key, name).xy.nbytes for name in POINT_BASES)
-    matrices = 0
-    for m in (key.r1cs.a, key.r1cs.b, key.r1cs.c):
-        table_rows = len(m.table) if isinstance(m, CodedMatrix) else m.nnz
-        chunks = -(-m.nnz // SPMV_CHUNK)
-        matrices += 8 * (m.rows + 1) + 8 * m.nnz + FR_BYTES * table_rows + 4 * chunks
-    return bases + matrices
+    return bases + sum(matrix_bytes(m) for m in (key.r1cs.a, key.r1cs.b, key.r1cs.c))
 
 
 @dataclass(eq=False)

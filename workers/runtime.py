@@ -316,7 +316,8 @@ def _bind(gpu: int | None, setting: str, settings: Settings) -> tuple[Binding, P
         return gpu_binding.bind_cpu(None, devices=settings.cpu_devices), CpuBackend()
     gpu_binding.pin_process(gpu)
     backend = make_backend(setting, device_id=0, table_budget_bytes=settings.msm_table_bytes,
-                           device_steps=settings.witness_on_device)
+                           device_steps=settings.witness_on_device,
+                           vram_budget_bytes=settings.vram_budget_bytes)
     if backend.name != "gpu":
         return gpu_binding.bind_cpu(gpu, devices=settings.cpu_devices), backend
     return gpu_binding.bind_gpu(gpu), backend
