@@ -111,6 +111,10 @@ class Settings(BaseSettings):
                                                     "together (~13x the bases, ~15% off a 2^20 "
                                                     "proof; gpu/backend.py); None = an eighth "
                                                     "of the GPU's memory, 0 = off")
+    shared_keys: bool = Field(True, description="the GPU worker processes of a GPU hold one "
+                                                "device copy of each key, kept by one keeper "
+                                                "process (gpu/shared_keys.py); off = a copy "
+                                                "per process")
     prestage: bool = Field(True, description="upload inputs in the memory phase when they fit")
     witness_on_device: bool = Field(True, description="a backend that can compute a proof "
                                                       "type's witness does (porep on the GPU); "

@@ -38,13 +38,15 @@ made when the backend starts (their kernels compile then, like the core's) and r
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
+import dataclasses
 
 import numpy as np
 
 from gpu import extensions, module, spmv_plan
 from gpu.msm import TUNING, MsmBases, MsmTuning, msm, msm_many, table_plan
 from gpu.ntt import Ntt, log_size
+from gpu.resident import Resident, ResidentMatrix
+from gpu.shared_keys import SharedKeys
 from gpu.spmv_plan import matrix_bytes
 from gpu.streamed_bases import (RING_BUFFER_BYTES, RING_BUFFERS, StreamedBases, device_ring,
                                 stream_choice)
@@ -61,32 +63,6 @@ TABLE_SHARE = 8
 #: Raw constant whose Montgomery product with d gives d·R² (the matrix data's form).
 _TWICE_MONTGOMERY = fr_to_limbs([pow(2, 3 * 256, FR_MODULUS)])
 _CUDA_ERROR_MEMORY_ALLOCATION = 2  # cudaErrorMemoryAllocation
-
-
-@dataclass
-class _Matrix:
-    indptr: object   # int64 (rows + 1,)
-    indices: object  # uint32 (nnz,)
-    codes: object    # uint32 (nnz,) into table
-    table: object    # (k, 4), d·R²
-    rows: int
-    chunk_rows: object  # uint32 (chunks,): where each of spmv.cuh's chunks starts
-
-
-@dataclass
-class _Resident:
-    log_n: int
-    matrices: tuple[_Matrix, _Matrix, _Matrix]
-    bases: dict[str, MsmBases | StreamedBases]  # by basis name
-    gathers: dict[str, object]  # density-form bases: the witness entries they take
-    h_factor: object          # (1, 4) the quotient's pointwise factor: coset form, Montgomery
-                              # 1 / (g^n − 1); odd form, the raw 1 (leaves Montgomery form)
-    table_bytes: int          # what the bases' window tables hold beyond the bases
-    ring: object = None       # the streamed bases' device buffers (gpu.streamed_bases.Ring)
-
-    @property
-    def streamed(self) -> set[str]:
-        return {name for name, b in self.bases.items() if isinstance(b, StreamedBases)}
 
 
 def _blocks(n: int) -> tuple[int]:
@@ -145,7 +121,7 @@ class GpuBackend:
     def __init__(self, device_id: int, table_budget_bytes: int | None = 0, *,
                  device_steps: bool = True, msm_tuning: MsmTuning = TUNING,
                  vram_budget_bytes: int | None = None,
-                 ring_buffer_bytes: int = RING_BUFFER_BYTES) -> None:
+                 ring_buffer_bytes: int = RING_BUFFER_BYTES, share_keys: bool = False) -> None:
         import cupy
 
         from gpu import device
@@ -158,9 +134,12 @@ class GpuBackend:
         self.vram_budget_bytes = vram_budget_bytes
         self.ring_buffer_bytes = ring_buffer_bytes
         self._cupy = cupy
+        #: keys loaded from a directory are held through the GPU's keeper: one device copy
+        self.shared_keys = SharedKeys(device_id, device.uuid(device_id),
+                                      self.shared_settings()) if share_keys else None
         # Two keys of one circuit (another setup, the other H form) never share bases; nor
         # do two backends that table them differently: the state is this backend's.
-        self._states: KeyStates[_Resident] = KeyStates()
+        self._states: KeyStates[Resident] = KeyStates()
         with cupy.cuda.Device(device_id):
             self.stream = cupy.cuda.Stream(non_blocking=True)
             # the G2 MSM's stream, and a second one for the G1 MSMs (proof_msms)
@@ -176,6 +155,14 @@ class GpuBackend:
 
     def extension(self, capability: Capability[E]) -> E | None:
         return self._extensions.get(capability.name)
+
+    def shared_settings(self) -> dict:
+        """What decides a key's device state here (tables, streaming): a keeper builds
+        keys only for backends that agree on it (``gpu.key_keeper``)."""
+        return {"table_budget_bytes": self.table_budget_bytes,
+                "vram_budget_bytes": self.vram_budget_bytes,
+                "ring_buffer_bytes": self.ring_buffer_bytes,
+                "msm_tuning": dataclasses.asdict(self.msm_tuning)}
 
     @contextlib.contextmanager
     def on_device(self):
@@ -196,20 +183,34 @@ class GpuBackend:
     def prepare(self, key: ProvingKey) -> None:
         if self._states.get(key) is not None:
             return
+        shared = self.shared_keys is not None and key.directory is not None
+        resident = self.shared_keys.hold(key) if shared else self.build_resident(key)
+        with self.on_device():
+            self.ntt.prepare(resident.log_n)
+            self._add_streamed(key, resident)
+            self.stream.synchronize()
+        self.keep(key, resident)
+
+    def build_resident(self, key: ProvingKey) -> Resident:
+        """The key's device state: R1CS, resident bases (and their tables), gathers and the
+        quotient's factor; the bases that stream are only named (``_add_streamed``)."""
         r1cs = key.r1cs
         if r1cs.num_variables >= 1 << 32:
             raise ValueError(f"r1cs: {r1cs.num_variables} variables exceed 32-bit column indices")
-        log_n = key.domain_size.bit_length() - 1
         n = key.domain_size
         with self.on_device() as cupy:
             matrices = tuple(self._upload_matrix(m) for m in (r1cs.a, r1cs.b, r1cs.c))
             gathers = {name: cupy.asarray(np.flatnonzero(key.density_of(name)))
                        for name in ("a_g1", "b_g1", "b_g2") if key.density_of(name) is not None}
             streamed, tables = self._plan(key)
-            ring = []  # made for the first basis that streams
-            bases = {name: self._bases(key, name, name in tables, name in streamed, ring)
-                     for name in POINT_BASES}
-            self.ntt.prepare(log_n)
+            bases = {}
+            for name in POINT_BASES:
+                if name not in streamed:
+                    try:
+                        bases[name] = self._resident_bases(
+                            getattr(key, name), _leading_infinity(key, name), name in tables)
+                    except DeviceMemoryError:
+                        streamed = streamed | {name}  # the device is fuller than the budget
             if key.h_form == H_FORM_ODD:
                 h_factor = cupy.asarray(fr_to_limbs([1]))
             else:
@@ -218,21 +219,49 @@ class GpuBackend:
                 h_factor = cupy.asarray(to_montgomery([z_inv], FR_MODULUS, 4))
             self.stream.synchronize()
         table_bytes = sum(b.xy.nbytes - MsmBases.nbytes(getattr(key, name), b.leading_infinity)
-                          for name, b in bases.items() if isinstance(b, MsmBases))
-        self._states.put(key, _Resident(log_n, matrices, bases, gathers, h_factor, table_bytes,
-                                        ring[0] if ring else None))
+                          for name, b in bases.items())
+        return Resident(key.domain_size.bit_length() - 1, matrices, bases, gathers, h_factor,
+                        table_bytes, frozenset(streamed))
+
+    def keep(self, key: ProvingKey, resident: Resident) -> None:
+        """Hold ``resident`` (from ``build_resident``) for ``key`` as this backend's state
+        (the keeper's keys: their tables share its allowance)."""
+        self._states.put(key, resident)
+
+    def forget(self, key: ProvingKey) -> None:
+        """Drop ``key``'s state; arrays of their own allocation go back to the device."""
+        self._states.pop(key)
+
+    def _add_streamed(self, key: ProvingKey, resident: Resident) -> None:
+        """The streamed bases, through this process's ring (made for the first of them)."""
+        for name in sorted(resident.streamed):
+            if resident.ring is None:
+                resident.ring = device_ring(self.device_id, RING_BUFFERS, self.ring_buffer_bytes)
+            resident.bases[name] = StreamedBases(getattr(key, name), resident.ring,
+                                                 self.device_id, _leading_infinity(key, name))
 
     def evict(self, key: ProvingKey) -> None:
         """Drop the key's device state and give the memory back to the device, so the
         ledger's returned reservation is memory another process can have (off the proving
-        path: between partitions, under the memory lock)."""
+        path: between partitions, under the memory lock); a shared key's copy goes when
+        the last process of the GPU lets it go."""
         resident = self._states.pop(key)
-        if resident is not None:
-            for bases in resident.bases.values():
-                if isinstance(bases, StreamedBases):
-                    bases.close()
-            with self.on_device() as cupy:
-                cupy.get_default_memory_pool().free_all_blocks()
+        if resident is None:
+            return
+        for name in resident.streamed:
+            resident.bases[name].close()
+        del resident  # nothing here may view a shared copy once it is let go
+        if self.shared_keys is not None and self.shared_keys.holds(key):
+            self.shared_keys.release(key)
+        with self.on_device() as cupy:
+            cupy.get_default_memory_pool().free_all_blocks()
+
+    def shared_name(self, key: ProvingKey) -> str | None:
+        """The name every process of this GPU holds ``key``'s one device copy by, or None
+        where this process holds a copy of its own."""
+        if self.shared_keys is None or key.directory is None:
+            return None
+        return self.shared_keys.name(key)
 
     def _tables_left(self, key: ProvingKey) -> int:
         """The process's table allowance less what the other resident keys' tables hold."""
@@ -242,18 +271,6 @@ class GpuBackend:
     def _plan(self, key: ProvingKey) -> tuple[set[str], dict[str, int]]:
         return residency_plan(key, self.vram_budget_bytes, self._tables_left(key),
                               RING_BUFFERS * self.ring_buffer_bytes, self.msm_tuning)
-
-    def _bases(self, key: ProvingKey, name: str, tabled: bool, streamed: bool,
-               ring: list) -> MsmBases | StreamedBases:
-        points, lead = getattr(key, name), _leading_infinity(key, name)
-        if not streamed:
-            try:
-                return self._resident_bases(points, lead, tabled)
-            except DeviceMemoryError:
-                pass  # the device is fuller than the budget assumed: stream this one
-        if not ring:
-            ring.append(device_ring(self.device_id, RING_BUFFERS, self.ring_buffer_bytes))
-        return StreamedBases(points, ring[0], self.device_id, lead)
 
     def _resident_bases(self, points: PointArray, lead: int, tabled: bool) -> MsmBases:
         if tabled:
@@ -281,7 +298,7 @@ class GpuBackend:
         resident = self._states.get(key)
         return resident.streamed if resident is not None else self._plan(key)[0]
 
-    def _upload_matrix(self, m: SparseMatrix | CodedMatrix) -> _Matrix:
+    def _upload_matrix(self, m: SparseMatrix | CodedMatrix) -> ResidentMatrix:
         cupy = self._cupy
         coded = m if isinstance(m, CodedMatrix) else CodedMatrix.from_sparse(m)
         table = cupy.asarray(np.ascontiguousarray(coded.table, dtype=np.uint64))
@@ -289,11 +306,11 @@ class GpuBackend:
             self._mul_raw(_blocks(len(table)), (THREADS,),
                           (table, cupy.asarray(_TWICE_MONTGOMERY), np.uint32(len(table))))
         indptr = cupy.asarray(np.asarray(coded.indptr, dtype=np.int64))
-        return _Matrix(indptr, cupy.asarray(np.asarray(coded.indices, dtype=np.uint32)),
+        return ResidentMatrix(indptr, cupy.asarray(np.asarray(coded.indices, dtype=np.uint32)),
                        cupy.asarray(np.asarray(coded.codes, dtype=np.uint32)), table, coded.rows,
                        spmv_plan.chunk_rows(indptr, cupy))
 
-    def _of(self, key: ProvingKey) -> _Resident:
+    def _of(self, key: ProvingKey) -> Resident:
         self.prepare(key)
         return self._states.get(key)
 
@@ -391,7 +408,7 @@ class GpuBackend:
         return dict(zip(jobs, points))
 
     @staticmethod
-    def _density_scalars(resident: _Resident, name: str, witness):
+    def _density_scalars(resident: Resident, name: str, witness):
         gather = resident.gathers.get(name)
         return witness if gather is None else witness[gather]
 
@@ -421,3 +438,12 @@ class GpuBackend:
                 free = getattr(handle.data.mem, "free", None)
                 if free is not None:
                     free()
+
+
+def backend_from_settings(device_id: int, settings: dict) -> GpuBackend:
+    """A backend without device steps that builds keys as ``shared_settings`` says (the
+    keeper's)."""
+    return GpuBackend(device_id, settings["table_budget_bytes"], device_steps=False,
+                      msm_tuning=MsmTuning(**settings["msm_tuning"]),
+                      vram_budget_bytes=settings["vram_budget_bytes"],
+                      ring_buffer_bytes=settings["ring_buffer_bytes"])

@@ -192,12 +192,15 @@ class MsmBases:
                 f"msm bases ({blocks} x {len(points)} G{self.group} points): {exc}") from exc
 
     @classmethod
-    def on_device(cls, xy, group: int, device_id: int) -> "MsmBases":
-        """Bases already on the device in Montgomery form, ``(rows, 2·words)`` uint64, no
-        table (a streamed chunk's ring buffer, ``gpu.streamed_bases``)."""
+    def on_device(cls, xy, group: int, device_id: int, leading_infinity: int = 0,
+                  table: Plan | None = None) -> "MsmBases":
+        """Bases already on the device in Montgomery form, ``(blocks·rows, 2·words)``
+        uint64 laid out as the constructor lays them out (a streamed chunk's ring buffer,
+        ``gpu.streamed_bases``; a key another process made resident, ``gpu.resident``)."""
         bases = cls.__new__(cls)
         bases.group, bases.words, bases.device_id = group, FIELD_WORDS[group], device_id
-        bases.leading_infinity, bases.rows, bases.table, bases.xy = 0, len(xy), None, xy
+        bases.leading_infinity, bases.table, bases.xy = leading_infinity, table, xy
+        bases.rows = len(xy) // (table.windows if table else 1)
         return bases
 
     def __len__(self) -> int:

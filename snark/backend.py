@@ -128,6 +128,10 @@ class ProverBackend(Protocol):
         """Device bytes a prepared key holds beyond its bases and R1CS (the GPU's MSM
         window tables), for the VRAM ledger; 0 on the CPU."""
 
+    def shared_name(self, key: "ProvingKey") -> str | None:
+        """The name under which all the processes of this device hold ``key``'s one copy
+        (the VRAM ledger counts it once), or None where this process holds its own."""
+
     def extension(self, capability: Capability[E]) -> E | None:
         """This backend's implementation of a proof type's device steps, composed with it,
         or None where it has none (the CPU; a GPU backend made without device steps)."""

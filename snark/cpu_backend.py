@@ -90,5 +90,8 @@ class CpuBackend:
     def extra_resident_bytes(self, key: ProvingKey) -> int:
         return 0
 
+    def shared_name(self, key: ProvingKey) -> str | None:
+        return None
+
     def extension(self, capability: Capability[E]) -> E | None:
         return None  # no proof type has CPU steps of its own

@@ -32,7 +32,7 @@ import hashlib
 import json
 import os
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -156,6 +156,9 @@ class ProvingKey:
     h_form: str = H_FORM_COSET
     a_density: np.ndarray | None = None  # (num_variables,) bool, or None: dense
     b_density: np.ndarray | None = None
+    #: the key directory it was loaded from (None: made in memory); processes that load
+    #: one directory can share one device copy of it (``gpu.shared_keys``)
+    directory: Path | None = field(default=None, compare=False, repr=False)
 
     @property
     def circuit_id(self) -> str:
@@ -268,7 +271,7 @@ class ProvingKey:
                  for name in DENSITY_BASES}
         key = cls(r1cs, vk, _point(manifest, "beta_g1", 1, source),
                   _point(manifest, "delta_g1", 1, source), h_form=manifest["h_form"], **points,
-                  **masks)
+                  **masks, directory=directory)
         key.check_counts(source)
         return key
 

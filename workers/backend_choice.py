@@ -64,12 +64,14 @@ def choose_backend(setting: str, gpu_check: GpuCheck | None) -> BackendChoice:
 
 def make_backend(setting: str, device_id: int | None = None,
                  table_budget_bytes: int | None = 0, device_steps: bool = True,
-                 vram_budget_bytes: int | None = None) -> ProverBackend:
+                 vram_budget_bytes: int | None = None, share_keys: bool = False) -> ProverBackend:
     """The backend this process proves on, started here (CUDA starts in this process);
     ``table_budget_bytes``: the GPU's MSM window tables (``Settings.msm_table_bytes``);
     ``device_steps``: with the proof types' own steps on the GPU (porep's witness,
     ``Settings.witness_on_device``); ``vram_budget_bytes``: beyond it the GPU streams MSM
-    bases from the host (``Settings.vram_budget_bytes``)."""
+    bases from the host (``Settings.vram_budget_bytes``); ``share_keys``: keys loaded from a
+    directory held through the GPU's keeper, one device copy for all its processes
+    (``Settings.shared_keys``)."""
     started: list[ProverBackend] = []
 
     def start_gpu() -> tuple[bool, str]:
@@ -77,7 +79,8 @@ def make_backend(setting: str, device_id: int | None = None,
 
         try:
             started.append(gpu.get_backend(device_id, table_budget_bytes, device_steps,
-                                           vram_budget_bytes=vram_budget_bytes))
+                                           vram_budget_bytes=vram_budget_bytes,
+                                           share_keys=share_keys))
         except BackendUnavailable as exc:
             return False, str(exc)
         return True, "the GPU backend started"

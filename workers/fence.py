@@ -66,6 +66,9 @@ class FencedBackend:
     def extra_resident_bytes(self, key: ProvingKey) -> int:
         return self._backend.extra_resident_bytes(key)
 
+    def shared_name(self, key: ProvingKey) -> str | None:
+        return self._backend.shared_name(key)
+
 
 class FencedProofMsmBackend(FencedBackend):
     """A fenced backend that runs a proof's MSMs as one batch (``ProofMsmBackend``)."""

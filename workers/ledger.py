@@ -12,6 +12,11 @@ by themselves.
 Keys, for ``base = proofq:gpu:<host>:<gpu-uuid>``: ``base:vram`` (zset reservation id →
 lease deadline, server ms) and ``base:vram:bytes`` (hash reservation id → bytes).
 
+A key the GPU's processes share (``gpu.shared_keys``: one device copy) is one reservation,
+``shared:<name>``, whatever the number of its holders: ``base:vram:holders:<name>`` (set)
+names them, each holder's heartbeat renews it, and the last holder's release removes it; a
+holder that dies without releasing leaves it until the lease lapses.
+
 What the budget covers: resident proving keys (``gpu.residency`` reserves a key within the
 budget, evicting the process's least recently used other key when it does not fit, and with
 ``force`` when it is alone: a key must be resident to prove at all, but its bytes still
@@ -35,20 +40,50 @@ from workers.locks import NOW_MS_LUA, GpuId
 
 FR_BYTES = 32
 
-# KEYS: expiry zset, bytes hash   ARGV: id, nbytes, budget, lease_ms, force
-# → {granted 0/1, bytes reserved after the call}
-_RESERVE = NOW_MS_LUA + """
+# KEYS[1..2]: expiry zset, bytes hash → `used`, the live reservations' bytes
+_LIVE_BYTES_LUA = NOW_MS_LUA + """
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)) do
   redis.call('HDEL', KEYS[2], id)
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local used = 0
 for _, v in ipairs(redis.call('HVALS', KEYS[2])) do used = used + tonumber(v) end
+"""
+
+# KEYS: expiry zset, bytes hash   ARGV: id, nbytes, budget, lease_ms, force
+# → {granted 0/1, bytes reserved after the call}
+_RESERVE = _LIVE_BYTES_LUA + """
 local want = tonumber(ARGV[2])
 if ARGV[5] ~= '1' and used + want > tonumber(ARGV[3]) then return {0, used} end
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[4]), ARGV[1])
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 return {1, used + want}
+"""
+
+# KEYS: expiry zset, bytes hash, holders set   ARGV: id, holder, nbytes, budget, lease_ms,
+# force → {granted 0/1, bytes reserved after the call}; a live reservation is joined
+_RESERVE_SHARED = _LIVE_BYTES_LUA + """
+if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then
+  redis.call('DEL', KEYS[3])  -- the holders of a lapsed reservation
+  local want = tonumber(ARGV[3])
+  if ARGV[6] ~= '1' and used + want > tonumber(ARGV[4]) then return {0, used} end
+  redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+  used = used + want
+end
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[5]), ARGV[1])
+redis.call('SADD', KEYS[3], ARGV[2])
+return {1, used}
+"""
+
+# KEYS: expiry zset, bytes hash, holders set   ARGV: id, holder → holders left
+_RELEASE_SHARED = """
+redis.call('SREM', KEYS[3], ARGV[2])
+local left = redis.call('SCARD', KEYS[3])
+if left == 0 then
+  redis.call('ZREM', KEYS[1], ARGV[1])
+  redis.call('HDEL', KEYS[2], ARGV[1])
+end
+return left
 """
 
 # KEYS: expiry zset   ARGV: id, lease_ms → 1 renewed, 0 gone
@@ -80,6 +115,7 @@ class Reservation:
     nbytes: int
     lease: Lease
     released: bool = False
+    holder: str | None = None  # of a shared reservation: the last holder's release ends it
 
     @property
     def lost_reason(self) -> str | None:
@@ -90,6 +126,9 @@ class Reservation:
             return
         self.released = True
         self.ledger.heartbeat.unregister(self.lease)
+        if self.holder is not None:
+            self.ledger.leave_shared(self.id, self.holder)
+            return
         with self.ledger.client.pipeline() as pipe:
             pipe.zrem(self.ledger.expiry_key, self.id)
             pipe.hdel(self.ledger.bytes_key, self.id)
@@ -107,6 +146,8 @@ class VramLedger:
         self.expiry_key = f"{gpu.key_prefix}:vram"
         self.bytes_key = f"{gpu.key_prefix}:vram:bytes"
         self._reserve = client.register_script(_RESERVE)
+        self._reserve_shared = client.register_script(_RESERVE_SHARED)
+        self._release_shared = client.register_script(_RELEASE_SHARED)
         self._renew = client.register_script(_RENEW)
 
     def reserve(self, owner: str, nbytes: int, *, force: bool = False) -> Reservation | None:
@@ -116,13 +157,33 @@ class VramLedger:
         granted, _ = self._reserve(
             keys=[self.expiry_key, self.bytes_key],
             args=[rid, nbytes, self.budget_bytes, self.lease_ms, "1" if force else "0"])
-        if not granted:
-            return None
+        return self._held(rid, nbytes, sent) if granted else None
+
+    def reserve_shared(self, name: str, holder: str, nbytes: int, *,
+                       force: bool = False) -> Reservation | None:
+        """``holder``'s hold on the one reservation of ``nbytes`` for the shared ``name``
+        (made if no live holder has it), or None if it does not fit the budget."""
+        rid = f"shared:{name}"
+        sent = time.monotonic()
+        granted, _ = self._reserve_shared(
+            keys=[self.expiry_key, self.bytes_key, self._holders_key(rid)],
+            args=[rid, holder, nbytes, self.budget_bytes, self.lease_ms, "1" if force else "0"])
+        return self._held(rid, nbytes, sent, holder) if granted else None
+
+    def leave_shared(self, rid: str, holder: str) -> int:
+        """Drop ``holder`` from a shared reservation; the holders left (0: it is gone)."""
+        return int(self._release_shared(keys=[self.expiry_key, self.bytes_key,
+                                              self._holders_key(rid)], args=[rid, holder]))
+
+    def _holders_key(self, rid: str) -> str:
+        return f"{self.expiry_key}:holders:{rid.removeprefix('shared:')}"
+
+    def _held(self, rid: str, nbytes: int, sent: float, holder: str | None = None) -> Reservation:
         lease = Lease(self.lease_s, sent,
                       lambda: bool(self._renew(keys=[self.expiry_key], args=[rid, self.lease_ms])),
                       "reservation no longer in the ledger")
         self.heartbeat.register(lease)
-        return Reservation(self, rid, nbytes, lease)
+        return Reservation(self, rid, nbytes, lease, holder=holder)
 
     def reserved_bytes(self) -> int:
         """Bytes held by live (unexpired) reservations."""

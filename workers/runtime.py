@@ -196,10 +196,13 @@ class WorkerRuntime:
         return self.residency.key((proof_type.name, proof_type.key_name(job_input)), load)
 
     def _reserve_key(self, key: ProvingKey, *, force: bool) -> Reservation | None:
-        """The ledger's reservation of a resident key's bases, matrices and tables."""
-        return self.ledger.reserve(f"{self.worker_name}:key",
-                                   key_bytes(key) + self.backend.extra_resident_bytes(key),
-                                   force=force)
+        """The ledger's reservation of a resident key's bases, matrices and tables: the
+        GPU's one for a key its processes share, else this process's own."""
+        nbytes = key_bytes(key) + self.backend.extra_resident_bytes(key)
+        shared = self.backend.shared_name(key)
+        if shared is not None:
+            return self.ledger.reserve_shared(shared, self.worker_name, nbytes, force=force)
+        return self.ledger.reserve(f"{self.worker_name}:key", nbytes, force=force)
 
     def _memory_phase(self, run: _PartitionRun, locks: PartitionLocks, key: ProvingKey,
                       work: UnitWork) -> tuple[Any, Reservation | None]:
@@ -317,7 +320,8 @@ def _bind(gpu: int | None, setting: str, settings: Settings) -> tuple[Binding, P
     gpu_binding.pin_process(gpu)
     backend = make_backend(setting, device_id=0, table_budget_bytes=settings.msm_table_bytes,
                            device_steps=settings.witness_on_device,
-                           vram_budget_bytes=settings.vram_budget_bytes)
+                           vram_budget_bytes=settings.vram_budget_bytes,
+                           share_keys=settings.shared_keys)
     if backend.name != "gpu":
         return gpu_binding.bind_cpu(gpu, devices=settings.cpu_devices), backend
     return gpu_binding.bind_gpu(gpu), backend
