@@ -44,9 +44,18 @@ class KeeperUnavailable(BackendUnavailable):
     """The GPU's key keeper could not be reached, started, or did not answer."""
 
 
+#: The longest path a Unix socket can be bound to (sun_path, less its terminating zero).
+MAX_SOCKET_PATH = 107
+
+
 def socket_path(gpu_uuid: str, directory: Path | None = None) -> Path:
     """Where the keeper of the GPU ``gpu_uuid`` listens (one per GPU and host)."""
-    return Path(directory or tempfile.gettempdir()) / f"proofq-keeper-{gpu_uuid}.sock"
+    path = Path(directory or tempfile.gettempdir()) / f"proofq-keeper-{gpu_uuid}.sock"
+    if len(os.fsencode(path)) > MAX_SOCKET_PATH:
+        raise ValueError(f"key keeper socket {path}: longer than the {MAX_SOCKET_PATH} "
+                         f"bytes a Unix socket path may have (set TMPDIR to a shorter "
+                         f"directory)")
+    return path
 
 
 def key_name(directory: Path) -> str:

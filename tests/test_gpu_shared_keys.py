@@ -8,8 +8,10 @@ reservation are tested without one in ``tests/test_shared_keys.py``."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -65,6 +67,12 @@ def _shared_backend(keeper_dir: Path, table_bytes: int, budget: int | None, ring
     return backend
 
 
+def _socket_dir() -> Path:
+    """A short directory of the test's own for the keeper's socket (a Unix socket's path
+    has at most 107 bytes; pytest's temporary directories are longer)."""
+    return Path(tempfile.mkdtemp(prefix="pqk-", dir="/tmp"))
+
+
 def _holders(status: dict) -> list[int]:
     return [k["holders"] for k in status["keys"].values()]
 
@@ -79,8 +87,7 @@ def test_two_processes_prove_under_one_copy_like_the_cpu(tmp_path, rng, mode):
     want = groth16.prove(key, witness, CpuBackend(), r=r, s=s).to_bytes()
     table_bytes = 1 << 40 if mode == "tables" else 0
     budget, ring = (1, 333 * 96) if mode == "streamed" else (None, 1 << 20)
-    keeper_dir = tmp_path / "keeper"
-    keeper_dir.mkdir()
+    keeper_dir = _socket_dir()
     here = _shared_backend(keeper_dir, table_bytes, budget, ring)
     proof = groth16.prove(key, witness, here, r=r, s=s)
     assert proof.to_bytes() == want
@@ -108,6 +115,7 @@ def test_two_processes_prove_under_one_copy_like_the_cpu(tmp_path, rng, mode):
     finally:
         child.kill()
         here.shared_keys.close()
+        shutil.rmtree(keeper_dir, ignore_errors=True)
 
 
 def test_the_copy_is_freed_for_the_device_when_its_last_holder_goes(tmp_path, rng):
@@ -117,8 +125,7 @@ def test_the_copy_is_freed_for_the_device_when_its_last_holder_goes(tmp_path, rn
 
     circuit = random_circuit(num_inputs=2, num_constraints=20000, rng=rng)
     key = ProvingKey.load(groth16.setup(circuit.compile()).save(tmp_path / "p"))
-    keeper_dir = tmp_path / "keeper"
-    keeper_dir.mkdir()
+    keeper_dir = _socket_dir()
     here = _shared_backend(keeper_dir, 1 << 40, None, 1 << 20)  # tables: ~13x the bases
     try:
         free_before = cupy.cuda.runtime.memGetInfo()[0]
@@ -133,3 +140,4 @@ def test_the_copy_is_freed_for_the_device_when_its_last_holder_goes(tmp_path, rn
             time.sleep(0.1)
     finally:
         here.shared_keys.close()
+        shutil.rmtree(keeper_dir, ignore_errors=True)

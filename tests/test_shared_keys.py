@@ -19,7 +19,7 @@ import pytest
 import redis
 
 from gpu.key_keeper import Holders, Keeper, serve
-from gpu.shared_keys import Connection, KeeperUnavailable, SharedKeys, key_name
+from gpu.shared_keys import Connection, KeeperUnavailable, SharedKeys, key_name, socket_path
 from snark import groth16
 from snark.keys import ProvingKey
 from tests.circuits import random_circuit
@@ -65,7 +65,7 @@ def start_keeper(tmp_path):
 
         freed: list[Path] = []
         keeper = Keeper(Recording(), SETTINGS)
-        path = tmp_path / f"keeper-{secrets.token_hex(2)}.sock"
+        path = tmp_path / f"k-{secrets.token_hex(2)}.sock"
         thread = threading.Thread(target=serve, args=(keeper, path, idle_s), daemon=True)
         thread.start()
         deadline = time.monotonic() + 30
@@ -144,13 +144,18 @@ def test_a_keeper_that_cannot_start_is_one_line_naming_why(tmp_path, rng, monkey
     key = ProvingKey.load(_key_dir(tmp_path, rng))
     assert key.directory is not None
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")  # no device, even on a GPU machine
-    shared = SharedKeys(0, f"GPU-test-{secrets.token_hex(4)}", SETTINGS, tmp_path)
+    shared = SharedKeys(0, f"GPU-{secrets.token_hex(4)}", SETTINGS, tmp_path)
     try:
         with pytest.raises(KeeperUnavailable, match=r"did not start \(exit \d+: .*\); see "):
             shared.hold(key)
     finally:
         shared.close()
     assert not shared.path.exists()
+
+
+def test_a_socket_path_too_long_for_unix_is_refused_naming_it(tmp_path):
+    with pytest.raises(ValueError, match="longer than the 107 bytes"):
+        socket_path("GPU-x", tmp_path / ("d" * 100))
 
 
 def test_a_loaded_key_knows_its_directory_and_its_name_its_contents(tmp_path, rng):
