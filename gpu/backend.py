@@ -426,6 +426,15 @@ class GpuBackend:
                     (cupy.zeros((bases.leading_infinity, 4), dtype=cupy.uint64), scalars))
             return msm(bases, scalars, stream=self.stream, tuning=self.msm_tuning)
 
+    def cached_bytes(self) -> int:
+        """The pool's free blocks (CuPy's own count: no device query)."""
+        pool = self._cupy.get_default_memory_pool()
+        return pool.total_bytes() - pool.used_bytes()
+
+    def return_cached(self) -> None:
+        with self.on_device() as cupy:
+            cupy.get_default_memory_pool().free_all_blocks()
+
     def release(self, *handles) -> None:
         """Return the handles' device memory to the pool now (views free their base).
 

@@ -132,6 +132,15 @@ class ProverBackend(Protocol):
         """The name under which all the processes of this device hold ``key``'s one copy
         (the VRAM ledger counts it once), or None where this process holds its own."""
 
+    def cached_bytes(self) -> int:
+        """Device memory this process keeps for reuse but holds nothing in (a partition's
+        scratch, once its work is done); 0 on the CPU."""
+
+    def return_cached(self) -> None:
+        """Give the cached memory back to the device (only once every stream of this
+        process has finished with it: the worker calls it at the end of its compute phase,
+        while no other process runs kernels)."""
+
     def extension(self, capability: Capability[E]) -> E | None:
         """This backend's implementation of a proof type's device steps, composed with it,
         or None where it has none (the CPU; a GPU backend made without device steps)."""

@@ -93,5 +93,11 @@ class CpuBackend:
     def shared_name(self, key: ProvingKey) -> str | None:
         return None
 
+    def cached_bytes(self) -> int:
+        return 0
+
+    def return_cached(self) -> None:
+        """Nothing is cached."""
+
     def extension(self, capability: Capability[E]) -> E | None:
         return None  # no proof type has CPU steps of its own

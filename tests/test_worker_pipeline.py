@@ -27,7 +27,8 @@ from snark.porep.prove import load_or_setup_key, verify_partition
 from snark.porep.witness import partition_witness
 from snark.porep.seal import seal
 from workers.events import PhaseEvent, read_events
-from workers.gpu_binding import host_name
+from snark.cpu_backend import CpuBackend
+from workers.gpu_binding import bind_cpu, host_name
 from workers.ledger import key_bytes, partition_bytes
 from workers.failures import PartitionCancelled, PartitionFailed
 from workers.runtime import WorkerRuntime
@@ -336,3 +337,51 @@ def test_a_refused_budget_starts_no_heartbeat_thread(redis_url):
                             settings=load_settings(vram_headroom_bytes=1 << 62))
     after = {t for t in threading.enumerate() if t.name == "proofq-heartbeat"}
     assert after == before
+
+
+class CachingCpu(CpuBackend):
+    """The CPU backend as a GPU's would be after a compute phase: ``cached`` bytes of
+    scratch kept for reuse; notes when it was told to give them back."""
+
+    def __init__(self, cached: int) -> None:
+        super().__init__()
+        self.cached = cached
+        self.returned_at: list[float] = []
+
+    def cached_bytes(self) -> int:
+        return self.cached
+
+    def return_cached(self) -> None:
+        self.returned_at.append(time.time())
+
+
+@pytest.mark.parametrize("room_for", [3, 1])
+def test_scratch_is_kept_only_with_room_for_another_working_set(redis_url, porep, room_for):
+    """A compute phase's scratch stays cached (reserved in the ledger) while one more
+    working set of its size fits beside it and the key; else it goes back to the device
+    before the compute phase ends, while the lock is still held."""
+    c1, base = porep
+    key = load_or_setup_key(c1, base / "params")
+    cache = 10_000
+    settings = _settings(base / "params", prestage=False,
+                         vram_budget_bytes=key_bytes(key) + room_for * cache)
+    backend = CachingCpu(cache)
+    runtime = WorkerRuntime(client=redis.Redis.from_url(redis_url), settings=settings,
+                            worker_name=f"cache{room_for}", binding=bind_cpu(0),
+                            backend=backend)
+    try:
+        for partition in (0, 1):
+            runtime.prove_partition(job_id=f"j-cache{room_for}", partition=partition,
+                                    proof_type=POREP, job_input=c1)
+        computes = _phases(read_events(runtime.client, job=f"j-cache{room_for}"), "compute")
+        if room_for == 3:
+            assert backend.returned_at == []
+            assert runtime.ledger.reserved_bytes() == key_bytes(key) + cache  # once, not twice
+        else:
+            assert len(backend.returned_at) == 2
+            assert all(e.start <= t <= e.end for e, t in zip(computes, backend.returned_at))
+            assert runtime.ledger.reserved_bytes() == key_bytes(key)
+    finally:
+        runtime.close()
+    # closing gives back the key's reservation and the cache's
+    assert redis.Redis.from_url(redis_url).hlen(runtime.ledger.bytes_key) == 0

@@ -33,6 +33,8 @@ LOCK_HOLD_SECONDS = Histogram("proofq_lock_hold_seconds", "time a GPU lock was h
                               ["lock"], buckets=_BUCKETS)
 STAGING = Counter("proofq_staging_total", "how partitions got their inputs onto the device",
                   ["path"])
+CACHE_RETURNED = Counter("proofq_cache_returned_total", "compute phases that gave their "
+                         "scratch back to the device (no room in the ledger to keep it)")
 PARTITION_FAILURES = Counter("proofq_partition_failures_total", "failed partitions",
                              ["phase", "transient"])
 

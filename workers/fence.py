@@ -69,6 +69,12 @@ class FencedBackend:
     def shared_name(self, key: ProvingKey) -> str | None:
         return self._backend.shared_name(key)
 
+    def cached_bytes(self) -> int:
+        return self._backend.cached_bytes()
+
+    def return_cached(self) -> None:
+        self._backend.return_cached()
+
 
 class FencedProofMsmBackend(FencedBackend):
     """A fenced backend that runs a proof's MSMs as one batch (``ProofMsmBackend``)."""

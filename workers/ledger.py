@@ -20,9 +20,11 @@ holder that dies without releasing leaves it until the lease lapses.
 What the budget covers: resident proving keys (``gpu.residency`` reserves a key within the
 budget, evicting the process's least recently used other key when it does not fit, and with
 ``force`` when it is alone: a key must be resident to prove at all, but its bytes still
-count against everyone's pre-staging) and pre-staged partitions. The fallback path streams
-inputs inside the compute phase, where one partition at a time runs per GPU;
-``vram_headroom_bytes`` must cover that one working set.
+count against everyone's pre-staging), pre-staged partitions, and what a process keeps
+cached after its compute phase (a partition's scratch, kept for the next one only while one
+more working set of its size still fits beside everything reserved: ``workers.runtime``).
+The fallback path streams inputs inside the compute phase, where one partition at a time
+runs per GPU; ``vram_headroom_bytes`` must cover that one working set.
 """
 
 from __future__ import annotations
@@ -150,13 +152,16 @@ class VramLedger:
         self._release_shared = client.register_script(_RELEASE_SHARED)
         self._renew = client.register_script(_RENEW)
 
-    def reserve(self, owner: str, nbytes: int, *, force: bool = False) -> Reservation | None:
-        """A renewed reservation of ``nbytes``, or None if it does not fit the budget."""
+    def reserve(self, owner: str, nbytes: int, *, force: bool = False,
+                leave_free: int = 0) -> Reservation | None:
+        """A renewed reservation of ``nbytes``, or None if it does not fit the budget with
+        ``leave_free`` bytes to spare."""
         rid = f"{owner}:{secrets.token_hex(6)}"
         sent = time.monotonic()
         granted, _ = self._reserve(
             keys=[self.expiry_key, self.bytes_key],
-            args=[rid, nbytes, self.budget_bytes, self.lease_ms, "1" if force else "0"])
+            args=[rid, nbytes, self.budget_bytes - leave_free, self.lease_ms,
+                  "1" if force else "0"])
         return self._held(rid, nbytes, sent) if granted else None
 
     def reserve_shared(self, name: str, holder: str, nbytes: int, *,

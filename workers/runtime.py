@@ -57,7 +57,7 @@ from snark.registry import worker_half
 from snark.unit_work import UnitWork
 from workers import gpu_binding
 from workers.backend_choice import fixed_base_for, make_backend
-from workers.events import (PARTITION_FAILURES, STAGING, EventLog, PhaseEvent,
+from workers.events import (CACHE_RETURNED, PARTITION_FAILURES, STAGING, EventLog, PhaseEvent,
                             serve_metrics)
 from workers.failures import (Failure, PartitionCancelled, PartitionFailed, classify,
                               describe)
@@ -111,6 +111,7 @@ class WorkerRuntime:
                                  lease_s=settings.lock_lease_s, heartbeat=self.heartbeat)
         self.events = EventLog(client, settings.events_maxlen)
         self.residency = Residency(backend, self._reserve_key)
+        self._cache: Reservation | None = None  # what the backend keeps cached between partitions
         self.metrics: WSGIServer | None = None  # this process's /metrics, when configured
         log.info("worker %s on %s (%s backend), VRAM budget %d bytes",
                  worker_name, binding.gpu.key_prefix, backend.name, budget)
@@ -140,6 +141,8 @@ class WorkerRuntime:
 
     def close(self) -> None:
         """Stop renewing and serving metrics, give back the resident keys' reservations."""
+        if self._cache is not None:
+            self._cache.release()
         self.heartbeat.close()
         if self.metrics is not None:
             self.metrics.shutdown()
@@ -249,11 +252,29 @@ class WorkerRuntime:
                 # A result computed past the lease may have shared the GPU with the next
                 # holder: retry it, so every successful compute phase was exclusive.
                 held.check()
+                self._settle_cache()
                 return parts
         except BaseException:
             if staged is not None:
                 self.backend.release(staged)
             raise
+
+    def _settle_cache(self) -> None:
+        """Keep the partition's scratch cached for the next one only where the ledger has
+        room for it and for one more working set of its size (the next holder of the
+        compute lock, this process or another); else give it back to the device now, while
+        this process still holds the compute lock and no other process runs kernels (a
+        32 GiB partition's ~60 GB: two workers' caches and the key exceed an H200)."""
+        if self._cache is not None:
+            self._cache.release()
+            self._cache = None
+        cached = self.backend.cached_bytes()
+        if not cached:
+            return
+        self._cache = self.ledger.reserve(f"{self.worker_name}:cache", cached, leave_free=cached)
+        if self._cache is None:
+            self.backend.return_cached()
+            CACHE_RETURNED.inc()
 
     # -- phases ---------------------------------------------------------------------------
     @contextmanager
