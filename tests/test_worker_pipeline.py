@@ -62,13 +62,13 @@ def _enqueue(client: redis.Redis, job: str, partitions) -> None:
         client.rpush(QUEUE, json.dumps({"job": job, "partition": p}))
 
 
-def _spawn(url: str, base: Path, name: str) -> subprocess.Popen:
+def _spawn(url: str, base: Path, name: str, *options: str) -> subprocess.Popen:
     env = dict(os.environ, PROOFQ_BACKEND="cpu", PROOFQ_PARAMS_DIR=str(base / "params"),
                PROOFQ_LOCK_LEASE_S=str(LEASE_S), PROOFQ_HEARTBEAT_S=str(LEASE_S / 8))
     return subprocess.Popen(
         [sys.executable, "-m", "workers.standalone", "--redis-url", url, "--gpu", "0",
          "--type", "porep-demo", "--input", str(base / "c1.json"), "--queue", QUEUE,
-         "--name", name],
+         "--name", name, *options],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
@@ -198,6 +198,27 @@ def test_lease_lost_mid_compute_is_a_transient_failure_then_retried(redis_url, p
     failed = _phases(events, "compute", ok=False)
     assert [e.worker for e in failed] == [victim] and "lease lost" in failed[0].error
     _assert_exclusive(_phases(events, "compute"))
+
+
+def test_a_lingering_worker_takes_later_entries_and_stops_when_told(redis_url, porep):
+    """``--linger``: a worker waits for entries pushed after its queue ran empty, and an
+    entry ``{"stop": true}`` ends it at once (the benches feed rounds this way)."""
+    c1, base = porep
+    client = redis.Redis.from_url(redis_url)
+    client.delete(QUEUE, results_key(QUEUE))
+    worker = _spawn(redis_url, base, "lingerer", "--linger", "600")
+    try:
+        _enqueue(client, "j-linger", [0])
+        deadline = time.monotonic() + 300
+        while len(_results(client)) < 1:
+            assert time.monotonic() < deadline and worker.poll() is None, "no first proof"
+            time.sleep(0.05)
+        _enqueue(client, "j-linger", [1])  # after the queue ran empty
+        client.rpush(QUEUE, json.dumps({"stop": True}))
+        assert worker.wait(timeout=120) == 0  # long before its 600 s of lingering
+    finally:
+        worker.kill()
+    _assert_proofs_valid(c1, base, _results(client), [0, 1])
 
 
 # -- one runtime in this process ----------------------------------------------------------

@@ -11,8 +11,9 @@ Queue entries are JSON ``{"job": "<id>", "partition": p}`` (all of the one input
 outcome is pushed to ``<queue>:results`` as JSON ``{"job", "partition", "worker", "proof"}``
 (hex) or ``{…, "error", "transient"}``, one per attempt. Failures follow the pipeline's own
 taxonomy and policy (``workers.failures``: retried in place with backoff, Redis outages
-waited out). The process exits when the queue is empty. Settings come from the environment
-(``PROOFQ_*``) like a Celery worker's.
+waited out). The process exits when the queue is empty (``--linger S``: once it has stayed
+empty for S seconds) or when it takes an entry ``{"stop": true}``. Settings come from the
+environment (``PROOFQ_*``) like a Celery worker's.
 
 ``--warmup P`` proves partition P once (job ``warmup``) before serving: the key loads and its
 bases become resident. ``--barrier N`` then waits until N workers of the queue have warmed
@@ -64,16 +65,28 @@ def warm_up(runtime: WorkerRuntime, queue: str, kind: ProofType, job_input: Any,
         time.sleep(0.01)
 
 
-def serve(runtime: WorkerRuntime, queue: str, kind: ProofType, job_input: Any) -> int:
-    """Prove entries until the queue is empty; return how many proofs were produced."""
+def serve(runtime: WorkerRuntime, queue: str, kind: ProofType, job_input: Any,
+          linger_s: float = 0.0) -> int:
+    """Prove entries until the queue has been empty for ``linger_s`` or an entry says stop;
+    return how many proofs were produced."""
     policy = RetryPolicy.from_settings(runtime.settings)
     proved = 0
-    while (raw := runtime.client.lpop(queue)) is not None:
+    while (raw := _next_entry(runtime, queue, linger_s)) is not None:
         entry = json.loads(raw)
+        if entry.get("stop"):
+            break
         attempts = _Attempts(runtime, queue, policy, kind, job_input, entry)
         proved += run_until_settled(attempts.once, runtime.client, log=log,
                                     name=f"{entry['job']}/{entry['partition']}")
     return proved
+
+
+def _next_entry(runtime: WorkerRuntime, queue: str, linger_s: float) -> bytes | None:
+    entry = runtime.client.lpop(queue)
+    if entry is None and linger_s > 0:
+        popped = runtime.client.blpop([queue], timeout=linger_s)
+        entry = popped[1] if popped else None
+    return entry
 
 
 class _Attempts:
@@ -122,6 +135,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="prove partition P once before serving")
     parser.add_argument("--barrier", type=int, default=1, metavar="N",
                         help="after the warm-up, wait for N warmed-up workers of the queue")
+    parser.add_argument("--linger", type=float, default=0.0, metavar="S",
+                        help="wait up to S seconds for entries once the queue is empty")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     kind = proof_type(args.proof_type)
@@ -132,7 +147,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         if args.warmup is not None:
             warm_up(runtime, args.queue, kind, job_input, args.warmup, args.barrier)
-        serve(runtime, args.queue, kind, job_input)
+        serve(runtime, args.queue, kind, job_input, args.linger)
     finally:
         runtime.close()
 
