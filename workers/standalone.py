@@ -82,9 +82,12 @@ def serve(runtime: WorkerRuntime, queue: str, kind: ProofType, job_input: Any,
 
 
 def _next_entry(runtime: WorkerRuntime, queue: str, linger_s: float) -> bytes | None:
+    """The next entry, waiting up to ``linger_s`` for one (a second at a time: the client
+    gives up on a reply after its socket timeout)."""
     entry = runtime.client.lpop(queue)
-    if entry is None and linger_s > 0:
-        popped = runtime.client.blpop([queue], timeout=linger_s)
+    deadline = time.monotonic() + linger_s
+    while entry is None and (left := deadline - time.monotonic()) > 0:
+        popped = runtime.client.blpop([queue], timeout=min(left, 1.0))
         entry = popped[1] if popped else None
     return entry
 
