@@ -133,7 +133,8 @@ def main(argv: list[str] | None = None) -> int:
                 for v, tuning in variants.items():
                     results[v], times = time_msm(bases, scalars, stream, args.reps, tuning)
                     samples[v] += times
-            if len(set(map(bytes, results.values()))) != 1:
+            first, *rest = results.values()
+            if any(point != first for point in rest):
                 raise SystemExit(f"g{group} 2^{log_n} bits {bits}: the variants differ")
             medians = {}
             for v, tuning in variants.items():
