@@ -128,16 +128,20 @@ def test_a_batch_shares_one_split_and_one_sort_per_vector(pools, rng, monkeypatc
     g1_tabled = MsmBases(pools[1][:n], table=table_plan(n))
     jobs = [(g1, witness), (g2, witness), (g1_tabled, witness), (g1, witness[5:]),
             (g2, ones), (g1, witness)]
-    got = msm_many(jobs, g2_stream=cupy.cuda.Stream(non_blocking=True),
-                   g1_streams=(cupy.cuda.Stream(non_blocking=True),))
-    assert got == [reference(G1Point, pools[1][:n], ints), reference(G2Point, pools[2][:n], ints),
-                   reference(G1Point, pools[1][:n], ints),
-                   reference(G1Point, pools[1][:n - 5], ints[5:]),
-                   reference(G2Point, pools[2][:n], [1] * n),
-                   reference(G1Point, pools[1][:n], ints)]
+    streams = {"g2_stream": cupy.cuda.Stream(non_blocking=True),
+               "g1_streams": (cupy.cuda.Stream(non_blocking=True),)}
+    want = [reference(G1Point, pools[1][:n], ints), reference(G2Point, pools[2][:n], ints),
+            reference(G1Point, pools[1][:n], ints),
+            reference(G1Point, pools[1][:n - 5], ints[5:]),
+            reference(G2Point, pools[2][:n], [1] * n),
+            reference(G1Point, pools[1][:n], ints)]
+    assert msm_many(jobs, **streams) == want
     # three vectors; the witness sorted for plain and tabled bases, its slice once, the
     # all-ones vector not at all
     assert calls == {"split": 3, "sort": 3}
+    # the ones of the witness alone apart: the slice and the ones sorted whole
+    assert msm_many(jobs, **streams, ones_apart=[witness]) == want
+    assert calls == {"split": 4, "sort": 7}
     assert limbs_to_ints(witness.get()) == ints  # the scalars are read, never written
 
 
