@@ -14,8 +14,8 @@ reduction per window: at 2^20 c = 20 and 13 digits a scalar instead of c = 16 an
 13× the bases' memory (``table_plan`` says how it is chosen).
 
 Scalars at or above r are reduced mod r on the device (any 256-bit value is < 3r), which
-matches Σ s_i·P_i for points of order r. Every launch is on the given stream; the only
-synchronisation is the copy of the window sums back to the host.
+matches Σ s_i·P_i for points of order r. Every launch is on the given stream; the host
+waits only for copies back: the split's counts (below) and the window sums.
 
 **Ones apart** (``MsmTuning.split_ones``): a witness is mostly bits, and a scalar equal
 to 1 has one digit, so its basis needs no bucket: ``split_ones`` lists the ones and counts
