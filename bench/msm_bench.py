@@ -1,16 +1,20 @@
 """MSM step times:
 ``python bench/msm_bench.py [--g1 16,20,22] [--g2 16,20] [--tables [--table-c 19,20]]
-[--bits F] [--reps 5] [--out FILE]``.
+[--bits F[,F…]] [--split on|off|both] [--reps 5] [--out FILE]``.
 
 Median of --reps after a warm-up (CUDA events, bases and scalars on the device), with each
 step's share from ``gpu.msm.phase_times``, as JSON. Bases are distinct k_i·G from
-``gpu.fixed_base``; scalars are uniformly random, or with ``--bits F`` a witness's mix: a
-random share F of them 0 or 1 (a Filecoin partition's auxiliaries are ~90% bits).
+``gpu.fixed_base``; scalars are uniformly random (F = 0), or a witness's mix: a random
+share F of them 0 or 1 (a Filecoin partition's auxiliaries are ~90% bits), each F on the
+same bases. ``--split both`` times every MSM with the ones summed apart
+(``MsmTuning.split_ones``) and without, on the same bases and scalars, in alternating
+rounds, checks that both give the same point, and prints the two side by side.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import statistics
 import sys
@@ -22,7 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.provenance import commit  # noqa: E402
 from gpu.fixed_base import GpuFixedBase  # noqa: E402
-from gpu.msm import TUNING, MsmBases, MsmTuning, msm, phase_times, table_plan  # noqa: E402
+from gpu.msm import (TUNING, MsmBases, MsmTuning, msm, phase_times, split_ones,  # noqa: E402
+                     table_plan)
 from snark.fields import random_fr  # noqa: E402
 
 
@@ -75,6 +80,18 @@ def time_msm(bases, scalars, stream, reps: int,
     return result, samples
 
 
+def sort_sizes(bases, scalars, stream, tuning: MsmTuning) -> dict:
+    """The digit sort's plan and slot bytes (entries and keys) under ``tuning``, and the
+    ones' list where they are summed apart."""
+    n = scalars.shape[0]
+    ones = split_ones([(scalars, n)], bases.device_id, stream)[0]
+    digit_scalars = ones.others if tuning.split_ones else n
+    p = bases.plan_for(digit_scalars, tuning)
+    return {"c": p.c, "windows": p.windows, "run_bits": p.run_bits, "ones": ones.count,
+            "others": ones.others, "sort_slot_bytes": 8 * digit_scalars * p.windows,
+            "ones_list_bytes": 4 * n if tuning.split_ones else 0}
+
+
 def main(argv: list[str] | None = None) -> int:
     import cupy
 
@@ -85,34 +102,57 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tables", action="store_true", help="bases with window tables")
     parser.add_argument("--table-c", default="",
                         help="window sizes to run the tables with (default: table_plan's)")
-    parser.add_argument("--bits", type=float, default=0.0,
-                        help="share of the scalars that are 0 or 1 (a witness's mix)")
+    parser.add_argument("--bits", default="0",
+                        help="shares of the scalars that are 0 or 1 (a witness's mix), "
+                             "comma-separated")
+    parser.add_argument("--split", choices=("on", "off", "both"), default="on",
+                        help="sum the ones apart (MsmTuning.split_ones), or not, or both")
     parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)
     stream = cupy.cuda.Stream(non_blocking=True)
     fixed = GpuFixedBase()
     device = cupy.cuda.Device().id
     name = cupy.cuda.runtime.getDeviceProperties(device)["name"].decode()
+    shares = [float(v) for v in args.bits.split(",")]
     report = {"date": time.strftime("%Y-%m-%d-%H%M", time.gmtime()), "device": name,
               "commit": commit(), "command": " ".join(["bench/msm_bench.py", *sys.argv[1:]]),
-              "reps": args.reps, "tables": args.tables, "bits": args.bits}
+              "reps": args.reps, "tables": args.tables, "bits": shares, "split": args.split}
+    variants = {v: dataclasses.replace(TUNING, split_ones=v == "on")
+                for v in (("off", "on") if args.split == "both" else (args.split,))}
     sizes = {1: args.g1, 2: args.g2}
     table_cs = [int(v) for v in args.table_c.split(",") if v] or [None]
     runs = ((c, inputs) for c in table_cs
             for inputs in msm_inputs(fixed, stream, sizes, args.tables, c))
-    for table_c, (group, log_n, bases, scalars) in runs:
-        if args.bits:
+    table = []
+    for table_c, (group, log_n, bases, uniform) in runs:
+        for bits in shares:
             with stream:
-                witness_like(scalars, args.bits)
-        _, samples = time_msm(bases, scalars, stream, args.reps)
-        phases = phase_times(bases, scalars, stream)
-        p = bases.plan_for(1 << log_n)
-        report[f"g{group}_2^{log_n}" + (f"_c{table_c}" if table_c else "")] = {
-            "median_ms": statistics.median(samples), "samples_ms": samples,
-            "c": p.c, "windows": p.windows, "run_bits": p.run_bits, "phases_ms": phases}
-        print(f"msm g{group} 2^{log_n}: {statistics.median(samples):8.2f} ms  (c={p.c}) "
-              + " ".join(f"{k}={v:.2f}" for k, v in phases.items()), flush=True)
-        del bases, scalars
+                scalars = witness_like(uniform.copy(), bits) if bits else uniform
+            samples, results = {v: [] for v in variants}, {}
+            for _ in range(2):  # alternating rounds: drift hits both variants alike
+                for v, tuning in variants.items():
+                    results[v], times = time_msm(bases, scalars, stream, args.reps, tuning)
+                    samples[v] += times
+            first, *rest = results.values()
+            if any(point != first for point in rest):
+                raise SystemExit(f"g{group} 2^{log_n} bits {bits}: the variants differ")
+            medians = {}
+            for v, tuning in variants.items():
+                medians[v] = statistics.median(samples[v])
+                phases = phase_times(bases, scalars, stream, tuning)
+                key = (f"g{group}_2^{log_n}" + (f"_c{table_c}" if table_c else "")
+                       + f"_bits{bits:g}" + (f"_split-{v}" if len(variants) > 1 else ""))
+                report[key] = {"median_ms": medians[v], "samples_ms": samples[v],
+                               "split_ones": tuning.split_ones, "phases_ms": phases,
+                               **sort_sizes(bases, scalars, stream, tuning)}
+                print(f"msm {key}: {medians[v]:8.2f} ms  (c={report[key]['c']}) "
+                      + " ".join(f"{k}={t:.2f}" for k, t in phases.items()), flush=True)
+            table.append((f"g{group} 2^{log_n} bits {bits:g}", medians))
+            del scalars
+        del bases, uniform
+    print("\n| MSM | " + " | ".join(f"split {v} ms" for v in variants) + " |")
+    for label, medians in table:
+        print(f"| {label} | " + " | ".join(f"{medians[v]:.2f}" for v in variants) + " |")
     if args.out:
         with open(args.out, "w") as fh:
             json.dump(report, fh, indent=1)

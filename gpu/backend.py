@@ -397,14 +397,17 @@ class GpuBackend:
             raise ValueError(f"h_g1: {h.shape[0]} scalars for {len(key.h_g1)} bases")
         with self.on_device():
             # every MSM but h_g1 reads the whole witness (l_g1 through its leading
-            # infinities), so they share one digit sort; a density-form basis reads only
-            # its variables' entries instead
+            # infinities), so they share one split of its ones and one digit sort (h is
+            # uniform: not split); a density-form basis reads only its variables' entries
+            # instead (b_g1 and b_g2 the same ones, b_density's: one vector, so they share
+            # its split and sort)
             jobs = {name: self._density_scalars(resident, name, witness)
-                    for name in ("a_g1", "b_g1", "b_g2")}
-            jobs.update(l_g1=witness, h_g1=h)
+                    for name in ("a_g1", "b_g1")}
+            jobs.update(b_g2=jobs["b_g1"], l_g1=witness, h_g1=h)
             points = msm_many([(bases[b], s) for b, s in jobs.items()], stream=self.stream,
                               g2_stream=self.g2_stream, g1_streams=self.g1_streams,
-                              tuning=self.msm_tuning)
+                              tuning=self.msm_tuning,
+                              ones_apart=[s for b, s in jobs.items() if b != "h_g1"])
         return dict(zip(jobs, points))
 
     @staticmethod

@@ -14,8 +14,15 @@ reduction per window: at 2^20 c = 20 and 13 digits a scalar instead of c = 16 an
 13× the bases' memory (``table_plan`` says how it is chosen).
 
 Scalars at or above r are reduced mod r on the device (any 256-bit value is < 3r), which
-matches Σ s_i·P_i for points of order r. Every launch is on the given stream; the only
-synchronisation is the copy of the window sums back to the host.
+matches Σ s_i·P_i for points of order r. Every launch is on the given stream; the host
+waits only for copies back: the split's counts (below) and the window sums.
+
+**Ones apart** (``MsmTuning.split_ones``): a witness is mostly bits, and a scalar equal
+to 1 has one digit, so its basis needs no bucket: ``split_ones`` lists the ones and counts
+the scalars that are neither 0 nor 1, ``ones_sum`` adds the listed bases (partial sums a
+thread, then a tree), and only the others go through the digit sort, with the window size
+``plan`` gives for their count and slots for their digits alone. The host reads the counts
+(one small copy a batch, a wait on the batch's stream) before it plans.
 
 ``msm_many`` runs several MSMs as one batch: MSMs over the same scalar vector share one
 digit sort (a proof's a_g1, b_g1 and b_g2 all take the witness), every result is copied
@@ -67,12 +74,17 @@ class MsmTuning:
     thirds of the G1 threads an H200 holds at once (3 blocks of 128 per SM), so the runs
     stay short (ncu at 2^22 with 2^14: 6% achieved occupancy, 24 ms at 2^24) while
     reduce_windows's share per thread (runs per window / REDUCE_THREADS) stays at 16 or
-    fewer."""
+    fewer.
+
+    ``split_ones``: sum the bases of the scalars equal to 1 apart and plan the digit sort
+    for the other scalars alone (the module's docstring; ``bench/msm_bench.py`` runs both).
+    A thread of ``ones_sum`` takes ``level0_chunk(ones)`` of them."""
 
     chunk: int = 64
     wide_chunk_digits: int = 1 << 23
     later_chunk: int = 8
     target_runs: int = 1 << 15
+    split_ones: bool = True
 
     def level0_chunk(self, digits: int) -> int:
         return self.chunk if digits >= self.wide_chunk_digits else self.chunk // 2
@@ -232,7 +244,7 @@ def msm(bases: MsmBases, scalars, stream=None, tuning: MsmTuning = TUNING) -> G1
 
 
 def msm_many(jobs, stream=None, g2_stream=None, g1_streams=(),
-             tuning: MsmTuning = TUNING) -> list[G1Point | G2Point]:
+             tuning: MsmTuning = TUNING, ones_apart=None) -> list[G1Point | G2Point]:
     """``[msm(bases, scalars) for bases, scalars in jobs]`` as one batch.
 
     Jobs that pass the very same scalars array share one digit sort (if their bases lay
@@ -244,7 +256,11 @@ def msm_many(jobs, stream=None, g2_stream=None, g1_streams=(),
     reductions, the later bucket levels, the tail of each launch). Window sums are copied
     back only once everything is queued, so the host's weighting of one overlaps the GPU's
     work on the next. Bases streamed from the host (``gpu.streamed_bases``) queue their
-    chunks' MSMs on the job's stream and sort their own digits."""
+    chunks' MSMs on the job's stream and sort their own digits.
+
+    ``ones_apart``: the scalar arrays whose ones are summed apart (a witness's: on uniform
+    scalars the split pass costs 0.3–0.7 ms and changes no plan); None: every array's.
+    Either way only with ``tuning.split_ones``."""
     cupy = _cupy()
     jobs = list(jobs)
     if not jobs:
@@ -255,39 +271,53 @@ def msm_many(jobs, stream=None, g2_stream=None, g1_streams=(),
         raise ValueError("msm_many: every basis must live on the same device")
     stream = stream or cupy.cuda.get_current_stream()
     g1_turns = itertools.cycle((stream, *g1_streams))
-    layouts = [(id(scalars), bases.plan_for(n, tuning), bases.table_stride)
-               if isinstance(bases, MsmBases) else None
-               for (bases, scalars), n in zip(jobs, sizes)]
     sorts: dict[tuple, tuple[SortedDigits, object]] = {}  # by layout: (sort, its stream)
     pending = []
     try:
         with cupy.cuda.Device(device_id):
+            # one contiguous copy, and one split of the ones, per scalar vector
+            vectors = {id(scalars): (cupy.ascontiguousarray(scalars), n)
+                       for (bases, scalars), n in zip(jobs, sizes)
+                       if isinstance(bases, MsmBases) and n}
+            chosen = None if ones_apart is None else {id(v) for v in ones_apart}
+            apart = [key for key in vectors
+                     if tuning.split_ones and (chosen is None or key in chosen)]
+            splits = dict(zip(apart, split_ones([vectors[key] for key in apart], device_id,
+                                                stream) if apart else ()))
             # the inputs (bases, tables, scalars) were made in `stream`'s order: the other
             # streams start after them
             inputs_ready = cupy.cuda.Event(block=False, disable_timing=True)
             inputs_ready.record(stream)
             for other in {g2_stream, *g1_streams} - {None, stream}:
                 other.wait_event(inputs_ready)
-            for (bases, scalars), n, layout in zip(jobs, sizes, layouts):
+            for (bases, scalars), n in zip(jobs, sizes):
                 if n == 0:
                     pending.append((bases, [], None))
                     continue
                 run_on = (g2_stream or stream) if bases.group == 2 else next(g1_turns)
-                if layout is None:  # streamed bases: an MSM a chunk (gpu.streamed_bases)
+                if not isinstance(bases, MsmBases):  # streamed: an MSM a chunk
                     with run_on:
                         pending.append((bases, bases.queue_window_sums(
                             cupy.ascontiguousarray(scalars), n, tuning), run_on))
                     continue
-                if layout not in sorts:
-                    with run_on:
-                        sorts[layout] = (sort_digits(cupy.ascontiguousarray(scalars), n,
-                                                     device_id, layout[1], layout[2]), run_on)
-                digits, sorted_on = sorts[layout]
-                if run_on is not sorted_on:
-                    run_on.wait_event(digits.ready)
+                ones = splits.get(id(scalars))
+                digit_scalars = n if ones is None else ones.others
+                parts = []
                 with run_on:
-                    pending.append((bases, [(window_sums(bases, digits, tuning=tuning),
-                                             digits.plan.c)], run_on))
+                    if ones is not None and ones.count:
+                        parts.append((ones_sum(bases, ones, tuning), 0))
+                    if digit_scalars:
+                        layout = (id(scalars), bases.plan_for(digit_scalars, tuning),
+                                  bases.table_stride)
+                        if layout not in sorts:
+                            sorts[layout] = (sort_digits(
+                                vectors[id(scalars)][0], n, device_id, layout[1], layout[2],
+                                others=None if ones is None else ones.others), run_on)
+                        digits, sorted_on = sorts[layout]
+                        if run_on is not sorted_on:
+                            run_on.wait_event(digits.ready)
+                        parts.append((window_sums(bases, digits, tuning=tuning), digits.plan.c))
+                pending.append((bases, parts, run_on))
             # each result is weighted on the host while the GPU still runs the later ones
             return [_sum_parts(bases.group, bases.words, parts, on)
                     for bases, parts, on in pending]
@@ -296,8 +326,9 @@ def msm_many(jobs, stream=None, g2_stream=None, g1_streams=(),
 
 
 def _sum_parts(group: int, words: int, parts, stream) -> G1Point | G2Point:
-    """The MSM's point from its parts' window sums ``[(sums, c), …]`` (one part, or one a
-    streamed chunk), each copied back and weighted on the host, then added."""
+    """The MSM's point from its parts' window sums ``[(sums, c), …]`` (the sorted digits'
+    and the ones' sum, or one a streamed chunk), each copied back and weighted on the host,
+    then added."""
     points = [combine_windows(sums.get(stream=stream), group, c) for sums, c in parts]
     if not points:
         return point_from_xy(np.zeros(2 * words, dtype=np.uint64), group)
@@ -321,43 +352,85 @@ def _check_scalars(bases: MsmBases, scalars, cupy) -> int:
 
 @dataclass
 class SortedDigits:
-    """The non-zero signed digits of n scalars, sorted by bucket key (``sort_digits``)."""
+    """The non-zero signed digits of scalars, sorted by bucket key (``sort_digits``)."""
 
-    n: int
     plan: Plan
-    entries: object  # uint32 (n·windows,): point index | sign << 31, in key order
-    keys: object     # uint32 (n·windows,): each slot's key; PAD_KEY past the last digit
+    entries: object  # uint32 (slots,): point index | sign << 31, in key order
+    keys: object     # uint32 (slots,): each slot's key; PAD_KEY past the last digit
     ready: object    # cupy Event recorded after the sort, for other streams to wait on
 
 
 def sort_digits(scalars, n: int, device_id: int, p: Plan, table_stride: int = 0,
-                mark=lambda step: None) -> SortedDigits:
-    """Counting sort of the digits on the current stream: histogram (atomics), prefix sum,
-    scatter; ``table_stride``: the bases' (``MsmBases.table_stride``). ``mark(step)`` is
-    called after each step is queued (see ``phase_times``)."""
+                mark=lambda step: None, others: int | None = None) -> SortedDigits:
+    """Counting sort of the digits of ``scalars[:n]`` on the current stream: histogram
+    (atomics), prefix sum, scatter; ``table_stride``: the bases' (``MsmBases.table_stride``).
+    With ``others`` (``Ones.others``) the ones are summed apart and get no digits, and
+    the slots are for the others' digits alone. ``mark(step)`` is called after each step is
+    queued (see ``phase_times``)."""
     cupy = _cupy()
     keys = p.sets * p.buckets
     u32 = np.uint32
+    sizes = (u32(n), u32(p.c), u32(p.windows), u32(table_stride), u32(others is not None))
     counts = cupy.zeros(keys + 1, dtype=cupy.uint32)
-    _kernel("msm_count", device_id)(
-        _blocks(n), (THREADS,),
-        (scalars, u32(n), u32(p.c), u32(p.windows), u32(table_stride), counts))
+    _kernel("msm_count", device_id)(_blocks(n), (THREADS,), (scalars, *sizes, counts))
     mark("count")
     offsets = cupy.cumsum(counts, dtype=cupy.uint32)  # bucket k starts at offsets[k]
     del counts
     mark("prefix_sum")
-    slots = n * p.windows  # room for every digit; slots past the non-zero ones keep PAD_KEY
+    # room for every digit; slots past the non-zero ones keep PAD_KEY
+    slots = (n if others is None else others) * p.windows
     entries = cupy.empty(slots, dtype=cupy.uint32)
     slot_keys = cupy.full(slots, PAD_KEY, dtype=cupy.uint32)
-    _kernel("msm_scatter", device_id)(
-        _blocks(n), (THREADS,),
-        (scalars, u32(n), u32(p.c), u32(p.windows), u32(table_stride), offsets, entries,
-         slot_keys))
+    _kernel("msm_scatter", device_id)(_blocks(n), (THREADS,),
+                                      (scalars, *sizes, offsets, entries, slot_keys))
     del offsets
     mark("scatter")
     ready = cupy.cuda.Event(block=False, disable_timing=True)
     ready.record()
-    return SortedDigits(n, p, entries, slot_keys, ready)
+    return SortedDigits(p, entries, slot_keys, ready)
+
+
+@dataclass
+class Ones:
+    """A scalar vector's ones (``split_ones``): their indices (the first ``count`` rows of
+    ``indices``, in no particular order) and how many scalars are neither 0 nor 1."""
+
+    indices: object  # uint32 (n,) on the device
+    count: int
+    others: int
+
+
+def split_ones(vectors, device_id: int, stream) -> list[Ones]:
+    """``Ones`` of each ``(scalars, n)`` (contiguous) from one ``msm_split_ones`` each on
+    ``stream``. The window size and the sort's slots depend on the counts, so the host
+    waits for them here: one copy for all the vectors, after the work ``stream`` already
+    holds (the GPU stays busy with that meanwhile)."""
+    cupy = _cupy()
+    counts = cupy.zeros((len(vectors), 2), dtype=cupy.uint32)
+    listed = []
+    with stream:
+        for (scalars, n), row in zip(vectors, counts):
+            listed.append(cupy.empty(n, dtype=cupy.uint32))
+            _kernel("msm_split_ones", device_id)(_blocks(n), (THREADS,),
+                                                 (scalars, np.uint32(n), listed[-1], row))
+        found = counts.get(stream=stream)
+    return [Ones(indices, int(ones), int(others))
+            for indices, (ones, others) in zip(listed, found)]
+
+
+def ones_sum(bases: MsmBases, ones: Ones, tuning: MsmTuning = TUNING):
+    """Queue Σ bases[i] over the listed ones on the current stream, without buckets: a
+    thread adds ``tuning.level0_chunk`` of them (mixed additions), then the partial sums
+    are reduced as a window's runs are; (1, XYZZ) on the device, Montgomery form."""
+    cupy = _cupy()
+    per = tuning.level0_chunk(ones.count)
+    threads = -(-ones.count // per)
+    rows = -(-threads // REDUCE_THREADS) * REDUCE_THREADS  # zeros past the threads: infinity
+    partials = cupy.zeros((rows, 4 * bases.words), dtype=cupy.uint64)
+    _kernel(f"msm_ones_g{bases.group}", bases.device_id)(
+        _blocks(threads), (THREADS,),
+        (bases.xy, ones.indices, np.uint32(ones.count), np.uint32(per), partials))
+    return _sum_runs(partials, 1, rows, bases.group, bases.device_id)
 
 
 def window_sums(bases: MsmBases, digits: SortedDigits, mark=lambda step: None,
@@ -369,7 +442,7 @@ def window_sums(bases: MsmBases, digits: SortedDigits, mark=lambda step: None,
     point_words = 4 * words  # XYZZ
     u32 = np.uint32
 
-    length, source, slot_keys = digits.n * p.windows, (bases.xy, digits.entries), digits.keys
+    length, source, slot_keys = digits.keys.size, (bases.xy, digits.entries), digits.keys
     chunk = tuning.level0_chunk(length)
     level = f"msm_bucket_level0_g{group}"
 
@@ -396,17 +469,24 @@ def window_sums(bases: MsmBases, digits: SortedDigits, mark=lambda step: None,
     del buckets
     mark("reduce_segments")
 
-    # one block per set; a single set's runs are first summed in REDUCE_THREADS groups, so
-    # more than one block works on them
-    groups = REDUCE_THREADS if p.sets == 1 and p.runs_per_window >= REDUCE_THREADS ** 2 else 1
-    reduce_windows = _kernel(f"msm_reduce_windows_g{group}", dev)
-    for count, per in ((p.sets * groups, p.runs_per_window // groups), (p.sets, groups)):
-        sums = cupy.empty((count, point_words), dtype=cupy.uint64)
-        reduce_windows((count,), (REDUCE_THREADS,), (run_sums, u32(per), sums))
+    sums = _sum_runs(run_sums, p.sets, p.runs_per_window, group, dev)
+    mark("reduce_windows")
+    return sums
+
+
+def _sum_runs(run_sums, sets: int, runs: int, group: int, device_id: int):
+    """Each set's sum of its ``runs`` consecutive XYZZ points, a block a set (a multiple of
+    REDUCE_THREADS runs where that is REDUCE_THREADS² or more: a single set's runs are
+    first summed in REDUCE_THREADS groups, so that more than one block works on them)."""
+    cupy = _cupy()
+    groups = REDUCE_THREADS if sets == 1 and runs >= REDUCE_THREADS ** 2 else 1
+    reduce_windows = _kernel(f"msm_reduce_windows_g{group}", device_id)
+    for count, per in ((sets * groups, runs // groups), (sets, groups)):
+        sums = cupy.empty((count, run_sums.shape[1]), dtype=cupy.uint64)
+        reduce_windows((count,), (REDUCE_THREADS,), (run_sums, np.uint32(per), sums))
         run_sums = sums
         if groups == 1:
             break
-    mark("reduce_windows")
     return sums
 
 
@@ -457,7 +537,8 @@ def _window_weights(c: int, windows: int) -> list:
 
 def phase_times(bases: MsmBases, scalars, stream=None,
                 tuning: MsmTuning = TUNING) -> dict[str, float]:
-    """Milliseconds of each MSM step (CUDA events between the launches), for benchmarks."""
+    """Milliseconds of each MSM step (CUDA events between the launches), for benchmarks;
+    ``combine_host`` is the host's copies and weighting."""
     import time
 
     cupy = _cupy()
@@ -472,13 +553,22 @@ def phase_times(bases: MsmBases, scalars, stream=None,
             event.record(stream)
             events.append((step, event))
 
-        digits = sort_digits(cupy.ascontiguousarray(scalars), n, bases.device_id,
-                             bases.plan_for(n, tuning), bases.table_stride, mark)
-        sums = window_sums(bases, digits, mark, tuning).get(stream=stream)
+        scalars, parts, ones = cupy.ascontiguousarray(scalars), [], None
+        if tuning.split_ones:
+            ones = split_ones([(scalars, n)], bases.device_id, stream)[0]
+            mark("split_ones")
+        if ones is not None and ones.count:
+            parts.append((ones_sum(bases, ones, tuning), 0))
+            mark("ones_sum")
+        others = n if ones is None else ones.others
+        if others:
+            digits = sort_digits(scalars, n, bases.device_id, bases.plan_for(others, tuning),
+                                 bases.table_stride, mark, None if ones is None else others)
+            parts.append((window_sums(bases, digits, mark, tuning), digits.plan.c))
         events[-1][1].synchronize()
     times = {step: cupy.cuda.get_elapsed_time(prev, event)
              for (_, prev), (step, event) in zip(events, events[1:])}
     started = time.perf_counter()
-    combine_windows(sums, bases.group, digits.plan.c)
+    _sum_parts(bases.group, bases.words, parts, stream)
     times["combine_host"] = 1e3 * (time.perf_counter() - started)
     return times

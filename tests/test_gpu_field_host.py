@@ -180,6 +180,8 @@ def skewed_scalar_sets(rng, n: int) -> dict[str, list[int]]:
         "small values": [rng.randrange(8) for _ in range(n)],
         "all zero": [0] * n,
         ">= r": [v + R for v in uniform[: n // 2]] + [(1 << 256) - 1] * (n - n // 2),
+        "a witness: 0, 1, r + 1 (a one), 2 and others": [
+            rng.choice((0, 1, 1, 1, R + 1, 2, rng.randrange(R))) for _ in range(n)],
     }
 
 
@@ -200,7 +202,20 @@ def test_window_tables_match_arkworks_multiexp(group, cls, n, c, run_bits, chunk
     check_bucket_phase(group, cls, n, c, run_bits, chunk, rng, tabled=True)
 
 
-def check_bucket_phase(group, cls, n, c, run_bits, chunk, rng, *, tabled):
+@pytest.mark.parametrize("group, cls", [(1, G1Point), (2, G2Point)])
+@pytest.mark.parametrize("n, c, run_bits, chunk, ones_per", [
+    (1, 5, 2, 4, 1), (37, 6, 2, 4, 3), (100, 8, 3, 6, 32), (64, 7, 0, 32, 7)])
+def test_ones_summed_apart_match_arkworks_multiexp(group, cls, n, c, run_bits, chunk,
+                                                   ones_per, rng):
+    """The scalars equal to 1 (r + 1 too) get no digits and their bases are summed by
+    ``ones_partial`` threads, ``ones_per`` each; the ones' row plus the windows' sums equal
+    the multiexp, plain and tabled."""
+    for tabled in (False, True):
+        check_bucket_phase(group, cls, n, c, run_bits, chunk, rng, tabled=tabled,
+                           ones_per=ones_per)
+
+
+def check_bucket_phase(group, cls, n, c, run_bits, chunk, rng, *, tabled, ones_per=0):
     from gpu.msm import combine_windows
 
     g = cls()
@@ -217,7 +232,10 @@ def check_bucket_phase(group, cls, n, c, run_bits, chunk, rng, *, tabled):
         points = PointArray.from_points(bases)
         for scalar_name, scalars in skewed_scalar_sets(rng, n).items():
             sums = hostlib.msm_window_sums(points, ints_to_limbs(scalars, 4), c, windows,
-                                           run_bits, chunk, tabled)
-            assert sums.shape[0] == (1 if tabled else windows)
+                                           run_bits, chunk, tabled, ones_per)
+            assert sums.shape[0] == (1 if tabled else windows) + bool(ones_per)
             expected = cls.multiexp_unchecked(bases, [Scalar(s % R) for s in scalars])
-            assert combine_windows(sums, group, c) == expected, f"{base_name}, {scalar_name}"
+            got = combine_windows(sums[:sums.shape[0] - bool(ones_per)], group, c)
+            if ones_per:
+                got += combine_windows(sums[-1:], group, c)
+            assert got == expected, f"{base_name}, {scalar_name}"

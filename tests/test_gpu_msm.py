@@ -68,8 +68,7 @@ def reference(cls, points: PointArray, scalars: list[int]):
     return cls.multiexp_unchecked(points.to_points(), scalars_from_ints(s % R for s in scalars))
 
 
-@pytest.fixture(scope="module")
-def pools(module_rng):
+def random_pools(module_rng) -> dict[int, PointArray]:
     """2^16 distinct random points per group (k·G on the GPU; checked by the fixed-base test)."""
     from gpu.fixed_base import GpuFixedBase
 
@@ -77,6 +76,11 @@ def pools(module_rng):
     n = 1 << 16
     rng = np.random.default_rng(module_rng.getrandbits(64))
     return {1: mul.mul_g1(random_fr(n, rng)), 2: mul.mul_g2(random_fr(n, rng))}
+
+
+@pytest.fixture(scope="module")
+def pools(module_rng):
+    return random_pools(module_rng)
 
 
 def run_msm(points: PointArray, scalars: list[int], base_count: int | None = None,

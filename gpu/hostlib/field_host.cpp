@@ -96,10 +96,13 @@ void ntt_pass_blocks(const uint64_t* src, uint64_t* dst, const uint64_t* twiddle
 // counting sort of the signed digits (PAD-keyed slots to n * windows, as on the device),
 // bucket levels until one chunk remains, reduce_segments, then a plain sum of each bucket
 // set's runs. Writes the XYZZ sums (Montgomery form): one per window, or one in all when
-// tabled.
+// tabled. With ones_per > 0 the ones are summed apart as msm_split_ones and msm_ones_* do
+// (listed in index order here, ones_per a thread, the partials added in turn): they get no
+// digits, the slots are for the other scalars' digits alone, and their sum is one more row.
 template <class F>
 void msm_window_sums(const uint64_t* bases_std, const uint64_t* scalars, long n, int c,
-                     int windows, int run_bits, int chunk, int tabled, uint64_t* out) {
+                     int windows, int run_bits, int chunk, int tabled, int ones_per,
+                     uint64_t* out) {
     const int stride = 4 * F::WORDS, bucket_bits = c - 1, sets = tabled ? 1 : windows;
     const uint32_t keys_total = (uint32_t)sets << bucket_bits;
     const uint32_t table_stride = tabled ? (uint32_t)n : 0;
@@ -111,10 +114,16 @@ void msm_window_sums(const uint64_t* bases_std, const uint64_t* scalars, long n,
         for (long i = 0; i < n; i++)
             window_table_rows<F>((uint32_t)i, bases.data(), (uint32_t)n, c, windows);
 
-    std::vector<uint32_t> count(keys_total + 1, 0), entry_of, key_of;
+    std::vector<uint32_t> count(keys_total + 1, 0), entry_of, key_of, ones;
+    uint32_t others = 0;
     for (long i = 0; i < n; i++) {
         scalar_t s = scalar_t::load(scalars + 4 * i);
         s.reduce();
+        if (ones_per && s.is_one()) {
+            ones.push_back((uint32_t)i);
+            continue;
+        }
+        others += !s.is_zero();
         uint32_t carry = 0;
         for (int w = 0; w < windows; w++) {
             int d = signed_digit(s, w, c, carry);
@@ -126,13 +135,24 @@ void msm_window_sums(const uint64_t* bases_std, const uint64_t* scalars, long n,
         }
     }
     for (uint32_t k = 0; k < keys_total; k++) count[k + 1] += count[k];
-    uint32_t len = (uint32_t)(n * windows);
+    uint32_t len = (uint32_t)((ones_per ? others : n) * windows);
     std::vector<uint32_t> entries(len, 0), keys(len, MSM_PAD_KEY);
     for (std::size_t j = 0; j < key_of.size(); j++) {
         uint32_t slot = count[key_of[j]]++;
         entries[slot] = entry_of[j];
         keys[slot] = key_of[j];
     }
+
+    if (ones_per) {
+        uint32_t count_ones = (uint32_t)ones.size(), threads = (count_ones + ones_per - 1) / ones_per;
+        std::vector<uint64_t> partials((std::size_t)threads * stride, 0);
+        for (uint32_t t = 0; t < threads; t++)
+            ones_partial<F>(t, bases.data(), ones.data(), count_ones, ones_per, partials.data());
+        xyzz_t<F> acc = xyzz_t<F>::infinity();
+        for (uint32_t t = 0; t < threads; t++) acc += xyzz_t<F>::load(&partials[(std::size_t)t * stride]);
+        acc.store(out + (std::size_t)sets * stride);
+    }
+    if (len == 0) return;  // no digits: the device launches no bucket phase either
 
     std::vector<uint64_t> buckets((std::size_t)keys_total * stride, 0), points;
     bool first_level = true;
@@ -198,12 +218,14 @@ void signed_digits(const uint64_t* scalars, long n, int c, int windows, int32_t*
 }
 
 void msm_window_sums_g1(const uint64_t* bases, const uint64_t* scalars, long n, int c,
-                        int windows, int run_bits, int chunk, int tabled, uint64_t* out) {
-    msm_window_sums<fq_t>(bases, scalars, n, c, windows, run_bits, chunk, tabled, out);
+                        int windows, int run_bits, int chunk, int tabled, int ones_per,
+                        uint64_t* out) {
+    msm_window_sums<fq_t>(bases, scalars, n, c, windows, run_bits, chunk, tabled, ones_per, out);
 }
 void msm_window_sums_g2(const uint64_t* bases, const uint64_t* scalars, long n, int c,
-                        int windows, int run_bits, int chunk, int tabled, uint64_t* out) {
-    msm_window_sums<fq2_t>(bases, scalars, n, c, windows, run_bits, chunk, tabled, out);
+                        int windows, int run_bits, int chunk, int tabled, int ones_per,
+                        uint64_t* out) {
+    msm_window_sums<fq2_t>(bases, scalars, n, c, windows, run_bits, chunk, tabled, ones_per, out);
 }
 
 // One NTT pass (arguments as the ntt_pass_* kernels, plus the direction and R); -1 for an

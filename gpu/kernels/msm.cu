@@ -3,6 +3,9 @@
 // Scalars are cut into `windows` signed c-bit digits (msm_scalar.cuh); each non-zero digit
 // puts ±P_i into bucket |d| - 1 of its window (B = 2^(c-1) buckets a window). The steps,
 // one launch each, all on the caller's stream:
+//   msm_split_ones the indices of the scalars equal to 1 (a witness's set bits), and how
+//                  many are neither 0 nor 1: the host plans the windows for those alone, and
+//                  count and scatter give the ones no digits (msm_ones_* sums their bases)
 //   msm_count      histogram of bucket keys (key = window * B + bucket; with window
 //                  tables one set of B buckets, key = bucket: place_digit)
 //   (host: prefix sum of the histogram -> bucket offsets)
@@ -11,6 +14,8 @@
 //   reduce_segments  one thread per run of L buckets: the run's share of
 //                  sum (k + 1) * bucket_k (suffix sums, plus the run's offset by double-and-add)
 //   reduce_windows one block per window: tree sum of its runs
+//   msm_ones_*     the bases of the ones listed by msm_split_ones, summed without buckets
+//                  (partial sums a thread, then reduce_windows over them)
 // The host weights the window sums by 2^(c·w): that is a chain of ~255 dependent
 // doublings, which one GPU thread runs at the latency of its carry chains (gpu/msm.py).
 // Points in device memory: affine bases in Montgomery form (infinity = (0, 0)); XYZZ
@@ -56,14 +61,42 @@ static __device__ __forceinline__ warp_peers peers_by_key(uint32_t key) {
     return p;
 }
 
+// counts[0] += the scalars equal to 1 (their indices appended to `ones`, in no particular
+// order), counts[1] += those neither 0 nor 1; one atomic per warp for each.
+extern "C" __global__ void msm_split_ones(const uint64_t* scalars, uint32_t n, uint32_t* ones,
+                                          uint32_t* counts) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    scalar_t s = scalar_t::load(scalars + 4 * (uint64_t)i);
+    s.reduce();
+    bool one = s.is_one(), other = !one && !s.is_zero();
+    uint32_t active = __activemask();
+    uint32_t one_mask = __ballot_sync(active, one), other_mask = __ballot_sync(active, other);
+    uint32_t lane = threadIdx.x & 31, leader = __ffs(active) - 1, start = 0;
+    if (lane == leader) {
+        if (one_mask) start = atomicAdd(&counts[0], __popc(one_mask));
+        if (other_mask) atomicAdd(&counts[1], __popc(other_mask));
+    }
+    start = __shfl_sync(active, start, leader);
+    if (one) ones[start + __popc(one_mask & ((1u << lane) - 1))] = i;
+}
+
+// Window 0's digit; 0 for a scalar equal to 1 when `ones_apart` (msm_split_ones listed it,
+// msm_ones_* add its basis), which then has no digit at all.
+static __device__ __forceinline__ int first_digit(const scalar_t& s, uint32_t c, uint32_t ones_apart,
+                                                  uint32_t& carry) {
+    return ones_apart && s.is_one() ? 0 : signed_digit(s, 0, c, carry);
+}
+
 extern "C" __global__ void msm_count(const uint64_t* scalars, uint32_t n, uint32_t c,
-                                     uint32_t windows, uint32_t table_stride, uint32_t* counts) {
+                                     uint32_t windows, uint32_t table_stride, uint32_t ones_apart,
+                                     uint32_t* counts) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     scalar_t s = scalar_t::load(scalars + 4 * (uint64_t)i);
     s.reduce();
     uint32_t carry = 0;
-    int d0 = signed_digit(s, 0, c, carry);
+    int d0 = first_digit(s, c, ones_apart, carry);
     uint32_t key0 = d0 ? place_digit(i, 0, d0, c, table_stride).key : MSM_NO_KEY;
     warp_peers peers = peers_by_key(key0);
     if (key0 != MSM_NO_KEY && peers.rank == 0) atomicAdd(&counts[key0 + 1], __popc(peers.mask));
@@ -74,14 +107,15 @@ extern "C" __global__ void msm_count(const uint64_t* scalars, uint32_t n, uint32
 }
 
 extern "C" __global__ void msm_scatter(const uint64_t* scalars, uint32_t n, uint32_t c,
-                                       uint32_t windows, uint32_t table_stride, uint32_t* cursor,
-                                       uint32_t* entries, uint32_t* keys) {
+                                       uint32_t windows, uint32_t table_stride,
+                                       uint32_t ones_apart, uint32_t* cursor, uint32_t* entries,
+                                       uint32_t* keys) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     scalar_t s = scalar_t::load(scalars + 4 * (uint64_t)i);
     s.reduce();
     uint32_t carry = 0;
-    int d0 = signed_digit(s, 0, c, carry);
+    int d0 = first_digit(s, c, ones_apart, carry);
     digit_slot first = place_digit(i, 0, d0, c, table_stride);
     uint32_t key0 = d0 ? first.key : MSM_NO_KEY;
     warp_peers peers = peers_by_key(key0);
@@ -138,6 +172,15 @@ extern "C" __global__ void msm_bucket_level_g2(const uint64_t* points, const uin
                                                uint64_t* next_points, uint32_t* next_keys) {
     xyzz_partials<fq2_t> source = {points};
     bucket_level<fq2_t>(thread_index(), source, keys, len, chunk, buckets, next_points, next_keys);
+}
+
+extern "C" __global__ void msm_ones_g1(const uint64_t* bases, const uint32_t* ones, uint32_t count,
+                                       uint32_t per, uint64_t* partials) {
+    ones_partial<fq_t>(thread_index(), bases, ones, count, per, partials);
+}
+extern "C" __global__ void msm_ones_g2(const uint64_t* bases, const uint32_t* ones, uint32_t count,
+                                       uint32_t per, uint64_t* partials) {
+    ones_partial<fq2_t>(thread_index(), bases, ones, count, per, partials);
 }
 
 extern "C" __global__ void msm_reduce_segments_g1(uint64_t* buckets, uint32_t bucket_bits,

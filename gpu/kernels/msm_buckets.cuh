@@ -83,6 +83,22 @@ FIELD_FN void bucket_level(uint32_t t, Source source, const uint32_t* keys, uint
     }
 }
 
+// The bases of the scalars equal to 1 need no buckets: thread t adds those of entries
+// [t·per, (t + 1)·per) of their index list (msm_split_ones) into one XYZZ partial sum,
+// stored at row t; msm_reduce_windows then sums the partials. Threads past the list
+// store nothing (the partials start zeroed: infinity).
+template <class F>
+FIELD_FN void ones_partial(uint32_t t, const uint64_t* bases, const uint32_t* ones,
+                           uint32_t count, uint32_t per, uint64_t* partials) {
+    uint32_t start = t * per;
+    if (start >= count) return;
+    uint32_t end = count - start < per ? count : start + per;
+    xyzz_t<F> acc = xyzz_t<F>::infinity();
+    for (uint32_t j = start; j < end; j++)
+        acc = acc.add_affine(affine_t<F>::load(bases + (uint64_t)ones[j] * 2 * F::WORDS));
+    acc.store(partials + (uint64_t)t * 4 * F::WORDS);
+}
+
 // Thread (window w, run j) over buckets jL .. jL + L - 1 of window w computes the run's
 // share sum_k (jL + k + 1) * bucket_{jL+k} of the window sum. Only one point is ever live
 // in registers (G2 points are 96 registers each): a first pass turns the run's buckets

@@ -37,6 +37,16 @@ struct scalar_t {
         for (int i = 0; i < 8; i++) w[i] = x.v[i];
     }
 
+    // After reduce(): a witness's set bits (1) are summed apart from the digit sort.
+    FIELD_FN bool is_zero() const { return (w[0] | high_words()) == 0; }
+    FIELD_FN bool is_one() const { return w[0] == 1 && high_words() == 0; }
+    FIELD_FN uint32_t high_words() const {
+        uint32_t r = 0;
+#pragma unroll
+        for (int i = 1; i < 8; i++) r |= w[i];
+        return r;
+    }
+
     // Word k (zero past the top) by a run-time index, without a local-memory array.
     FIELD_FN uint32_t word(int k) const {
         uint32_t r = 0;
