@@ -21,7 +21,7 @@ phases (``partition_gpu_s``: their median; ``gpu_busy``: their sum over the wind
 first compute's start to the last one's end), and memory with the workers idle: the
 device's used bytes over the key's (``gpu_key_copies``: its floor), the host's key files
 (tmpfs) and every process's private bytes (``host_key_copies``: the floor of their sum over
-the key's bytes). Prints a table and writes ``filecoin-sector-<date>.json`` and the issue's
+the key's bytes). Prints a table and writes ``filecoin-sector-<size>-<date>.json`` and the issue's
 ``filecoin-32gib-<date>-sector.json`` to ``--out``.
 """
 
@@ -60,7 +60,7 @@ from workers.phase_events import read_events  # noqa: E402
 from workers.standalone import results_key  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-ROUND_TIMEOUT_S = 480
+ROUND_TIMEOUT_S = 300
 
 
 def step(name: str, fn):
@@ -98,12 +98,16 @@ def spawn(url: str, params: Path, job: Path, queue: str, name: str,
          "--linger", str(ROUND_TIMEOUT_S)], cwd=ROOT, env=env)
 
 
+class RoundFailed(RuntimeError):
+    """A round that did not finish: recorded, and the next round still runs."""
+
+
 def wait_for(client: redis.Redis, queue: str, count: int, procs: list) -> list[dict]:
     deadline = time.monotonic() + ROUND_TIMEOUT_S
     while (done := client.llen(results_key(queue))) < count:
         dead = [p.pid for p in procs if p.poll() is not None]
         if dead or time.monotonic() > deadline:
-            raise SystemExit(f"{queue}: {done} of {count} outcomes; workers exited: {dead}")
+            raise RoundFailed(f"{queue}: {done} of {count} outcomes; workers exited: {dead}")
         time.sleep(0.02)
     return [json.loads(r) for r in client.lrange(results_key(queue), 0, -1)]
 
@@ -187,6 +191,15 @@ def idle_memory(procs: list, key: ProvingKey, holder, key_file_bytes: int) -> di
                 host_key_copies=(key_file_bytes + sum(private.values())) // key_file_bytes)
 
 
+def write(out: Path, stamp: str, size: str, common: dict, setup: dict, rows: list) -> None:
+    """The record so far, and for 32 GiB the issue's goal records."""
+    record = {"date": stamp, **common, "setup": setup, "rounds": rows}
+    (out / f"filecoin-sector-{size}-{stamp}.json").write_text(json.dumps(record, indent=1))
+    if size == "32GiB":
+        goals = [dict(common, **row) for row in rows]
+        (out / f"filecoin-32gib-{stamp}-sector.json").write_text(json.dumps(goals, indent=1))
+
+
 def device_name(holder) -> str:
     if holder is None:
         return "cpu"
@@ -219,37 +232,34 @@ def main() -> None:
     if holder is not None:  # held here between rounds, with the workers' settings
         _, setup["key_resident_s"] = step("key resident (keeper)", lambda: holder.prepare(key))
     key_file_bytes = sum(f.stat().st_size for f in directory.iterdir())
-    embedded = EmbeddedRedis().start()
-    rows = []
-    try:
-        client = redis.Redis.from_url(embedded.url)
-        for workers in (int(w) for w in args.workers.split(",") if w):
-            rows.append(dict(one_round(client, embedded.url, args.params, job, workers,
-                                       setup["partitions"], key, key_file_bytes, holder),
-                             mode="resident", budget_bytes=None))
-            print(json.dumps({k: v for k, v in rows[-1].items() if "by_pid" not in k}),
-                  flush=True)
-    finally:
-        embedded.stop()
-        if holder is not None:
-            holder.evict(key)
     stamp = time.strftime("%Y-%m-%d-%H%M", time.gmtime())
     common = {"device": device_name(holder), "commit": commit(), "command": " ".join(sys.argv),
               "registered_proof": f"StackedDrg{args.size}V1_1",
               "key": "timing key (random bases): proofs computed, none can verify",
               "key_file_bytes": key_file_bytes}
-    record = {"date": stamp, **common, "setup": setup, "rounds": rows}
-    out = Path(args.out)
-    (out / f"filecoin-sector-{stamp}.json").write_text(json.dumps(record, indent=1))
-    if args.size == "32GiB":
-        goals = [dict(common, **row) for row in rows]
-        (out / f"filecoin-32gib-{stamp}-sector.json").write_text(json.dumps(goals, indent=1))
+    embedded = EmbeddedRedis().start()
+    rows = []
+    try:
+        client = redis.Redis.from_url(embedded.url)
+        for workers in (int(w) for w in args.workers.split(",") if w):
+            try:
+                row = one_round(client, embedded.url, args.params, job, workers,
+                                setup["partitions"], key, key_file_bytes, holder)
+            except RoundFailed as exc:
+                row = {"workers": workers, "failed": str(exc), "sector_wall_s": None}
+            rows.append(dict(row, mode="resident", budget_bytes=None))
+            print(json.dumps({k: v for k, v in row.items() if "by_pid" not in k}), flush=True)
+            write(Path(args.out), stamp, args.size, common, setup, rows)  # each round kept
+    finally:
+        embedded.stop()
+        if holder is not None:
+            holder.evict(key)
     print(f"{'workers':>7} {'sector s':>9} {'partition s':>12} {'busy':>6} {'gpu copies':>11} "
           f"{'host copies':>12}")
     for r in rows:
-        print(f"{r['workers']:>7} {r['sector_wall_s']:>9} {r['partition_gpu_s']!s:>12} "
-              f"{r['gpu_busy']!s:>6} {r.get('gpu_key_copies', '-')!s:>11} "
-              f"{r['host_key_copies']:>12}")
+        print(f"{r['workers']:>7} {r['sector_wall_s']!s:>9} {r.get('partition_gpu_s')!s:>12} "
+              f"{r.get('gpu_busy')!s:>6} {r.get('gpu_key_copies', '-')!s:>11} "
+              f"{r.get('host_key_copies')!s:>12}")
 
 
 if __name__ == "__main__":
