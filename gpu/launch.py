@@ -4,12 +4,18 @@ CuPy converts every argument of every call: ~8 µs of host time for a launch of 
 while a whole 2^16 NTT runs in ~30 µs on an H200, so a transform's first kernel started
 a quarter of its time late (bench/NOTES.md, issue 26). A ``PackedLaunch`` converts its
 arguments once into 8-byte slots and, per call, writes only the leading pointers that
-change (an NTT pass's source and destination) before one ``cuLaunchKernel``. The driver
-copies the arguments when the launch is queued, so the slots may be rewritten at once.
+change (an NTT pass's source and destination) before one ``cuLaunchKernel``, called in
+libcuda through ctypes (CuPy's wrapper and its Python around the call cost ~1.5 µs more,
+measured on the H200). The driver copies the arguments when the launch is queued, so the
+slots may be rewritten at once. A cooperative launch (``cuLaunchCooperativeKernel``) is
+refused by the driver unless all its blocks can be resident at once, which a grid barrier
+needs.
 """
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import threading
 
 import numpy as np
@@ -41,12 +47,44 @@ def slot_addresses(slots: np.ndarray) -> np.ndarray:
     return slots.ctypes.data + SLOT_BYTES * np.arange(len(slots), dtype=np.uint64)
 
 
+@functools.lru_cache(maxsize=1)
+def driver() -> ctypes.CDLL:
+    """libcuda with the prototypes used here (the process's CUDA context is CuPy's)."""
+    lib = ctypes.CDLL("libcuda.so.1")
+    dims = [ctypes.c_uint] * 7
+    lib.cuLaunchKernel.argtypes = [ctypes.c_void_p, *dims, ctypes.c_void_p, ctypes.c_void_p,
+                                   ctypes.c_void_p]
+    lib.cuLaunchCooperativeKernel.argtypes = [ctypes.c_void_p, *dims, ctypes.c_void_p,
+                                              ctypes.c_void_p]
+    lib.cuOccupancyMaxActiveBlocksPerMultiprocessor.argtypes = [
+        ctypes.POINTER(ctypes.c_int), ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t]
+    lib.cuGetErrorName.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
+    return lib
+
+
+def check(what: str, status: int) -> None:
+    if status != 0:
+        name = ctypes.c_char_p()
+        driver().cuGetErrorName(status, ctypes.byref(name))
+        raise RuntimeError(f"{what}: {(name.value or b'CUDA error').decode()} ({status})")
+
+
+def resident_blocks(kernel, threads: int, shared_bytes: int) -> int:
+    """How many blocks of ``kernel`` one multiprocessor holds at once."""
+    count = ctypes.c_int()
+    check("cuOccupancyMaxActiveBlocksPerMultiprocessor",
+          driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(
+              ctypes.byref(count), kernel.kernel.ptr, threads, shared_bytes))
+    return count.value
+
+
 class PackedLaunch:
     """One kernel with its grid, block, dynamic shared bytes and arguments fixed, except
-    its first ``live`` arguments, which each call passes as device pointers."""
+    its first ``live`` arguments, which each call passes as device pointers; ``cooperative``
+    for a grid whose blocks must all be resident at once."""
 
     def __init__(self, kernel, grid: tuple[int, ...], block: tuple[int, ...],
-                 shared_bytes: int, args, live: int) -> None:
+                 shared_bytes: int, args, live: int, cooperative: bool = False) -> None:
         self._function = kernel.kernel.ptr  # the CUfunction behind the cupy.RawKernel
         self._dims = (*grid, *(1,) * (3 - len(grid)), *block, *(1,) * (3 - len(block)))
         self._shared = shared_bytes
@@ -54,17 +92,21 @@ class PackedLaunch:
         self._live = live
         self._slots = argument_slots(self._args)
         self._addresses = slot_addresses(self._slots)
-        self._params = self._addresses.ctypes.data
+        params = self._addresses.ctypes.data
+        lib = driver()
+        self._launch = lib.cuLaunchCooperativeKernel if cooperative else lib.cuLaunchKernel
+        self._tail = (params,) if cooperative else (params, None)  # cuLaunchKernel: extra=NULL
+        self._what = "cuLaunchCooperativeKernel" if cooperative else "cuLaunchKernel"
         self._lock = threading.Lock()
 
     def __call__(self, stream_ptr: int, *pointers: int) -> None:
-        from cupy.cuda import driver
-
         if len(pointers) != self._live:
             raise TypeError(f"packed launch: {len(pointers)} pointers for {self._live} live "
                             f"arguments")
         with self._lock:
             for i, pointer in enumerate(pointers):
                 self._slots[i] = pointer
-            driver.launchKernel(self._function, *self._dims, self._shared, stream_ptr,
-                                self._params, 0)
+            status = self._launch(self._function, *self._dims, self._shared, stream_ptr,
+                                  *self._tail)
+        if status:
+            check(self._what, status)

@@ -197,3 +197,97 @@ FIELD_FN void ntt_round(fr_t (&x)[1 << R], const ntt_pass_t<R>& p, uint32_t t, u
         }
     }
 }
+
+// ---- A whole transform in one launch (ntt.cu ntt_fused_*) ----------------------------
+// Up to 2^20 a transform is bound by latency, not work: each further launch costs the host
+// a driver call and the device a drain and a start. A fused launch runs every pass of the
+// plan in one kernel: a grid of co-resident blocks (a cooperative launch) of 2^L threads,
+// a grid barrier between passes. In pass k a block of 2^L threads holds 2^(L - l_k)
+// sub-blocks of 2^l_k threads (l_k = the pass's block threads, log), each running one of
+// the pass's blocks with its own slice of shared memory, and the grid strides over the
+// pass's blocks (bench/NOTES.md, issue 26).
+//
+// The plan travels as one word, 16 bits a pass in DIT order: stages | log_cols << 4 | R << 8.
+#define NTT_SHAPE_BITS 16u
+
+struct ntt_grid_t {
+    uint32_t log_n, flags;
+    uint64_t shape;
+
+    FIELD_FN uint32_t field_dit(uint32_t d) const {
+        return (uint32_t)(shape >> (NTT_SHAPE_BITS * d)) & ((1u << NTT_SHAPE_BITS) - 1);
+    }
+    FIELD_FN uint32_t count() const {
+        uint32_t c = 0;
+        while (c < 64 / NTT_SHAPE_BITS && field_dit(c)) c++;
+        return c;
+    }
+    // The k-th pass executed (DIF runs the plan downward), as its index in DIT order.
+    FIELD_FN uint32_t dit_index(uint32_t k) const {
+        return (flags & NTT_DIF) ? count() - 1 - k : k;
+    }
+    FIELD_FN uint32_t stages(uint32_t k) const { return field_dit(dit_index(k)) & 15; }
+    FIELD_FN uint32_t log_cols(uint32_t k) const { return (field_dit(dit_index(k)) >> 4) & 15; }
+    FIELD_FN uint32_t per_thread(uint32_t k) const { return field_dit(dit_index(k)) >> 8; }
+    FIELD_FN uint32_t first_stage(uint32_t k) const {
+        uint32_t s = 0;
+        for (uint32_t d = 0; d < dit_index(k); d++) s += field_dit(d) & 15;
+        return s;
+    }
+    FIELD_FN uint32_t log_elems(uint32_t k) const { return stages(k) + log_cols(k); }
+    FIELD_FN uint32_t log_threads(uint32_t k) const { return log_elems(k) - per_thread(k); }
+    FIELD_FN uint32_t blocks(uint32_t k) const { return 1u << (log_n - log_elems(k)); }
+    // Only the first pass executed gathers; the scales ride on the first and the last.
+    template <int R>
+    FIELD_FN ntt_pass_t<R> pass(uint32_t k, uint32_t block) const {
+        return {log_n, first_stage(k), stages(k), log_cols(k),
+                k == 0 ? flags : flags & ~NTT_GATHER, block};
+    }
+    // Thread `thread` of a block of 2^log_block threads: its sub-block, its thread there,
+    // and the first pass block that sub-block takes; the grid then strides by grid_step.
+    FIELD_FN uint32_t sub_block(uint32_t k, uint32_t thread) const { return thread >> log_threads(k); }
+    FIELD_FN uint32_t sub_thread(uint32_t k, uint32_t thread) const {
+        return thread & ((1u << log_threads(k)) - 1);
+    }
+    FIELD_FN uint32_t first_block(uint32_t k, uint32_t block, uint32_t log_block) const {
+        return block << (log_block - log_threads(k));
+    }
+    FIELD_FN uint32_t grid_step(uint32_t k, uint32_t grid, uint32_t log_block) const {
+        return grid << (log_block - log_threads(k));
+    }
+    // Shared memory of sub-block `sub`: its 2^E low halves, then its 2^E high halves.
+    FIELD_FN uint32_t shared_offset(uint32_t k, uint32_t sub) const {
+        return sub << (log_elems(k) + 1);
+    }
+};
+
+// Grid barrier for co-resident blocks, called by one thread of each: bar[0] counts the
+// arrivals, bar[1] is the barrier's generation. The last to arrive resets the count and
+// opens the next generation; the others wait for it to change from the one they read before
+// arriving. Both words come back to a state the next launch can reuse (the count to 0).
+#ifdef __CUDA_ARCH__
+#define NTT_ATOMIC_LOAD(p) (*(volatile uint32_t*)(p))
+#define NTT_ATOMIC_ADD(p, v) atomicAdd((p), (v))
+#define NTT_ATOMIC_STORE(p, v) atomicExch((p), (v))
+#define NTT_FENCE() __threadfence()
+#define NTT_SPIN() ((void)0)
+#else
+#include <sched.h>
+#define NTT_ATOMIC_LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define NTT_ATOMIC_ADD(p, v) __atomic_fetch_add((p), (v), __ATOMIC_ACQ_REL)
+#define NTT_ATOMIC_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define NTT_FENCE() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#define NTT_SPIN() sched_yield()  // the host tests run more blocks than cores
+#endif
+static FIELD_FN void ntt_grid_barrier(uint32_t* bar, uint32_t blocks) {
+    const uint32_t generation = NTT_ATOMIC_LOAD(&bar[1]);
+    NTT_FENCE();
+    if (NTT_ATOMIC_ADD(&bar[0], 1u) == blocks - 1) {
+        NTT_ATOMIC_STORE(&bar[0], 0u);
+        NTT_FENCE();
+        NTT_ATOMIC_ADD(&bar[1], 1u);
+    } else {
+        while (NTT_ATOMIC_LOAD(&bar[1]) == generation) NTT_SPIN();
+    }
+    NTT_FENCE();
+}
