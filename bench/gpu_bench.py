@@ -136,8 +136,7 @@ def back_to_back(fn, stream, calls: int = 50) -> dict:
 def bench_ntt(log_n: int, stream, reps: int) -> dict:
     """Natural-order forward (DIT, gathering first pass) and inverse (1/n fused), out of
     place, each call timed alone from an idle device (as sppark's bench times its own);
-    beside it the same forward queued back to back (what latency costs) and, where the
-    transform is one fused launch, the same plan launched a pass at a time."""
+    beside it the same forward queued back to back (what latency costs)."""
     ntt = engine(cupy.cuda.Device().id)
     ntt.prepare(log_n)
     x = random_scalars(1 << log_n)
@@ -148,15 +147,8 @@ def bench_ntt(log_n: int, stream, reps: int) -> dict:
     print(f"ntt 2^{log_n}: {statistics.median(fwd):.4f} ms  intt {statistics.median(inv):.4f} ms"
           f"  back to back {queued['device_ms_per_call']:.4f} ms a call, host "
           f"{queued['host_us_per_call']:.1f} us", flush=True)
-    entry = {"passes": len(plan(log_n)), "ntt": summary(fwd), "intt": summary(inv),
-             "back_to_back": queued}
-    if log_n <= ntt.fused_max_log:  # the same plan as one launch a pass, for comparison
-        apart = ntt.with_shapes({}, fused_max_log=0)
-        entry["ntt_launch_a_pass"] = summary(timed(lambda: apart.dit(x, y, gather=True),
-                                                   stream, reps))
-        print(f"  one launch a pass: {entry['ntt_launch_a_pass']['median_ms']:.4f} ms",
-              flush=True)
-    return entry
+    return {"passes": len(plan(log_n)), "ntt": summary(fwd), "intt": summary(inv),
+            "back_to_back": queued}
 
 
 def bench_msm(group: int, log_n: int, pool: PointArray, stream, reps: int,

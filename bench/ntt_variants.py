@@ -6,12 +6,10 @@ For every size, candidate shapes (``gpu.ntt.Shape``: two to four passes, 0 to 3 
 block in the later passes, 2^1..2^2 elements a thread, the first pass's R apart from the
 rest's) time the natural-order forward transform (a gathering DIT, out of place, as
 ``gpu_bench`` times it) by CUDA events: three runs each, then ``--reps`` for the five
-fastest and the default plan (each as the backend runs it: up to
-``gpu.ntt.FUSED_MAX_LOG`` a plan the fused kernels take is one launch). Every variant's
-output must equal the default plan's byte for byte (else the run stops); the default's
-round trip through the inverse must give the input back. The table at the end names the
-fastest shape per size, to copy into ``gpu.ntt.SHAPES``; the host time of one call
-(launches only) is printed beside it.
+fastest and the default plan. Every variant's output must equal the default plan's byte
+for byte (else the run stops); the default's round trip through the inverse must give the
+input back. The table at the end names the fastest shape per size, to copy into
+``gpu.ntt.SHAPES``; the host time of one call (launches only) is printed beside it.
 """
 
 from __future__ import annotations
@@ -32,7 +30,7 @@ import cupy  # noqa: E402
 from bench.gpu_bench import timed  # noqa: E402
 
 from gpu.ntt import (MAX_LOG_BLOCK, MAX_LOG_PER_THREAD, default_shape, engine,  # noqa: E402
-                     fused_log_block, make_plan)
+                     make_plan)
 from snark.fields import random_fr  # noqa: E402
 
 
@@ -92,7 +90,6 @@ def sweep_size(base, log_n: int, reps: int, stream) -> tuple[dict, str] | None:
     medians = {shape: statistics.median(v) for shape, v in final.items()}
     best = min(medians, key=medians.get)
     ntt = base.with_shapes({log_n: best})
-    fused = log_n <= ntt.fused_max_log and fused_log_block(log_n, ntt.plan(log_n)) is not None
     forward(ntt)()
     stream.synchronize()
     started = time.perf_counter()
@@ -106,10 +103,9 @@ def sweep_size(base, log_n: int, reps: int, stream) -> tuple[dict, str] | None:
              "final_ms": {str(k): v for k, v in final.items()},
              "best": best, "best_ms": medians[best], "default": default,
              "default_ms": medians[default], "best_intt_ms": inverse,
-             "host_us_per_call": host_us, "best_fused": fused}
+             "host_us_per_call": host_us}
     row = (f"2^{log_n:<3} best {medians[best]:8.4f} ms  intt {inverse:8.4f} ms  "
-           f"default {medians[default]:8.4f} ms  host {host_us:5.1f} us  {best}"
-           f"{'  (one launch)' if fused else ''}")
+           f"default {medians[default]:8.4f} ms  host {host_us:5.1f} us  {best}")
     return entry, row
 
 

@@ -5,11 +5,9 @@ while a whole 2^16 NTT runs in ~30 µs on an H200, so a transform's first kernel
 a quarter of its time late (bench/NOTES.md, issue 26). A ``PackedLaunch`` converts its
 arguments once into 8-byte slots and, per call, writes only the leading pointers that
 change (an NTT pass's source and destination) before one ``cuLaunchKernel``, called in
-libcuda through ctypes (CuPy's wrapper and its Python around the call cost ~1.5 µs more,
-measured on the H200). The driver copies the arguments when the launch is queued, so the
-slots may be rewritten at once. A cooperative launch (``cuLaunchCooperativeKernel``) is
-refused by the driver unless all its blocks can be resident at once, which a grid barrier
-needs.
+libcuda through ctypes rather than CuPy's wrapper (one NTT call timed alone on the H200:
+2^20 0.2993 → 0.2878 ms, 2^16..2^24 1–4% lower; bench/NOTES.md, issue 26). The driver
+copies the arguments when the launch is queued, so the slots may be rewritten at once.
 """
 
 from __future__ import annotations
@@ -54,10 +52,6 @@ def driver() -> ctypes.CDLL:
     dims = [ctypes.c_uint] * 7
     lib.cuLaunchKernel.argtypes = [ctypes.c_void_p, *dims, ctypes.c_void_p, ctypes.c_void_p,
                                    ctypes.c_void_p]
-    lib.cuLaunchCooperativeKernel.argtypes = [ctypes.c_void_p, *dims, ctypes.c_void_p,
-                                              ctypes.c_void_p]
-    lib.cuOccupancyMaxActiveBlocksPerMultiprocessor.argtypes = [
-        ctypes.POINTER(ctypes.c_int), ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t]
     lib.cuGetErrorName.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
     return lib
 
@@ -69,22 +63,12 @@ def check(what: str, status: int) -> None:
         raise RuntimeError(f"{what}: {(name.value or b'CUDA error').decode()} ({status})")
 
 
-def resident_blocks(kernel, threads: int, shared_bytes: int) -> int:
-    """How many blocks of ``kernel`` one multiprocessor holds at once."""
-    count = ctypes.c_int()
-    check("cuOccupancyMaxActiveBlocksPerMultiprocessor",
-          driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(
-              ctypes.byref(count), kernel.kernel.ptr, threads, shared_bytes))
-    return count.value
-
-
 class PackedLaunch:
     """One kernel with its grid, block, dynamic shared bytes and arguments fixed, except
-    its first ``live`` arguments, which each call passes as device pointers; ``cooperative``
-    for a grid whose blocks must all be resident at once."""
+    its first ``live`` arguments, which each call passes as device pointers."""
 
     def __init__(self, kernel, grid: tuple[int, ...], block: tuple[int, ...],
-                 shared_bytes: int, args, live: int, cooperative: bool = False) -> None:
+                 shared_bytes: int, args, live: int) -> None:
         self._function = kernel.kernel.ptr  # the CUfunction behind the cupy.RawKernel
         self._dims = (*grid, *(1,) * (3 - len(grid)), *block, *(1,) * (3 - len(block)))
         self._shared = shared_bytes
@@ -92,11 +76,8 @@ class PackedLaunch:
         self._live = live
         self._slots = argument_slots(self._args)
         self._addresses = slot_addresses(self._slots)
-        params = self._addresses.ctypes.data
-        lib = driver()
-        self._launch = lib.cuLaunchCooperativeKernel if cooperative else lib.cuLaunchKernel
-        self._tail = (params,) if cooperative else (params, None)  # cuLaunchKernel: extra=NULL
-        self._what = "cuLaunchCooperativeKernel" if cooperative else "cuLaunchKernel"
+        self._params = self._addresses.ctypes.data
+        self._launch = driver().cuLaunchKernel
         self._lock = threading.Lock()
 
     def __call__(self, stream_ptr: int, *pointers: int) -> None:
@@ -107,6 +88,6 @@ class PackedLaunch:
             for i, pointer in enumerate(pointers):
                 self._slots[i] = pointer
             status = self._launch(self._function, *self._dims, self._shared, stream_ptr,
-                                  *self._tail)
+                                  self._params, None)  # extra: NULL
         if status:
-            check(self._what, status)
+            check("cuLaunchKernel", status)

@@ -10,9 +10,7 @@ registers and runs the stages R at a time, trading elements through shared memor
 (``ntt_pass.cuh``). ``dit`` (bit-reversed → natural) and ``dif`` (natural → bit-reversed)
 are the two building blocks; the natural-order ``forward``/``inverse`` are a DIT whose
 first pass gathers from bit-reversed addresses. The quotient chains a DIF inverse into a
-DIT forward so that no pass permutes. Up to 2^``FUSED_MAX_LOG`` (where a transform is
-bound by latency: the host's launches and the device's drains between passes) all passes
-run in one cooperative launch with a grid barrier between them (``fused_log_block``).
+DIT forward so that no pass permutes.
 
 Tables are built once per size (``prepare``) on the caller's current stream and kept for
 the life of the ``Ntt``: the twiddles ω^k for k ≤ n/2 (the inverse ones are −ω^(n/2−k)),
@@ -28,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpu import module
-from gpu.launch import PackedLaunch, resident_blocks
+from gpu.launch import PackedLaunch
 from snark.fields import (
     FR_MODULUS,
     FR_MULTIPLICATIVE_GENERATOR,
@@ -45,11 +43,6 @@ MAX_LOG_BLOCK = 10
 #: 2^16; bench/NOTES.md "Issue 26"), so there is no such kernel.
 MAX_LOG_PER_THREAD = 2
 SCALE_LO_BITS = 14
-#: Transforms up to this size run as one launch (bench/NOTES.md "Issue 26").
-FUSED_MAX_LOG = 20
-#: Must match ntt.cu's ntt_fused_* launch bounds and ntt_pass.cuh's shape word.
-MAX_LOG_FUSED_BLOCK = MAX_LOG_BLOCK - MAX_LOG_PER_THREAD
-MAX_FUSED_PASSES = 4
 _DIF, _INVERSE, _GATHER, _PRE_CONST, _POST_CONST = 1, 2, 4, 8, 16
 _NULL = np.uint64(0)
 
@@ -120,34 +113,6 @@ def plan(log_n: int) -> tuple[Pass, ...]:
     return make_plan(log_n, SHAPES.get(log_n) or default_shape(log_n))
 
 
-def shape_word(passes: tuple[Pass, ...]) -> int:
-    """A plan as the fused kernels read it: 16 bits a pass, DIT order (ntt_pass.cuh)."""
-    return sum((p.stages | p.log_cols << 4 | p.log_per_thread << 8) << 16 * i
-               for i, p in enumerate(passes))
-
-
-def fused_log_block(log_n: int, passes: tuple[Pass, ...]) -> int | None:
-    """log2 of the threads of a fused launch's blocks (the most any pass's blocks have:
-    a block runs 2^(L - l) of a pass's blocks at once), or None where the plan cannot be
-    fused: one pass, too many, or a block holding more of a pass's blocks than it has."""
-    if not 2 <= len(passes) <= MAX_FUSED_PASSES:
-        return None
-    log_block = max(p.log_elems - p.log_per_thread for p in passes)
-    if log_block > MAX_LOG_FUSED_BLOCK or any(log_n - p.log_per_thread < log_block
-                                              for p in passes):
-        return None
-    return log_block
-
-
-def fused_grid(log_n: int, passes: tuple[Pass, ...], log_block: int, resident: int) -> int:
-    """Blocks of a fused launch: a power of two (every pass's blocks then split evenly),
-    no more than can be resident at once (``resident``) nor than the widest pass uses."""
-    if resident < 1:
-        raise ValueError(f"ntt 2^{log_n}: a fused block of 2^{log_block} threads fits no SM")
-    widest = max(1 << (log_n - p.log_per_thread - log_block) for p in passes)
-    return min(widest, 1 << (resident.bit_length() - 1))
-
-
 @dataclass(frozen=True)
 class Launch:
     """One pass of a transform as launched: its pass, flags, and whether it applies the
@@ -166,11 +131,10 @@ def constant_scale(n: int, name: str | None) -> bool:
 
 
 def transform_flags(n: int, dif: bool, inverse: bool, pre: str | None,
-                    post: str | None, gather: bool = False) -> int:
-    """Kernel flags of a transform: its direction, its constant scales, and (for a fused
-    launch, whose first pass alone reads them) whether it gathers."""
+                    post: str | None) -> int:
+    """Kernel flags of a transform: its direction and its constant scales."""
     return (_DIF * dif | _INVERSE * inverse | _PRE_CONST * constant_scale(n, pre)
-            | _POST_CONST * constant_scale(n, post) | _GATHER * gather)
+            | _POST_CONST * constant_scale(n, post))
 
 
 def scale_args(n: int, name: str | None, tables) -> tuple:
@@ -244,14 +208,11 @@ def log_size(x, what: str = "vector") -> int:
 
 class Ntt:
     """NTTs of one device. Kernels launch on the caller's current CuPy stream; ``shapes``
-    overrides the plan of some sizes and ``fused_max_log`` the largest fused size
-    (benchmarks). A fused launch's grid barrier lives in two words per stream."""
+    overrides the plan of some sizes (benchmarks)."""
 
-    def __init__(self, device_id: int, shapes: dict[int, Shape] | None = None,
-                 fused_max_log: int = FUSED_MAX_LOG) -> None:
+    def __init__(self, device_id: int, shapes: dict[int, Shape] | None = None) -> None:
         self.device_id = device_id
         self.shapes = dict(shapes or {})
-        self.fused_max_log = fused_max_log
         self._expand = module.function("ntt.cu", "fr_expand_powers", device_id)
         self._twiddles: dict[int, object] = {}
         self._scales: dict[tuple[int, str], tuple[object, object]] = {}
@@ -261,10 +222,9 @@ class Ntt:
         shape = self.shapes.get(log_n)
         return make_plan(log_n, shape) if shape else plan(log_n)
 
-    def with_shapes(self, shapes: dict[int, Shape], fused_max_log: int | None = None) -> Ntt:
+    def with_shapes(self, shapes: dict[int, Shape]) -> Ntt:
         """An ``Ntt`` of the same device and tables whose plans follow ``shapes``."""
-        other = Ntt(self.device_id, shapes,
-                    self.fused_max_log if fused_max_log is None else fused_max_log)
+        other = Ntt(self.device_id, shapes)
         other._twiddles, other._scales = self._twiddles, self._scales
         return other
 
@@ -308,32 +268,21 @@ class Ntt:
             raise ValueError(f"ntt output: shape {dst.shape} differs from input {src.shape}")
         import cupy
 
-        stream = cupy.cuda.get_current_stream().ptr
-        key = (*key, stream)
         queued = self._launches.get(key) or self._queue(key)
-        src_ptr, dst_ptr = src.data.ptr, dst.data.ptr
+        stream, src_ptr, dst_ptr = cupy.cuda.get_current_stream().ptr, src.data.ptr, dst.data.ptr
         for i, launch in enumerate(queued):
             launch(stream, src_ptr if i == 0 else dst_ptr, dst_ptr)
 
     def _queue(self, key) -> list[PackedLaunch]:
-        """The kernel launches of one kind of transform on one stream, packed but for
-        (src, dst)."""
-        log_n, dif, inverse, gather, pre, post, _stream = key
+        """The kernel launches of one kind of transform, packed but for (src, dst)."""
+        log_n, dif, inverse, gather, pre, post = key
         self.prepare(log_n)
         pre_tables, post_tables = (
             scale_args(1 << log_n, name, self.scale(log_n, name) if name else None)
             for name in (pre, post))
         flags = transform_flags(1 << log_n, dif, inverse, pre, post)
-        passes = self.plan(log_n)
-        log_block = fused_log_block(log_n, passes) if log_n <= self.fused_max_log else None
-        if log_block is not None:
-            queued = [self._fused(log_n, passes, log_block, dif,
-                                  transform_flags(1 << log_n, dif, inverse, pre, post, gather),
-                                  pre_tables + post_tables)]
-            self._launches[key] = queued
-            return queued
         queued = []
-        for launch in launches(passes, dif, flags, gather):
+        for launch in launches(self.plan(log_n), dif, flags, gather):
             p = launch.step
             kernel = module.function("ntt.cu", f"ntt_pass_{'dif' if dif else 'dit'}_r"
                                      f"{p.log_per_thread}", self.device_id)
@@ -344,24 +293,6 @@ class Ntt:
             queued.append(PackedLaunch(kernel, *p.launch(log_n), (_NULL, _NULL, *tail), live=2))
         self._launches[key] = queued
         return queued
-
-    def _fused(self, log_n: int, passes: tuple[Pass, ...], log_block: int, dif: bool,
-               flags: int, scale_tables: tuple) -> PackedLaunch:
-        """All passes in one cooperative launch; its barrier is made here, on the stream
-        it is for, and no other launch shares it."""
-        import cupy
-
-        kernel = module.function("ntt.cu", f"ntt_fused_{'dif' if dif else 'dit'}",
-                                 self.device_id)
-        shared = 32 << (log_block + max(p.log_per_thread for p in passes))
-        resident = resident_blocks(kernel, 1 << log_block, shared) * cupy.cuda.Device(
-            self.device_id).attributes["MultiProcessorCount"]
-        grid = fused_grid(log_n, passes, log_block, resident)
-        barrier = cupy.zeros(2, dtype=cupy.uint32)
-        args = (_NULL, _NULL, self._twiddles[log_n], np.uint32(log_n), np.uint32(flags),
-                np.uint64(shape_word(passes)), *scale_tables, barrier)
-        return PackedLaunch(kernel, (grid,), (1 << log_block,), shared, args, live=2,
-                            cooperative=True)
 
     # -- natural order --------------------------------------------------------------------
     def forward(self, x, *, coset: bool = False):

@@ -12,9 +12,8 @@ import pytest
 
 import gpu
 from gpu import module
-from gpu.ntt import (FUSED_MAX_LOG, MAX_LOG_BLOCK, MAX_LOG_PER_THREAD, MAX_LOG_SIZE,
-                     SCALE_LO_BITS, SHAPES, Scale, fused_grid, fused_log_block, make_plan, plan,
-                     scales, shape_word)
+from gpu.ntt import (MAX_LOG_BLOCK, MAX_LOG_PER_THREAD, MAX_LOG_SIZE, SCALE_LO_BITS, Scale,
+                     make_plan, plan, scales)
 from snark.domain import Domain
 from snark.fields import FR_MODULUS as R
 from snark.fields import from_montgomery, limbs_to_ints, random_fr
@@ -64,22 +63,12 @@ HOST_SHAPES = [
 ]
 
 
-#: The shapes the fused kernels take, each run as grids that hold one to several of a
-#: pass's blocks at a time.
-FUSED_SHAPES = [shape for shape in HOST_SHAPES if fused_log_block(7, make_plan(7, shape))]
-HOST_RUNS = [(shape, None) for shape in HOST_SHAPES] + [
-    (shape, grid) for shape in FUSED_SHAPES for grid in (1, 3, 4)]
-
-
-@pytest.mark.parametrize("shape, grid", HOST_RUNS, ids=str)
+@pytest.mark.parametrize("shape", HOST_SHAPES, ids=str)
 @pytest.mark.parametrize("kind", ["ntt", "intt", "coset_ntt", "coset_intt"])
-def test_host_passes_match_domain(kind, shape, grid, np_rng):
+def test_host_passes_match_domain(kind, shape, np_rng):
     """The natural-order transforms as the backend launches them (a gathering DIT; the
-    inverse's 1/n as one constant, the coset's shifts by split tables), run on the host
-    with the kernels' per-thread code: a launch a pass, or (``grid``) one fused launch,
-    block after block, each pass over the whole grid before the next (what the grid
-    barrier orders), every block of a pass run once by the sub-block and shared slice
-    ``ntt_grid_t`` gives it."""
+    inverse's 1/n as one constant, the coset's shifts by split tables), run pass by pass
+    on the host with the kernels' per-thread code."""
     from gpu import hostlib
 
     n = 1 << 7
@@ -88,7 +77,7 @@ def test_host_passes_match_domain(kind, shape, grid, np_rng):
     coset = kind.startswith("coset")
     post = ("unshift_n_inv" if coset else "n_inv") if inverse else None
     got = hostlib.ntt(x, make_plan(7, shape), inverse=inverse, gather=True,
-                      pre="coset" if coset and not inverse else None, post=post, grid=grid)
+                      pre="coset" if coset and not inverse else None, post=post)
     want = getattr(Domain(n), kind)(np.asarray(limbs_to_ints(x), dtype=object))
     assert limbs_to_ints(got) == list(want)
 
@@ -124,53 +113,6 @@ def test_host_passes_at_full_blocks(log_n, shape, np_rng):
     x = random_fr(n, np_rng)
     got = hostlib.ntt(x, make_plan(log_n, shape) if shape else plan(log_n), gather=True)
     assert limbs_to_ints(got) == list(Domain(n).ntt(np.asarray(limbs_to_ints(x), dtype=object)))
-
-
-@pytest.mark.parametrize("log_n", [n for n in SHAPES if n <= FUSED_MAX_LOG])
-def test_tuned_plans_up_to_the_fused_size_fuse(log_n):
-    """The tuned plans the backend runs as one launch fit the fused kernels (blocks of at
-    most 2^8 threads), their shape word reads back as the plan, and the grid is a power
-    of two no larger than can be resident."""
-    passes = plan(log_n)
-    log_block = fused_log_block(log_n, passes)
-    assert log_block is not None and log_block <= MAX_LOG_BLOCK - MAX_LOG_PER_THREAD
-    word = shape_word(passes)
-    assert [(word >> 16 * i & 15, word >> 16 * i + 4 & 15, word >> 16 * i + 8 & 3)
-            for i in range(len(passes))] == [(p.stages, p.log_cols, p.log_per_thread)
-                                             for p in passes]
-    for resident in (1, 132 * 3, 1 << 20):
-        grid = fused_grid(log_n, passes, log_block, resident)
-        assert grid & (grid - 1) == 0 and grid <= resident
-
-
-@pytest.mark.parametrize("shape", FUSED_SHAPES, ids=str)
-def test_host_fused_quotient_chain_matches_domain(shape, np_rng):
-    """The quotient's DIF inverse then DIT forward, in place, each as one fused launch."""
-    from gpu import hostlib
-
-    n = 1 << 7
-    passes = make_plan(7, shape)
-    x = random_fr(n, np_rng)
-    evals = hostlib.ntt(hostlib.ntt(x, passes, dif=True, inverse=True, post="shift_n_inv",
-                                    grid=3), passes, grid=2)
-    d = Domain(n)
-    assert limbs_to_ints(evals) == list(d.coset_ntt(d.intt(np.asarray(limbs_to_ints(x),
-                                                                      dtype=object))))
-
-
-def test_fused_kernels_refuse_plans_they_cannot_run():
-    assert fused_log_block(7, make_plan(7, ((7, 0, 2),))) is None  # one pass: no barrier
-    assert fused_log_block(20, make_plan(20, ((10, 0, 1), (10, 0, 1)))) is None  # 2^9 threads
-    assert fused_log_block(14, make_plan(14, ((2, 0, 1),) * 7)) is None  # too many passes
-
-
-@pytest.mark.parametrize("blocks", [2, 5, 8])
-def test_grid_barrier_lets_no_block_pass_early(blocks):
-    """The fused kernels' barrier (the same code) between host threads: no thread leaves
-    round r while another has not reached it, and the count is back to 0 afterwards."""
-    from gpu import hostlib
-
-    assert hostlib.ntt_grid_barrier_check(blocks, 400, seconds=10) == 0
 
 
 def test_shared_slots_are_bank_conflict_free_permutations():
@@ -317,25 +259,3 @@ def test_quotient_chain_needs_no_permutation(cp, np_rng):
     ntt.dif(v, inverse=True, post="shift_n_inv")
     ntt.dit(v, v)
     assert _ints(cp, v) == list(d.coset_ntt(d.intt(np.asarray(limbs_to_ints(x), dtype=object))))
-
-
-@on_gpu
-@pytest.mark.parametrize("log_n", [12, 16, 18, 20])
-def test_fused_launch_equals_separate_launches(cp, log_n, np_rng):
-    """One cooperative launch gives the bytes the pass-per-launch kernels give: the four
-    natural-order transforms, and the quotient's in-place DIF → DIT chain."""
-    from gpu.ntt import engine
-
-    fused = engine(cp.cuda.Device().id)
-    apart = fused.with_shapes({}, fused_max_log=0)
-    assert fused_log_block(log_n, fused.plan(log_n)) is not None
-    x = cp.asarray(random_fr(1 << log_n, np_rng))
-    for kind in ("forward", "inverse"):
-        for coset in (False, True):
-            assert cp.array_equal(getattr(fused, kind)(x, coset=coset),
-                                  getattr(apart, kind)(x, coset=coset)), (kind, coset)
-    chained = [x.copy(), x.copy()]
-    for ntt, v in zip((fused, apart), chained):
-        ntt.dif(v, inverse=True, post="shift_n_inv")
-        ntt.dit(v, v)
-    assert cp.array_equal(*chained)

@@ -30,7 +30,7 @@ def load() -> ctypes.CDLL:
     """Build (once per source version) and load the host library; without g++,
     ``snark.native.build.NativeUnavailable``."""
     target = shared_library("field_host", [SOURCE], headers=sorted(KERNELS.glob("*.cuh")),
-                            flags=["-O2", "-std=c++17", "-pthread", f"-I{KERNELS}"])
+                            flags=["-O2", "-std=c++17", f"-I{KERNELS}"])
     lib = ctypes.CDLL(str(target))
     pointer, long_ = ctypes.c_void_p, ctypes.c_long
     for name in ("fr_apply", "fq_apply", "fq2_apply", "g1_apply", "g2_apply"):
@@ -46,11 +46,6 @@ def load() -> ctypes.CDLL:
     u32, u64 = ctypes.c_uint32, ctypes.c_uint64
     lib.ntt_pass_host.argtypes = [ctypes.c_int] * 2 + [pointer] * 3 + [u32] * 5 + [pointer] * 4
     lib.ntt_pass_host.restype = ctypes.c_int
-    lib.ntt_fused_host.argtypes = ([pointer] * 3 + [u32] * 2 + [u64] + [pointer] * 4
-                                   + [u32] * 2)
-    lib.ntt_fused_host.restype = ctypes.c_int
-    lib.ntt_grid_barrier_check.argtypes = [u32] * 3
-    lib.ntt_grid_barrier_check.restype = long_
     lib.ntt_shared_slots.argtypes = [ctypes.c_int, u32, u32, u32, pointer]
     lib.ntt_shared_slots.restype = ctypes.c_int
     lib.porep_witness_host.argtypes = ([pointer, u32, u32] + [pointer] * 5 + [u32] * 4
@@ -110,12 +105,10 @@ def msm_window_sums(points, scalars: np.ndarray, c: int, windows: int, run_bits:
 
 
 def ntt(x: np.ndarray, passes, *, dif: bool = False, inverse: bool = False,
-        gather: bool = False, pre: str | None = None, post: str | None = None,
-        grid: int | None = None) -> np.ndarray:
+        gather: bool = False, pre: str | None = None, post: str | None = None) -> np.ndarray:
     """``gpu.ntt.Ntt.dit`` (or ``dif``) of the (n, 4) limbs ``x`` run on the CPU with the
     kernels' per-thread code, pass by pass as ``gpu.ntt`` launches them over ``passes``
-    (a ``gpu.ntt.make_plan``), or with ``grid`` as one fused launch of that many blocks;
-    the twiddle and scale tables are built on the host."""
+    (a ``gpu.ntt.make_plan``); the twiddle and scale tables are built on the host."""
     from gpu import ntt as gpu_ntt
     from snark.fields import FR_MODULUS, to_montgomery
 
@@ -129,19 +122,9 @@ def ntt(x: np.ndarray, passes, *, dif: bool = False, inverse: bool = False,
     pre_args, post_args = (
         [a if isinstance(a, np.ndarray) else None
          for a in gpu_ntt.scale_args(n, name, tables.get(name))] for name in (pre, post))
-    flags = gpu_ntt.transform_flags(n, dif, inverse, pre, post, gather and grid is not None)
+    flags = gpu_ntt.transform_flags(n, dif, inverse, pre, post)
     src = np.ascontiguousarray(x, dtype=np.uint64)
     dst = src.copy() if dif else np.zeros_like(src)
-    if grid is not None:
-        log_block = gpu_ntt.fused_log_block(log_n, passes)
-        if log_block is None:
-            raise ValueError(f"ntt: the plan {passes} cannot be fused")
-        scale_ptrs = [_ptr(a) if a is not None else None for a in pre_args + post_args]
-        if load().ntt_fused_host(_ptr(src), _ptr(dst), _ptr(twiddles), log_n,
-                                 flags, gpu_ntt.shape_word(passes),
-                                 *scale_ptrs, grid, log_block) != 0:
-            raise ValueError(f"ntt: no kernel for a pass of {passes}")
-        return dst
     for i, launch in enumerate(gpu_ntt.launches(passes, dif, flags, gather)):
         p = launch.step
         scale_ptrs = [_ptr(a) if a is not None and use else None
@@ -153,13 +136,6 @@ def ntt(x: np.ndarray, passes, *, dif: bool = False, inverse: bool = False,
         if status != 0:
             raise ValueError(f"ntt pass {p}: no kernel for 2^{p.log_per_thread} a thread")
     return dst
-
-
-def ntt_grid_barrier_check(blocks: int, rounds: int, seconds: int = 30) -> int:
-    """The fused kernels' grid barrier between ``blocks`` host threads, ``rounds`` times:
-    how often a thread passed it with another not yet arrived, plus any unclean state;
-    -1 if they are not through within ``seconds`` (a barrier that never opens)."""
-    return load().ntt_grid_barrier_check(blocks, rounds, seconds)
 
 
 def ntt_shared_slots(per_thread: int, stages: int, log_cols: int, round_: int) -> np.ndarray:

@@ -1,8 +1,6 @@
 // Host (g++) build of the kernel headers, for tests on machines without a GPU: thin
 // extern "C" loops over arrays of raw limbs, one entry per operation.
-#include <chrono>
 #include <cstddef>
-#include <thread>
 #include <vector>
 
 #include "curve.cuh"
@@ -64,68 +62,32 @@ int point_apply(int op, const uint64_t* a, const uint64_t* b, uint64_t* out, lon
     return 0;
 }
 
-// One block of an NTT pass as the GPU runs it (ntt.cu ntt_block): each phase by every
-// thread before the next, as the block's barriers order them. A thread carries its pass
-// geometry, its index in its (sub-)block and its shared slice, so one block of a fused
-// launch (several sub-blocks) runs here as it does there.
-template <int R>
-struct ntt_thread {
-    ntt_pass_t<R> p;
-    uint32_t t;
-    uint4* s_lo;
-    fr_t x[1 << R];
-    uint4* s_hi() const { return s_lo + (1u << p.log_elems()); }
-};
-
-template <int R, bool DIF>
-void ntt_block_host(std::vector<ntt_thread<R>>& threads, const uint64_t* src, uint64_t* dst,
-                    const uint64_t* twiddles, const ntt_scale_t& pre, const ntt_scale_t& post) {
-    for (auto& h : threads) ntt_load_round<R>(h.x, h.p, h.t, src, pre);
-    for (uint32_t step = 0;; step++) {
-        for (auto& h : threads) ntt_round<R, DIF>(h.x, h.p, h.t, h.p.round_at(step), twiddles);
-        if (step + 1 == threads[0].p.rounds()) break;
-        for (auto& h : threads) ntt_to_shared<R>(h.x, h.p, h.t, h.p.round_at(step), h.s_lo, h.s_hi());
-        for (auto& h : threads)
-            ntt_from_shared<R>(h.x, h.p, h.t, h.p.round_at(step + 1), h.s_lo, h.s_hi());
-    }
-    for (auto& h : threads) ntt_store_round<R>(h.x, h.p, h.t, dst, post);
-}
-
-// One NTT pass over every block (ntt.cu ntt_pass_*).
+// One NTT pass over every block as the GPU runs it (ntt.cu ntt_pass): each phase by every
+// thread of the block before the next, as the block's barriers order them.
 template <int R, bool DIF>
 void ntt_pass_blocks(const uint64_t* src, uint64_t* dst, const uint64_t* twiddles,
                      uint32_t log_n, uint32_t first_stage, uint32_t stages, uint32_t log_cols,
                      uint32_t flags, ntt_scale_t pre, ntt_scale_t post) {
-    std::vector<uint4> shared(2u << (stages + log_cols));
-    for (uint32_t block = 0; block < (1u << (log_n - stages - log_cols)); block++) {
+    struct registers {
+        fr_t x[1 << R];
+    };
+    const uint32_t blocks = 1u << (log_n - stages - log_cols);
+    for (uint32_t block = 0; block < blocks; block++) {
         const ntt_pass_t<R> p = {log_n, first_stage, stages, log_cols, flags, block};
-        std::vector<ntt_thread<R>> threads(p.threads());
-        for (uint32_t t = 0; t < p.threads(); t++) threads[t] = {p, t, shared.data(), {}};
-        ntt_block_host<R, DIF>(threads, src, dst, twiddles, pre, post);
-    }
-}
-
-// Pass k of a fused launch (ntt.cu ntt_grid_pass) over a grid of `grid` blocks of
-// 2^log_block threads, block after block: what the grid barrier orders is only that every
-// block finishes pass k before any starts pass k + 1.
-template <int R, bool DIF>
-void ntt_grid_pass_host(const ntt_grid_t& g, uint32_t k, const uint64_t* src, uint64_t* dst,
-                        const uint64_t* twiddles, ntt_scale_t pre, ntt_scale_t post,
-                        uint32_t grid, uint32_t log_block) {
-    const ntt_scale_t none = {0, 0, false};
-    std::vector<uint4> shared(2u << (log_block + R));
-    std::vector<ntt_thread<R>> threads(1u << log_block);
-    for (uint32_t block = 0; block < grid; block++) {
-        for (uint32_t b = g.first_block(k, block, log_block); b < g.blocks(k);
-             b += g.grid_step(k, grid, log_block)) {
-            for (uint32_t i = 0; i < threads.size(); i++) {
-                const uint32_t sub = g.sub_block(k, i);
-                threads[i] = {g.pass<R>(k, b + sub), g.sub_thread(k, i),
-                              shared.data() + g.shared_offset(k, sub), {}};
-            }
-            ntt_block_host<R, DIF>(threads, k == 0 ? src : dst, dst, twiddles,
-                                   k == 0 ? pre : none, k + 1 == g.count() ? post : none);
+        std::vector<registers> regs(p.threads());
+        std::vector<uint4> s_lo(1u << p.log_elems()), s_hi(1u << p.log_elems());
+        for (uint32_t t = 0; t < p.threads(); t++) ntt_load_round<R>(regs[t].x, p, t, src, pre);
+        for (uint32_t step = 0;; step++) {
+            const uint32_t i = p.round_at(step);
+            for (uint32_t t = 0; t < p.threads(); t++)
+                ntt_round<R, DIF>(regs[t].x, p, t, i, twiddles);
+            if (step + 1 == p.rounds()) break;
+            for (uint32_t t = 0; t < p.threads(); t++)
+                ntt_to_shared<R>(regs[t].x, p, t, i, s_lo.data(), s_hi.data());
+            for (uint32_t t = 0; t < p.threads(); t++)
+                ntt_from_shared<R>(regs[t].x, p, t, p.round_at(step + 1), s_lo.data(), s_hi.data());
         }
+        for (uint32_t t = 0; t < p.threads(); t++) ntt_store_round<R>(regs[t].x, p, t, dst, post);
     }
 }
 
@@ -262,65 +224,6 @@ int ntt_pass_host(int dif, int per_thread, const uint64_t* src, uint64_t* dst,
     NTT_HOST_CASE(2)
 #undef NTT_HOST_CASE
     return -1;
-}
-
-// A fused transform (arguments as the ntt_fused_* kernels, less the barrier, plus the
-// grid): every pass over the whole grid before the next.
-int ntt_fused_host(const uint64_t* src, uint64_t* dst, const uint64_t* twiddles, uint32_t log_n,
-                   uint32_t flags, uint64_t shape, const uint64_t* pre_lo, const uint64_t* pre_hi,
-                   const uint64_t* post_lo, const uint64_t* post_hi, uint32_t grid,
-                   uint32_t log_block) {
-    const ntt_grid_t g = {log_n, flags, shape};
-    const ntt_scale_t pre = {pre_lo, pre_hi, (flags & NTT_PRE_CONST) != 0};
-    const ntt_scale_t post = {post_lo, post_hi, (flags & NTT_POST_CONST) != 0};
-    const bool dif = flags & NTT_DIF;
-    for (uint32_t k = 0; k < g.count(); k++) {
-        if (g.per_thread(k) == 1)
-            (dif ? ntt_grid_pass_host<1, true> : ntt_grid_pass_host<1, false>)(
-                g, k, src, dst, twiddles, pre, post, grid, log_block);
-        else if (g.per_thread(k) == 2)
-            (dif ? ntt_grid_pass_host<2, true> : ntt_grid_pass_host<2, false>)(
-                g, k, src, dst, twiddles, pre, post, grid, log_block);
-        else
-            return -1;
-    }
-    return 0;
-}
-
-// ntt_grid_barrier between `blocks` host threads, `rounds` times: each thread marks the
-// round it reached, passes the barrier, and counts the threads it finds behind that round.
-// Returns those counts in all plus any barrier state left unclean (0 for a sound barrier),
-// or -1 if the threads are still not through after `seconds` (a barrier that never opens:
-// they are left spinning on state that is never freed).
-long ntt_grid_barrier_check(uint32_t blocks, uint32_t rounds, uint32_t seconds) {
-    struct state {
-        uint32_t bar[2] = {0, 0};
-        std::vector<uint32_t> reached;
-        std::vector<long> behind;
-        uint32_t done = 0;
-    };
-    auto* st = new state;
-    st->reached.assign(blocks, 0);
-    st->behind.assign(blocks, 0);
-    for (uint32_t i = 0; i < blocks; i++)
-        std::thread([st, i, blocks, rounds] {
-            for (uint32_t r = 1; r <= rounds; r++) {
-                __atomic_store_n(&st->reached[i], r, __ATOMIC_RELEASE);
-                ntt_grid_barrier(st->bar, blocks);
-                for (uint32_t j = 0; j < blocks; j++)
-                    st->behind[i] += __atomic_load_n(&st->reached[j], __ATOMIC_ACQUIRE) < r;
-            }
-            __atomic_fetch_add(&st->done, 1u, __ATOMIC_ACQ_REL);
-        }).detach();
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-    while (__atomic_load_n(&st->done, __ATOMIC_ACQUIRE) < blocks) {
-        if (std::chrono::steady_clock::now() > deadline) return -1;
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    long bad = (st->bar[0] != 0) + (st->bar[1] != rounds);
-    for (long b : st->behind) bad += b;
-    delete st;
-    return bad;
 }
 
 // The shared-memory slot of every (thread, register) of one round of a pass, row-major
