@@ -4,12 +4,16 @@ CuPy converts every argument of every call: ~8 µs of host time for a launch of 
 while a whole 2^16 NTT runs in ~30 µs on an H200, so a transform's first kernel started
 a quarter of its time late (bench/NOTES.md, issue 26). A ``PackedLaunch`` converts its
 arguments once into 8-byte slots and, per call, writes only the leading pointers that
-change (an NTT pass's source and destination) before one ``cuLaunchKernel``. The driver
+change (an NTT pass's source and destination) before one ``cuLaunchKernel``, called in
+libcuda through ctypes rather than CuPy's wrapper (one NTT call timed alone on the H200:
+2^20 0.2993 → 0.2878 ms, 2^16..2^24 1–4% lower; bench/NOTES.md, issue 26). The driver
 copies the arguments when the launch is queued, so the slots may be rewritten at once.
 """
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import threading
 
 import numpy as np
@@ -41,6 +45,24 @@ def slot_addresses(slots: np.ndarray) -> np.ndarray:
     return slots.ctypes.data + SLOT_BYTES * np.arange(len(slots), dtype=np.uint64)
 
 
+@functools.lru_cache(maxsize=1)
+def driver() -> ctypes.CDLL:
+    """libcuda with the prototypes used here (the process's CUDA context is CuPy's)."""
+    lib = ctypes.CDLL("libcuda.so.1")
+    dims = [ctypes.c_uint] * 7
+    lib.cuLaunchKernel.argtypes = [ctypes.c_void_p, *dims, ctypes.c_void_p, ctypes.c_void_p,
+                                   ctypes.c_void_p]
+    lib.cuGetErrorName.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
+    return lib
+
+
+def check(what: str, status: int) -> None:
+    if status != 0:
+        name = ctypes.c_char_p()
+        driver().cuGetErrorName(status, ctypes.byref(name))
+        raise RuntimeError(f"{what}: {(name.value or b'CUDA error').decode()} ({status})")
+
+
 class PackedLaunch:
     """One kernel with its grid, block, dynamic shared bytes and arguments fixed, except
     its first ``live`` arguments, which each call passes as device pointers."""
@@ -55,16 +77,17 @@ class PackedLaunch:
         self._slots = argument_slots(self._args)
         self._addresses = slot_addresses(self._slots)
         self._params = self._addresses.ctypes.data
+        self._launch = driver().cuLaunchKernel
         self._lock = threading.Lock()
 
     def __call__(self, stream_ptr: int, *pointers: int) -> None:
-        from cupy.cuda import driver
-
         if len(pointers) != self._live:
             raise TypeError(f"packed launch: {len(pointers)} pointers for {self._live} live "
                             f"arguments")
         with self._lock:
             for i, pointer in enumerate(pointers):
                 self._slots[i] = pointer
-            driver.launchKernel(self._function, *self._dims, self._shared, stream_ptr,
-                                self._params, 0)
+            status = self._launch(self._function, *self._dims, self._shared, stream_ptr,
+                                  self._params, None)  # extra: NULL
+        if status:
+            check("cuLaunchKernel", status)
