@@ -106,11 +106,12 @@ class Settings(BaseSettings):
                                           description="None = read once at worker start")
     vram_headroom_bytes: int = Field(2 * 1024**3, ge=0)
     msm_table_bytes: int | None = Field(None, ge=0,
-                                        description="device memory per GPU worker process for "
-                                                    "MSM window tables of its resident keys, all "
-                                                    "together (~13x the bases, ~15% off a 2^20 "
-                                                    "proof; gpu/backend.py); None = an eighth "
-                                                    "of the GPU's memory, 0 = off")
+                                        description="device memory for the MSM window tables of "
+                                                    "the resident keys, all together: per GPU "
+                                                    "with shared keys, else per worker process "
+                                                    "(~13x the bases, ~15% off a 2^20 proof; "
+                                                    "gpu/backend.py); None = an eighth of the "
+                                                    "GPU's memory, 0 = off")
     shared_keys: bool = Field(True, description="the GPU worker processes of a GPU hold one "
                                                 "device copy of each key, kept by one keeper "
                                                 "process (gpu/shared_keys.py); off = a copy "
