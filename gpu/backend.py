@@ -185,10 +185,16 @@ class GpuBackend:
             return
         shared = self.shared_keys is not None and key.directory is not None
         resident = self.shared_keys.hold(key) if shared else self.build_resident(key)
-        with self.on_device():
-            self.ntt.prepare(resident.log_n)
-            self._add_streamed(key, resident)
-            self.stream.synchronize()
+        try:
+            with self.on_device():
+                self.ntt.prepare(resident.log_n)
+                self._add_streamed(key, resident)
+                self.stream.synchronize()
+        except BaseException:
+            del resident
+            if shared:
+                self.shared_keys.release(key)  # held for nothing: the keeper may free it
+            raise
         self.keep(key, resident)
 
     def build_resident(self, key: ProvingKey) -> Resident:
