@@ -64,8 +64,10 @@ class Imports:
                             strides=tuple(description["strides"]))
 
     def close(self) -> None:
+        opened, self._opened = self._opened, {}
+        if not opened:
+            return
         import cupy
 
-        opened, self._opened = self._opened, {}
         for pointer in opened.values():
             cupy.cuda.runtime.ipcCloseMemHandle(pointer)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
+import logging
 import os
 import socket
 import subprocess
@@ -33,6 +34,8 @@ from gpu import ipc
 from gpu.resident import Resident, from_description
 from snark.backend import BackendUnavailable, DeviceMemoryError
 from snark.keys import ProvingKey
+
+log = logging.getLogger(__name__)
 
 #: How long a worker waits for a keeper to start (CUDA and the kernels' compilation).
 START_TIMEOUT_S = 180.0
@@ -126,10 +129,14 @@ class SharedKeys:
 
     def release(self, key: ProvingKey) -> None:
         """Close this process's view of the key (nothing may use its arrays after) and let
-        the keeper know; the last holder's release frees the device copy."""
+        the keeper know; the last holder's release frees the device copy. A keeper that is
+        gone took the copy with it: nothing is left to release."""
         with self._lock:
             self._imports.pop(id(key)).close()
-            self._ask({"op": "release", "name": self.name(key)})
+            try:
+                self._ask({"op": "release", "name": self.name(key)})
+            except KeeperUnavailable as exc:
+                log.warning("%s; the hold on %s went with it", exc, self.name(key))
 
     def status(self) -> dict:
         """The keeper's keys and their holders (for benches and tests)."""
@@ -151,7 +158,7 @@ class SharedKeys:
         for a request that holds nothing yet (a new process owns no earlier holds)."""
         for attempt in (0, 1):
             try:
-                reply = self._connect().ask(request)
+                reply = self._connect(start=request["op"] == "hold").ask(request)
                 break
             except OSError as exc:
                 self._drop_connection()
@@ -162,11 +169,15 @@ class SharedKeys:
         error = f"GPU key keeper: {reply.get('error', 'no reason given')}"
         raise DeviceMemoryError(error) if reply.get("memory") else KeeperUnavailable(error)
 
-    def _connect(self) -> Connection:
+    def _connect(self, start: bool) -> Connection:
+        """The connection, made now if there is none: to the keeper listening, else (when
+        ``start``) to one started here."""
         if self._connection is None:
             try:
                 self._connection = Connection(self.path)
-            except (FileNotFoundError, ConnectionRefusedError):
+            except (FileNotFoundError, ConnectionRefusedError) as exc:
+                if not start:
+                    raise KeeperUnavailable(f"no GPU key keeper at {self.path}") from exc
                 self._connection = self._start_keeper()
         return self._connection
 

@@ -153,6 +153,20 @@ def test_a_keeper_that_cannot_start_is_one_line_naming_why(tmp_path, rng, monkey
     assert not shared.path.exists()
 
 
+def test_a_release_after_the_keeper_is_gone_is_not_an_error(tmp_path, rng, caplog):
+    """Evicting a shared key whose keeper died (its copy went with it) frees this process's
+    view and says so; nothing starts a keeper just to release."""
+    from gpu import ipc
+
+    key = ProvingKey.load(_key_dir(tmp_path, rng))
+    shared = SharedKeys(0, f"GPU-{secrets.token_hex(4)}", SETTINGS, tmp_path)
+    shared._imports[id(key)] = ipc.Imports()  # as if held from a keeper since gone
+    started = time.monotonic()
+    shared.release(key)
+    assert not shared.holds(key) and time.monotonic() - started < 5
+    assert "no GPU key keeper at" in caplog.text and not shared.path.exists()
+
+
 def test_a_socket_path_too_long_for_unix_is_refused_naming_it(tmp_path):
     with pytest.raises(ValueError, match="longer than the 107 bytes"):
         socket_path("GPU-x", tmp_path / ("d" * 100))
