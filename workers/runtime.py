@@ -265,10 +265,12 @@ class WorkerRuntime:
         compute lock, this process or another); else give it back to the device now, while
         this process still holds the compute lock and no other process runs kernels (a
         32 GiB partition's ~60 GB: two workers' caches and the key exceed an H200)."""
+        cached = self.backend.cached_bytes()
         if self._cache is not None:
+            if 0 < cached <= self._cache.nbytes and self._cache.lost_reason is None:
+                return  # already reserved: the steady state asks Redis nothing
             self._cache.release()
             self._cache = None
-        cached = self.backend.cached_bytes()
         if not cached:
             return
         self._cache = self.ledger.reserve(f"{self.worker_name}:cache", cached, leave_free=cached)
