@@ -1,13 +1,14 @@
-"""Kernel launches whose arguments are packed once and replayed through the driver.
+"""A transform's kernels as one CUDA graph, launched with one driver call.
 
-CuPy converts every argument of every call: ~8 µs of host time for a launch of twelve,
-while a whole 2^16 NTT runs in ~30 µs on an H200, so a transform's first kernel started
-a quarter of its time late (bench/NOTES.md, issue 26). A ``PackedLaunch`` converts its
-arguments once into 8-byte slots and, per call, writes only the leading pointers that
-change (an NTT pass's source and destination) before one ``cuLaunchKernel``, called in
-libcuda through ctypes rather than CuPy's wrapper (one NTT call timed alone on the H200:
-2^20 0.2993 → 0.2878 ms, 2^16..2^24 1–4% lower; bench/NOTES.md, issue 26). The driver
-copies the arguments when the launch is queued, so the slots may be rewritten at once.
+A whole NTT call timed alone from an idle device (as sppark's bench times its own) paid
+the host's time to reach each launch: at 2^16, two kernels of ~12 µs each took 34.7 µs
+through one ``cuLaunchKernel`` a pass and 26.3 µs as one graph launch, against 25 µs of
+kernels (bench/NOTES.md, issue 26). So a ``LaunchGraph`` holds kernels that run one after
+another, each with its arguments packed once into 8-byte slots, as an instantiated graph;
+a call passes the device pointers that change from call to call (an NTT's source and
+destination), rewrites the kernel nodes only when those differ from the last call's, and
+launches the graph on the caller's stream. The driver is called through ctypes, in the
+process's CUDA context (CuPy's).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from __future__ import annotations
 import ctypes
 import functools
 import threading
+import weakref
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -45,14 +48,49 @@ def slot_addresses(slots: np.ndarray) -> np.ndarray:
     return slots.ctypes.data + SLOT_BYTES * np.arange(len(slots), dtype=np.uint64)
 
 
+class KernelNodeParams(ctypes.Structure):
+    """``CUDA_KERNEL_NODE_PARAMS_v2`` of cuda.h (what the ``_v2`` graph calls take)."""
+
+    _fields_ = [("func", ctypes.c_void_p), ("grid", ctypes.c_uint * 3),
+                ("block", ctypes.c_uint * 3), ("shared_bytes", ctypes.c_uint),
+                ("kernel_params", ctypes.c_void_p), ("extra", ctypes.c_void_p),
+                ("kern", ctypes.c_void_p), ("ctx", ctypes.c_void_p)]
+
+
+class GraphEdgeData(ctypes.Structure):
+    """``CUgraphEdgeData`` of cuda.h."""
+
+    _fields_ = [("from_port", ctypes.c_ubyte), ("to_port", ctypes.c_ubyte),
+                ("type", ctypes.c_ubyte), ("reserved", ctypes.c_ubyte * 5)]
+
+
+#: A programmatic edge (cuda.h: CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC out of the upstream
+#: kernel, CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC): the downstream kernel may launch once
+#: every upstream block has started it (``griddepcontrol.launch_dependents``) or exited,
+#: and waits for the upstream's completion where it says (``griddepcontrol.wait``).
+PROGRAMMATIC_EDGE = GraphEdgeData(from_port=1, to_port=0, type=1)
+
+
 @functools.lru_cache(maxsize=1)
 def driver() -> ctypes.CDLL:
-    """libcuda with the prototypes used here (the process's CUDA context is CuPy's)."""
+    """libcuda with the prototypes used here."""
     lib = ctypes.CDLL("libcuda.so.1")
-    dims = [ctypes.c_uint] * 7
-    lib.cuLaunchKernel.argtypes = [ctypes.c_void_p, *dims, ctypes.c_void_p, ctypes.c_void_p,
-                                   ctypes.c_void_p]
-    lib.cuGetErrorName.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
+    handle, out = ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)
+    params = ctypes.POINTER(KernelNodeParams)
+    prototypes = {
+        "cuGraphCreate": [out, ctypes.c_uint],
+        "cuGraphAddKernelNode_v2": [out, handle, out, ctypes.c_size_t, params],
+        "cuGraphAddDependencies_v2": [handle, out, out, ctypes.POINTER(GraphEdgeData),
+                                      ctypes.c_size_t],
+        "cuGraphInstantiateWithFlags": [out, handle, ctypes.c_ulonglong],
+        "cuGraphExecKernelNodeSetParams_v2": [handle, handle, params],
+        "cuGraphLaunch": [handle, handle],
+        "cuGraphExecDestroy": [handle],
+        "cuGraphDestroy": [handle],
+        "cuGetErrorName": [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)],
+    }
+    for name, argtypes in prototypes.items():
+        getattr(lib, name).argtypes = argtypes
     return lib
 
 
@@ -63,31 +101,89 @@ def check(what: str, status: int) -> None:
         raise RuntimeError(f"{what}: {(name.value or b'CUDA error').decode()} ({status})")
 
 
-class PackedLaunch:
-    """One kernel with its grid, block, dynamic shared bytes and arguments fixed, except
-    its first ``live`` arguments, which each call passes as device pointers."""
+@dataclass
+class Kernel:
+    """One kernel of a graph: a ``cupy.RawKernel``'s function, its grid, block and dynamic
+    shared bytes, and its arguments, of which those at ``live`` (positions into a call's
+    pointers, one per leading argument) are that call's device pointers."""
 
-    def __init__(self, kernel, grid: tuple[int, ...], block: tuple[int, ...],
-                 shared_bytes: int, args, live: int) -> None:
-        self._function = kernel.kernel.ptr  # the CUfunction behind the cupy.RawKernel
-        self._dims = (*grid, *(1,) * (3 - len(grid)), *block, *(1,) * (3 - len(block)))
-        self._shared = shared_bytes
-        self._args = tuple(args)  # keeps the arrays the slots point into alive
-        self._live = live
-        self._slots = argument_slots(self._args)
-        self._addresses = slot_addresses(self._slots)
-        self._params = self._addresses.ctypes.data
-        self._launch = driver().cuLaunchKernel
+    kernel: object
+    grid: tuple[int, ...]
+    block: tuple[int, ...]
+    shared_bytes: int
+    args: tuple
+    live: tuple[int, ...]
+
+    def node_params(self, addresses: np.ndarray) -> KernelNodeParams:
+        pad = (1, 1, 1)
+        return KernelNodeParams(
+            func=self.kernel.kernel.ptr, grid=(ctypes.c_uint * 3)(*(self.grid + pad)[:3]),
+            block=(ctypes.c_uint * 3)(*(self.block + pad)[:3]),
+            shared_bytes=self.shared_bytes, kernel_params=addresses.ctypes.data)
+
+
+class _Node:
+    """A kernel's slots, the parameters pointing at them, and its node in the graph."""
+
+    def __init__(self, kernel: Kernel) -> None:
+        self.kernel = kernel
+        self.slots = argument_slots(kernel.args)
+        self.addresses = slot_addresses(self.slots)
+        self.params = kernel.node_params(self.addresses)
+        self.handle = ctypes.c_void_p()
+
+    def point(self, pointers: tuple[int, ...]) -> None:
+        for slot, which in enumerate(self.kernel.live):
+            self.slots[slot] = pointers[which]
+
+
+def _destroy(graph: ctypes.c_void_p, graph_exec: ctypes.c_void_p) -> None:
+    """Free a graph (a finalizer: at interpreter exit the driver may be gone already)."""
+    lib = driver()
+    if graph_exec.value:
+        lib.cuGraphExecDestroy(graph_exec)
+    if graph.value:
+        lib.cuGraphDestroy(graph)
+
+
+class LaunchGraph:
+    """Kernels that run in order, as one instantiated graph; ``graph(stream, *pointers)``
+    launches them on ``stream`` with each kernel's live arguments taken from ``pointers``.
+    ``programmatic`` joins them by programmatic edges (kernels that start early and wait
+    with ``griddepcontrol``), else by full dependencies."""
+
+    def __init__(self, kernels: list[Kernel], programmatic: bool = False) -> None:
+        lib = driver()
+        self._nodes = [_Node(k) for k in kernels]
+        self._graph, self._exec = ctypes.c_void_p(), ctypes.c_void_p()
+        weakref.finalize(self, _destroy, self._graph, self._exec)
+        check("cuGraphCreate", lib.cuGraphCreate(ctypes.byref(self._graph), 0))
+        for i, node in enumerate(self._nodes):
+            after = i > 0 and not programmatic
+            check("cuGraphAddKernelNode", lib.cuGraphAddKernelNode_v2(
+                ctypes.byref(node.handle), self._graph,
+                ctypes.byref(self._nodes[i - 1].handle) if after else None, int(after),
+                ctypes.byref(node.params)))
+            if i > 0 and programmatic:
+                check("cuGraphAddDependencies", lib.cuGraphAddDependencies_v2(
+                    self._graph, ctypes.byref(self._nodes[i - 1].handle),
+                    ctypes.byref(node.handle), ctypes.byref(PROGRAMMATIC_EDGE), 1))
+        check("cuGraphInstantiate",
+              lib.cuGraphInstantiateWithFlags(ctypes.byref(self._exec), self._graph, 0))
+        self._set = lib.cuGraphExecKernelNodeSetParams_v2
+        self._launch = lib.cuGraphLaunch
+        self._pointers: tuple[int, ...] | None = None
         self._lock = threading.Lock()
 
     def __call__(self, stream_ptr: int, *pointers: int) -> None:
-        if len(pointers) != self._live:
-            raise TypeError(f"packed launch: {len(pointers)} pointers for {self._live} live "
-                            f"arguments")
         with self._lock:
-            for i, pointer in enumerate(pointers):
-                self._slots[i] = pointer
-            status = self._launch(self._function, *self._dims, self._shared, stream_ptr,
-                                  self._params, None)  # extra: NULL
+            if pointers != self._pointers:
+                self._pointers = None  # until every node has taken the new pointers
+                for node in self._nodes:
+                    node.point(pointers)
+                    check("cuGraphExecKernelNodeSetParams",
+                          self._set(self._exec, node.handle, ctypes.byref(node.params)))
+                self._pointers = pointers
+            status = self._launch(self._exec, stream_ptr)
         if status:
-            check("cuLaunchKernel", status)
+            check("cuGraphLaunch", status)

@@ -4,10 +4,11 @@ Vectors are CuPy ``(n, 4)`` uint64 arrays. The transforms are linear, so they wo
 either form (standard or Montgomery) and return the same form; twiddles and scales are
 Montgomery, and a scale given "raw" (``Scale.raw``) additionally leaves Montgomery form.
 
-A transform is a sequence of passes (``plan``), each a kernel launch that runs up to ten
-radix-2 stages on blocks of up to 2^10 elements: each thread holds 2^R of them in
-registers and runs the stages R at a time, trading elements through shared memory between
-(``ntt_pass.cuh``). ``dit`` (bit-reversed → natural) and ``dif`` (natural → bit-reversed)
+A transform is a sequence of passes (``plan``), each a kernel that runs up to ten radix-2
+stages on blocks of up to 2^10 elements: each thread holds 2^R of them in registers and
+runs the stages R at a time, trading elements through shared memory between
+(``ntt_pass.cuh``). Each kind of transform's passes are one CUDA graph, launched with one
+driver call (``gpu.launch``). ``dit`` (bit-reversed → natural) and ``dif`` (natural → bit-reversed)
 are the two building blocks; the natural-order ``forward``/``inverse`` are a DIT whose
 first pass gathers from bit-reversed addresses. The quotient chains a DIF inverse into a
 DIT forward so that no pass permutes.
@@ -26,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpu import module
-from gpu.launch import PackedLaunch
+from gpu.launch import Kernel, LaunchGraph
 from snark.fields import (
     FR_MODULUS,
     FR_MULTIPLICATIVE_GENERATOR,
@@ -208,23 +209,27 @@ def log_size(x, what: str = "vector") -> int:
 
 class Ntt:
     """NTTs of one device. Kernels launch on the caller's current CuPy stream; ``shapes``
-    overrides the plan of some sizes (benchmarks)."""
+    overrides the plan of some sizes and ``programmatic`` how passes are joined
+    (``gpu.launch.LaunchGraph``; benchmarks compare them)."""
 
-    def __init__(self, device_id: int, shapes: dict[int, Shape] | None = None) -> None:
+    def __init__(self, device_id: int, shapes: dict[int, Shape] | None = None,
+                 programmatic: bool = True) -> None:
         self.device_id = device_id
         self.shapes = dict(shapes or {})
+        self.programmatic = programmatic
         self._expand = module.function("ntt.cu", "fr_expand_powers", device_id)
         self._twiddles: dict[int, object] = {}
         self._scales: dict[tuple[int, str], tuple[object, object]] = {}
-        self._launches: dict[tuple, list[PackedLaunch]] = {}
+        self._graphs: dict[tuple, LaunchGraph] = {}
 
     def plan(self, log_n: int) -> tuple[Pass, ...]:
         shape = self.shapes.get(log_n)
         return make_plan(log_n, shape) if shape else plan(log_n)
 
-    def with_shapes(self, shapes: dict[int, Shape]) -> Ntt:
+    def with_shapes(self, shapes: dict[int, Shape], programmatic: bool | None = None) -> Ntt:
         """An ``Ntt`` of the same device and tables whose plans follow ``shapes``."""
-        other = Ntt(self.device_id, shapes)
+        other = Ntt(self.device_id, shapes,
+                    self.programmatic if programmatic is None else programmatic)
         other._twiddles, other._scales = self._twiddles, self._scales
         return other
 
@@ -268,21 +273,20 @@ class Ntt:
             raise ValueError(f"ntt output: shape {dst.shape} differs from input {src.shape}")
         import cupy
 
-        queued = self._launches.get(key) or self._queue(key)
-        stream, src_ptr, dst_ptr = cupy.cuda.get_current_stream().ptr, src.data.ptr, dst.data.ptr
-        for i, launch in enumerate(queued):
-            launch(stream, src_ptr if i == 0 else dst_ptr, dst_ptr)
+        graph = self._graphs.get(key) or self._graph(key)
+        graph(cupy.cuda.get_current_stream().ptr, src.data.ptr, dst.data.ptr)
 
-    def _queue(self, key) -> list[PackedLaunch]:
-        """The kernel launches of one kind of transform, packed but for (src, dst)."""
+    def _graph(self, key) -> LaunchGraph:
+        """The passes of one kind of transform as one graph; a call passes (src, dst): the
+        first pass reads src, every pass writes dst, and the later ones read it too."""
         log_n, dif, inverse, gather, pre, post = key
         self.prepare(log_n)
         pre_tables, post_tables = (
             scale_args(1 << log_n, name, self.scale(log_n, name) if name else None)
             for name in (pre, post))
         flags = transform_flags(1 << log_n, dif, inverse, pre, post)
-        queued = []
-        for launch in launches(self.plan(log_n), dif, flags, gather):
+        kernels = []
+        for i, launch in enumerate(launches(self.plan(log_n), dif, flags, gather)):
             p = launch.step
             kernel = module.function("ntt.cu", f"ntt_pass_{'dif' if dif else 'dit'}_r"
                                      f"{p.log_per_thread}", self.device_id)
@@ -290,9 +294,10 @@ class Ntt:
                         log_n, p.first_stage, p.stages, p.log_cols, launch.flags)),
                     *(pre_tables if launch.pre else (_NULL, _NULL)),
                     *(post_tables if launch.post else (_NULL, _NULL)))
-            queued.append(PackedLaunch(kernel, *p.launch(log_n), (_NULL, _NULL, *tail), live=2))
-        self._launches[key] = queued
-        return queued
+            kernels.append(Kernel(kernel, *p.launch(log_n), (_NULL, _NULL, *tail),
+                                  live=(0 if i == 0 else 1, 1)))
+        self._graphs[key] = LaunchGraph(kernels, self.programmatic)
+        return self._graphs[key]
 
     # -- natural order --------------------------------------------------------------------
     def forward(self, x, *, coset: bool = False):

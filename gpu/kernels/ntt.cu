@@ -12,6 +12,21 @@
 // sector anyway.
 #include "ntt_pass.cuh"
 
+// Programmatic dependent launch (gpu/launch.py joins a transform's passes with programmatic
+// edges): a pass lets the next one's blocks start once all of its own have started, and
+// the next one waits for this one's completion and memory before touching the data. Both
+// are no-ops for a kernel launched without such an edge.
+__device__ __forceinline__ void ntt_let_next_pass_start() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;");
+#endif
+}
+__device__ __forceinline__ void ntt_wait_for_previous_pass() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 template <int R, bool DIF>
 __device__ __forceinline__ void ntt_pass(const uint64_t* src, uint64_t* dst,
                                          const uint64_t* __restrict__ twiddles, uint32_t log_n,
@@ -23,6 +38,8 @@ __device__ __forceinline__ void ntt_pass(const uint64_t* src, uint64_t* dst,
     uint4 *s_lo = s_words, *s_hi = s_words + (1u << p.log_elems());
     const uint32_t t = threadIdx.x;
     fr_t x[1 << R];
+    ntt_let_next_pass_start();
+    ntt_wait_for_previous_pass();
     ntt_load_round<R>(x, p, t, src, pre);
     for (uint32_t step = 0;; step++) {
         const uint32_t i = p.round_at(step);
