@@ -75,6 +75,24 @@ def test_prime_field_op_matches_python_ints(entry, p, limbs, op, rng):
     assert limbs_to_ints(out) == expected
 
 
+@pytest.mark.parametrize("entry, p, limbs", [("fr", R, 4), ("fq", Q, 6)])
+@pytest.mark.parametrize("op", hostlib.LAZY_OPS)
+def test_lazy_op_is_congruent_and_below_twice_p(entry, p, limbs, op, rng):
+    """Lazy operands anywhere below 2p (below R for a product's left one, whose right one
+    is reduced), edges included: the result is the field's and stays below 2p."""
+    r_mont = 1 << (64 * limbs)
+    top = r_mont if op == "mul_lazy" else 2 * p
+    a = [0, 1, p - 1, p, 2 * p - 1, top - 1] + [rng.randrange(top) for _ in range(COUNT - 6)]
+    b = (random_values(rng, p, COUNT) if op == "mul_lazy"
+         else [2 * p - 1, p, 0, 2 * p - 1, 2 * p - 1, 1] + [rng.randrange(2 * p)
+                                                            for _ in range(COUNT - 6)])
+    out = limbs_to_ints(hostlib.apply(f"{entry}_lazy", op, ints_to_limbs(a, limbs),
+                                      ints_to_limbs(b, limbs)))
+    field_op = op.removesuffix("_lazy")
+    for x, y, z in zip(a, b, out):
+        assert z < 2 * p and z % p == prime_field_reference(field_op, x % p, y % p, p, r_mont)
+
+
 def fq2_limbs(values: list[Fq2]) -> np.ndarray:
     return ints_to_limbs([c for v in values for c in v.c], 6).reshape(-1, 12)
 

@@ -22,6 +22,8 @@ SOURCE = HERE / "field_host.cpp"
 
 #: Operation codes of ``*_apply`` (same order as the enums in field_host.cpp).
 FIELD_OPS = ("add", "sub", "mul", "sqr", "to_mont", "from_mont", "inverse", "neg")
+#: Of fr_lazy / fq_lazy: operands and results below 2p (field.cuh).
+LAZY_OPS = ("add_lazy", "sub_lazy", "mul_lazy")
 POINT_OPS = ("add", "madd", "dbl", "dbl_affine", "add_proj", "madd_proj", "madd_neg")
 
 
@@ -65,8 +67,10 @@ def _ptr(array: np.ndarray) -> ctypes.c_void_p:
 
 
 def apply(entry: str, op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Run ``entry`` (fr/fq/fq2/g1/g2) elementwise on raw uint64 rows of a and b."""
-    ops = POINT_OPS if entry in ("g1", "g2") else FIELD_OPS
+    """Run ``entry`` (fr/fq/fq2/g1/g2, fr_lazy/fq_lazy) elementwise on raw uint64 rows of
+    a and b."""
+    ops = (POINT_OPS if entry in ("g1", "g2") else LAZY_OPS if entry.endswith("_lazy")
+           else FIELD_OPS)
     a = np.ascontiguousarray(a, dtype=np.uint64)
     b = np.ascontiguousarray(b, dtype=np.uint64)
     if a.shape != b.shape:

@@ -35,6 +35,24 @@ int apply(int op, const uint64_t* a, const uint64_t* b, uint64_t* out, long n, i
     return 0;
 }
 
+enum LazyOp { ADD_LAZY, SUB_LAZY, MUL_LAZY };
+
+// The lazy operations (values below 2p; field.cuh) of a prime field.
+template <class F>
+int lazy_apply(int op, const uint64_t* a, const uint64_t* b, uint64_t* out, long n, int words) {
+    for (long i = 0; i < n; i++) {
+        F x = F::load(a + i * words), y = F::load(b + i * words), r;
+        switch (op) {
+            case ADD_LAZY: r = F::add_lazy(x, y); break;
+            case SUB_LAZY: r = F::sub_lazy(x, y); break;
+            case MUL_LAZY: r = F::mul_lazy(x, y); break;
+            default: return -1;
+        }
+        r.store(out + i * words);
+    }
+    return 0;
+}
+
 enum PointOp { P_ADD, P_MADD, P_DBL, P_DBL_AFFINE, P_ADD_PROJ, P_MADD_PROJ, P_MADD_NEG };
 
 // Affine standard-form inputs in, affine standard-form output: the XYZZ formulas are
@@ -199,6 +217,12 @@ int fr_apply(int op, const uint64_t* a, const uint64_t* b, uint64_t* out, long n
 }
 int fq_apply(int op, const uint64_t* a, const uint64_t* b, uint64_t* out, long n) {
     return apply<fq_t>(op, a, b, out, n, 6);
+}
+int fr_lazy_apply(int op, const uint64_t* a, const uint64_t* b, uint64_t* out, long n) {
+    return lazy_apply<fr_t>(op, a, b, out, n, 4);
+}
+int fq_lazy_apply(int op, const uint64_t* a, const uint64_t* b, uint64_t* out, long n) {
+    return lazy_apply<fq_t>(op, a, b, out, n, 6);
 }
 int g1_apply(int op, const uint64_t* a, const uint64_t* b, uint64_t* out, long n) {
     return point_apply<fq_t>(op, a, b, out, n);

@@ -139,6 +139,12 @@ struct mont_t {
         for (int i = 0; i < N; i++) r.v[i] = P::mod(i);
         return r;
     }
+    static FIELD_FN mont_t twice_modulus() {  // 2p < 2^(32N): p's top bit is clear
+        mont_t r;
+#pragma unroll
+        for (int i = 0; i < N; i++) r.v[i] = (P::mod(i) << 1) | (i ? P::mod(i - 1) >> 31 : 0);
+        return r;
+    }
 
     static FIELD_FN mont_t load(const uint64_t* p) {
         mont_t r;
@@ -202,12 +208,17 @@ struct mont_t {
 #endif
     }
 
-    static FIELD_FN void add_limbs(mont_t& r, const mont_t& a, const mont_t& b) {
+    // r = a + b over the limbs; with CARRY_OUT, returns the final carry (0 or 1).
+    template <bool CARRY_OUT = false>
+    static FIELD_FN uint32_t add_limbs(mont_t& r, const mont_t& a, const mont_t& b) {
 #ifdef FIELD_PTX
         asm volatile("add.cc.u32 %0, %1, %2;" : "=r"(r.v[0]) : "r"(a.v[0]), "r"(b.v[0]));
 #pragma unroll
         for (int i = 1; i < N; i++)
             asm volatile("addc.cc.u32 %0, %1, %2;" : "=r"(r.v[i]) : "r"(a.v[i]), "r"(b.v[i]));
+        uint32_t carry = 0;
+        if (CARRY_OUT) asm volatile("addc.u32 %0, 0, 0;" : "=r"(carry));
+        return carry;
 #else
         uint64_t carry = 0;
 #pragma unroll
@@ -216,6 +227,7 @@ struct mont_t {
             r.v[i] = (uint32_t)s;
             carry = s >> 32;
         }
+        return (uint32_t)carry;
 #endif
     }
 
@@ -224,16 +236,38 @@ struct mont_t {
         add_limbs(t, *this, b);
         return reduce_once(t);
     }
-    FIELD_FN mont_t operator-(const mont_t& b) const {
+    FIELD_FN mont_t operator-(const mont_t& b) const { return sub_adding(*this, b, modulus()); }
+    // a - b, plus m where that went below zero.
+    static FIELD_FN mont_t sub_adding(const mont_t& a, const mont_t& b, mont_t m) {
         mont_t t, u;
-        uint32_t borrow = sub_limbs(t, *this, b);
-        mont_t m = modulus();
+        uint32_t borrow = sub_limbs(t, a, b);
         uint32_t mask = 0u - borrow;
 #pragma unroll
         for (int i = 0; i < N; i++) m.v[i] &= mask;
         add_limbs(u, t, m);
         return u;
     }
+
+    // Lazy values, below 2p rather than p: the NTT's butterflies keep them so, which saves
+    // the product's final subtraction (about a twelfth of a butterfly's instructions).
+    // Sum and difference of two lazy values, again lazy (a + b < 4p may carry out of the
+    // limbs: then, as when it is at least 2p, 2p comes off).
+    static FIELD_FN mont_t add_lazy(const mont_t& a, const mont_t& b) {
+        mont_t s, d;
+        uint32_t carry = add_limbs<true>(s, a, b);
+        uint32_t borrow = sub_limbs(d, s, twice_modulus());
+        uint32_t keep = 0u - (borrow & ~carry & 1);  // all ones: s < 2p, keep it
+        mont_t r;
+#pragma unroll
+        for (int i = 0; i < N; i++) r.v[i] = (s.v[i] & keep) | (d.v[i] & ~keep);
+        return r;
+    }
+    static FIELD_FN mont_t sub_lazy(const mont_t& a, const mont_t& b) {
+        return sub_adding(a, b, twice_modulus());
+    }
+    // The product before its final subtraction: (a·b + m·p) / R < p·(1 + a/R) < 2p for any
+    // a below R and b below p, so a lazy value times a reduced one is lazy.
+    static FIELD_FN mont_t mul_lazy(const mont_t& a, const mont_t& b) { return scan_product(a, b); }
     FIELD_FN mont_t operator-() const { return zero() - *this; }
     FIELD_FN mont_t dbl() const { return *this + *this; }
     FIELD_FN mont_t& operator+=(const mont_t& b) { return *this = *this + b; }
@@ -248,13 +282,17 @@ struct mont_t {
     }
     static FIELD_NOINLINE mont_t mul_outlined(mont_t a, mont_t b) { return mul(a, b); }
 
-    // Product scanning (FIPS): column k of a·b + m·p is summed into a 96-bit accumulator,
-    // one multiply-add per product; m_k is chosen from the column's low word so that it
-    // clears, and the accumulator moves down one word per column. On sm_90, ptxas turns
+    static FIELD_FN mont_t mul(const mont_t& a, const mont_t& b) {
+        return reduce_once(scan_product(a, b));
+    }
+    // a·b·R^-1 below 2p (for a, b below 2p and p), by product scanning (FIPS): column k of
+    // a·b + m·p is summed into a 96-bit accumulator, one multiply-add per product; m_k is
+    // chosen from the column's low word so that it clears, and the accumulator moves down
+    // one word per column. On sm_90, ptxas turns
     // each product's lo/hi pair in one carry chain into a single IMAD.WIDE.U32, where the
     // row-wise CIOS form of before needed ~4 instructions a product (its lo and hi halves
     // in separate chains: 1260 instructions for an Fq product against ~500).
-    static FIELD_FN mont_t mul(const mont_t& a, const mont_t& b) {
+    static FIELD_FN mont_t scan_product(const mont_t& a, const mont_t& b) {
         uint32_t m[N], r[N];
         uint32_t t0 = 0, t1 = 0, t2 = 0;
 #pragma unroll
@@ -287,7 +325,7 @@ struct mont_t {
         mont_t out;
 #pragma unroll
         for (int i = 0; i < N; i++) out.v[i] = r[i];
-        return reduce_once(out);
+        return out;
     }
 
     // (t2, t1, t0) += x·y.

@@ -125,7 +125,7 @@ FIELD_FN void ntt_store_round(fr_t (&x)[1 << R], const ntt_pass_t<R>& p, uint32_
     for (int k = 0; k < (1 << R); k++) {
         uint32_t pos = p.position(p.element(t, k, i));
         fr_t v = post.present() ? post.apply(x[k], p.dif() ? ntt_bit_reverse(pos, p.log_n) : pos)
-                                : x[k];
+                                : fr_t::reduce_once(x[k]);
         fr_store(dst, pos, v);
     }
 }
@@ -163,7 +163,9 @@ FIELD_FN fr_t ntt_twiddle(const ntt_pass_t<R>& p, const uint64_t* twiddles, uint
 
 // Round i's stages on thread t's registers: stage q of the window pairs registers k and
 // k + 2^q; its twiddle depends on k only through k mod 2^q, so each of the 2^q twiddles
-// is loaded once. The transform's stage 0 multiplies by 1 and is skipped.
+// is loaded once. The transform's stage 0 multiplies by 1 and is skipped. Values stay
+// lazy (below 2r, field.cuh) from the loads, which are reduced, to the stores, which
+// reduce: a pass reads and writes reduced values.
 template <int R, bool DIF>
 FIELD_FN void ntt_round(fr_t (&x)[1 << R], const ntt_pass_t<R>& p, uint32_t t, uint32_t i,
                         const uint64_t* twiddles) {
@@ -185,13 +187,13 @@ FIELD_FN void ntt_round(fr_t (&x)[1 << R], const ntt_pass_t<R>& p, uint32_t t, u
             for (int h = 0; h < (1 << (R - 1 - q)); h++) {
                 const int k0 = w_index | (h << (q + 1)), k1 = k0 | (1 << q);
                 if (DIF) {
-                    fr_t u = x[k0] + x[k1], v = x[k0] - x[k1];
+                    fr_t u = fr_t::add_lazy(x[k0], x[k1]), v = fr_t::sub_lazy(x[k0], x[k1]);
                     x[k0] = u;
-                    x[k1] = unit ? v : v * w;
+                    x[k1] = unit ? v : fr_t::mul_lazy(v, w);
                 } else {
-                    fr_t y = unit ? x[k1] : x[k1] * w;
-                    x[k1] = x[k0] - y;
-                    x[k0] = x[k0] + y;
+                    fr_t y = unit ? x[k1] : fr_t::mul_lazy(x[k1], w);
+                    x[k1] = fr_t::sub_lazy(x[k0], y);
+                    x[k0] = fr_t::add_lazy(x[k0], y);
                 }
             }
         }
