@@ -4,13 +4,12 @@
 
 For every size, candidate shapes (``gpu.ntt.Shape``: two to four passes, 0 to 3 columns a
 block in the later passes, 2^1..2^2 elements a thread, the first pass's R apart from the
-rest's, 0 to 3 rows a block in the first pass) time the natural-order forward transform (a
-gathering DIT, out of place, as ``gpu_bench`` times it) by CUDA events: three runs each,
-then ``--reps`` for the five fastest and the default plan. Every variant's output must
-equal the default plan's byte for byte (else the run stops); the default's round trip
-through the inverse must give the input back. The table at the end names the fastest
-shape per size, to copy into ``gpu.ntt.SHAPES``; the host time of one call (launches only)
-is printed beside it.
+rest's) time the natural-order forward transform (a gathering DIT, out of place, as
+``gpu_bench`` times it) by CUDA events: three runs each, then ``--reps`` for the five
+fastest and the default plan. Every variant's output must equal the default plan's byte
+for byte (else the run stops); the default's round trip through the inverse must give the
+input back. The table at the end names the fastest shape per size, to copy into
+``gpu.ntt.SHAPES``; the host time of one call (launches only) is printed beside it.
 """
 
 from __future__ import annotations
@@ -36,13 +35,11 @@ from snark.fields import random_fr  # noqa: E402
 
 
 def candidates(log_n: int) -> list[tuple]:
-    """Distinct valid shapes: even splits and a full first pass, over columns, R and the
-    first pass's rows."""
+    """Distinct valid shapes: even splits and a full first pass, over columns and R."""
     shapes = {default_shape(log_n)}
     fewest = -(-log_n // MAX_LOG_BLOCK)
-    for count, cols, r_first, r_rest, rows in itertools.product(
-            range(max(2, fewest), fewest + 2), range(4), *[range(1, MAX_LOG_PER_THREAD + 1)] * 2,
-            range(4)):
+    for count, cols, r_first, r_rest in itertools.product(
+            range(max(2, fewest), fewest + 2), range(4), *[range(1, MAX_LOG_PER_THREAD + 1)] * 2):
         cap = MAX_LOG_BLOCK - cols
         for first in {log_n - min(cap, -(-log_n // count)) * (count - 1),
                       min(MAX_LOG_BLOCK, log_n - (count - 1))}:
@@ -50,8 +47,7 @@ def candidates(log_n: int) -> list[tuple]:
             later = [rest // (count - 1) + (i < rest % (count - 1)) for i in range(count - 1)]
             stages = [first, *later]
             shape = tuple((s, min(cols, sum(stages[:i])) if i else 0,
-                           min(r_first if i == 0 else r_rest, s), rows if i == 0 else 0)
-                          for i, s in enumerate(stages))
+                           min(r_first if i == 0 else r_rest, s)) for i, s in enumerate(stages))
             try:
                 make_plan(log_n, shape)
             except ValueError:

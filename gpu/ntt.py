@@ -50,18 +50,17 @@ _NULL = np.uint64(0)
 
 @dataclass(frozen=True)
 class Pass:
-    """Stages [first_stage, first_stage + stages) on blocks of 2^log_cols adjacent columns
-    and 2^log_rows adjacent independent groups, 2^log_per_thread elements a thread."""
+    """Stages [first_stage, first_stage + stages) on blocks of 2^log_cols adjacent columns,
+    2^log_per_thread elements a thread."""
 
     first_stage: int
     stages: int
     log_cols: int
     log_per_thread: int
-    log_rows: int = 0
 
     @property
     def log_elems(self) -> int:
-        return self.stages + self.log_cols + self.log_rows
+        return self.stages + self.log_cols
 
     def launch(self, log_n: int) -> tuple[tuple[int], tuple[int], int]:
         """(grid, block, dynamic shared bytes) of this pass over 2^log_n elements."""
@@ -69,11 +68,10 @@ class Pass:
                 32 << self.log_elems)
 
 
-#: A transform's passes as (stages, log_cols, log_per_thread[, log_rows]) in DIT order, by
-#: log size:
+#: A transform's passes as (stages, log_cols, log_per_thread) in DIT order, by log size:
 #: the fastest of ~80-145 shapes each on an H200 (``bench/ntt_variants.py``, bench/NOTES.md
 #: "Issue 26"). Sizes not listed take ``default_shape``, which follows the same pattern.
-Shape = tuple[tuple[int, ...], ...]
+Shape = tuple[tuple[int, int, int], ...]
 SHAPES: dict[int, Shape] = {
     16: ((8, 0, 1), (8, 0, 1)),
     18: ((10, 0, 2), (8, 2, 2)),
@@ -98,14 +96,12 @@ def make_plan(log_n: int, shape: Shape) -> tuple[Pass, ...]:
     """The passes of ``shape``; ValueError if they do not cover log_n stages in blocks the
     kernels take."""
     passes, done = [], 0
-    for step in shape:
-        stages, log_cols, per_thread, log_rows = (*step, 0)[:4]
-        if not (1 <= stages and stages + log_cols + log_rows <= MAX_LOG_BLOCK
-                and log_cols <= done and 0 <= log_rows <= log_n - done - stages
+    for stages, log_cols, per_thread in shape:
+        if not (1 <= stages and stages + log_cols <= MAX_LOG_BLOCK and log_cols <= done
                 and 1 <= per_thread <= min(stages, MAX_LOG_PER_THREAD)):
-            raise ValueError(f"ntt plan 2^{log_n}: pass {step} after {done} stages does not "
-                             f"fit a block")
-        passes.append(Pass(done, stages, log_cols, per_thread, log_rows))
+            raise ValueError(f"ntt plan 2^{log_n}: pass {(stages, log_cols, per_thread)} after "
+                             f"{done} stages does not fit a block")
+        passes.append(Pass(done, stages, log_cols, per_thread))
         done += stages
     if done != log_n:
         raise ValueError(f"ntt plan 2^{log_n}: the passes cover {done} stages")
@@ -295,7 +291,7 @@ class Ntt:
             kernel = module.function("ntt.cu", f"ntt_pass_{'dif' if dif else 'dit'}_r"
                                      f"{p.log_per_thread}", self.device_id)
             tail = (self._twiddles[log_n], *(np.uint32(v) for v in (
-                        log_n, p.first_stage, p.stages, p.log_cols, p.log_rows, launch.flags)),
+                        log_n, p.first_stage, p.stages, p.log_cols, launch.flags)),
                     *(pre_tables if launch.pre else (_NULL, _NULL)),
                     *(post_tables if launch.post else (_NULL, _NULL)))
             kernels.append(Kernel(kernel, *p.launch(log_n), (_NULL, _NULL, *tail),

@@ -139,7 +139,7 @@ def ntt(x: np.ndarray, passes, *, dif: bool = False, inverse: bool = False,
                       for a in args]
         status = load().ntt_pass_host(int(dif), p.log_per_thread, _ptr(src if i == 0 else dst),
                                       _ptr(dst), _ptr(twiddles), log_n, p.first_stage, p.stages,
-                                      p.log_cols, p.log_rows, launch.flags, *scale_ptrs)
+                                      p.log_cols, launch.flags, *scale_ptrs)
         if status != 0:
             raise ValueError(f"ntt pass {p}: no kernel for 2^{p.log_per_thread} a thread")
     return dst

@@ -85,13 +85,13 @@ int point_apply(int op, const uint64_t* a, const uint64_t* b, uint64_t* out, lon
 template <int R, bool DIF>
 void ntt_pass_blocks(const uint64_t* src, uint64_t* dst, const uint64_t* twiddles,
                      uint32_t log_n, uint32_t first_stage, uint32_t stages, uint32_t log_cols,
-                     uint32_t log_rows, uint32_t flags, ntt_scale_t pre, ntt_scale_t post) {
+                     uint32_t flags, ntt_scale_t pre, ntt_scale_t post) {
     struct registers {
         fr_t x[1 << R];
     };
-    const uint32_t blocks = 1u << (log_n - stages - log_cols - log_rows);
+    const uint32_t blocks = 1u << (log_n - stages - log_cols);
     for (uint32_t block = 0; block < blocks; block++) {
-        const ntt_pass_t<R> p = {log_n, first_stage, stages, log_cols, log_rows, flags, block};
+        const ntt_pass_t<R> p = {log_n, first_stage, stages, log_cols, flags, block};
         std::vector<registers> regs(p.threads());
         std::vector<uint4> s_lo(1u << p.log_elems()), s_hi(1u << p.log_elems());
         for (uint32_t t = 0; t < p.threads(); t++) ntt_load_round<R>(regs[t].x, p, t, src, pre);
@@ -256,15 +256,14 @@ void msm_window_sums_g2(const uint64_t* bases, const uint64_t* scalars, long n, 
 // R the kernels do not have.
 int ntt_pass_host(int dif, int per_thread, const uint64_t* src, uint64_t* dst,
                   const uint64_t* twiddles, uint32_t log_n, uint32_t first_stage, uint32_t stages,
-                  uint32_t log_cols, uint32_t log_rows, uint32_t flags, const uint64_t* pre_lo,
-                  const uint64_t* pre_hi, const uint64_t* post_lo, const uint64_t* post_hi) {
+                  uint32_t log_cols, uint32_t flags, const uint64_t* pre_lo, const uint64_t* pre_hi,
+                  const uint64_t* post_lo, const uint64_t* post_hi) {
     ntt_scale_t pre = {pre_lo, pre_hi, (flags & NTT_PRE_CONST) != 0};
     ntt_scale_t post = {post_lo, post_hi, (flags & NTT_POST_CONST) != 0};
 #define NTT_HOST_CASE(R)                                                                      \
     if (per_thread == R) {                                                                    \
         (dif ? ntt_pass_blocks<R, true> : ntt_pass_blocks<R, false>)(                         \
-            src, dst, twiddles, log_n, first_stage, stages, log_cols, log_rows, flags, pre,   \
-            post);                                                                            \
+            src, dst, twiddles, log_n, first_stage, stages, log_cols, flags, pre, post);      \
         return 0;                                                                             \
     }
     NTT_HOST_CASE(1)
@@ -279,7 +278,7 @@ int ntt_shared_slots(int per_thread, uint32_t stages, uint32_t log_cols, uint32_
                      uint32_t* out) {
 #define NTT_SLOTS_CASE(R)                                                                     \
     if (per_thread == R) {                                                                    \
-        const ntt_pass_t<R> p = {stages + log_cols, log_cols, stages, log_cols, 0, 0, 0};     \
+        const ntt_pass_t<R> p = {stages + log_cols, log_cols, stages, log_cols, 0, 0};        \
         for (uint32_t t = 0; t < p.threads(); t++)                                            \
             for (uint32_t k = 0; k < (1u << R); k++)                                          \
                 out[t * (1u << R) + k] = ntt_swizzle(p.element(t, k, round));                 \

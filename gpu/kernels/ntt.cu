@@ -31,10 +31,10 @@ template <int R, bool DIF>
 __device__ __forceinline__ void ntt_pass(const uint64_t* src, uint64_t* dst,
                                          const uint64_t* __restrict__ twiddles, uint32_t log_n,
                                          uint32_t first_stage, uint32_t stages,
-                                         uint32_t log_cols, uint32_t log_rows, uint32_t flags,
+                                         uint32_t log_cols, uint32_t flags,
                                          ntt_scale_t pre, ntt_scale_t post) {
     extern __shared__ uint4 s_words[];  // 32 bytes a block element (the launch sizes it)
-    const ntt_pass_t<R> p = {log_n, first_stage, stages, log_cols, log_rows, flags, blockIdx.x};
+    const ntt_pass_t<R> p = {log_n, first_stage, stages, log_cols, flags, blockIdx.x};
     uint4 *s_lo = s_words, *s_hi = s_words + (1u << p.log_elems());
     const uint32_t t = threadIdx.x;
     fr_t x[1 << R];
@@ -57,10 +57,9 @@ __device__ __forceinline__ void ntt_pass(const uint64_t* src, uint64_t* dst,
     extern "C" __global__ void __launch_bounds__(1 << (NTT_MAX_LOG_BLOCK - R))                 \
     NAME(const uint64_t* src, uint64_t* dst, const uint64_t* __restrict__ twiddles,            \
          uint32_t log_n, uint32_t first_stage, uint32_t stages, uint32_t log_cols,             \
-         uint32_t log_rows, uint32_t flags, const uint64_t* pre_lo, const uint64_t* pre_hi,    \
+         uint32_t flags, const uint64_t* pre_lo, const uint64_t* pre_hi,                       \
          const uint64_t* post_lo, const uint64_t* post_hi) {                                   \
-        ntt_pass<R, DIF>(src, dst, twiddles, log_n, first_stage, stages, log_cols, log_rows,   \
-                         flags,                                                                \
+        ntt_pass<R, DIF>(src, dst, twiddles, log_n, first_stage, stages, log_cols, flags,      \
                          ntt_scale_t{pre_lo, pre_hi, (flags & NTT_PRE_CONST) != 0},            \
                          ntt_scale_t{post_lo, post_hi, (flags & NTT_POST_CONST) != 0});        \
     }

@@ -5,10 +5,8 @@
 // consecutive stages from `first_stage`: with lo = 2^first_stage, the elements
 //     i = hi * lo * 2^stages + j * lo + low        (j < 2^stages, low < lo)
 // that share (hi, low) only meet each other. A block takes 2^log_cols adjacent values of
-// `low` (so that its global accesses come in runs of 2^log_cols elements) and 2^log_rows
-// adjacent values of `hi` (independent groups side by side, so that a short first pass
-// still fills blocks of several warps): block-local element e has bits [0, log_cols) of
-// low, bits [log_cols, log_cols + stages) of j and the bits above them of hi.
+// `low` (so that its global accesses come in runs of 2^log_cols elements): block-local
+// element e has bits [0, log_cols) of low and bits [log_cols, log_cols + stages) of j.
 //
 // Each thread holds 2^R elements in registers (R = log_per_thread, a compile-time
 // constant of the kernel) and runs the pass's stages in rounds of up to R stages: in a
@@ -66,10 +64,10 @@ struct ntt_scale_t {
 // The geometry of one pass for one block; R is log2 of a thread's elements.
 template <int R>
 struct ntt_pass_t {
-    uint32_t log_n, first_stage, stages, log_cols, log_rows, flags, block;
+    uint32_t log_n, first_stage, stages, log_cols, flags, block;
 
     FIELD_FN bool dif() const { return flags & NTT_DIF; }
-    FIELD_FN uint32_t log_elems() const { return stages + log_cols + log_rows; }
+    FIELD_FN uint32_t log_elems() const { return stages + log_cols; }
     FIELD_FN uint32_t threads() const { return 1u << (log_elems() - R); }
     FIELD_FN uint32_t col_mask() const { return (1u << log_cols) - 1; }
     // First column (low) of the block, and the position of its element 0.
@@ -78,9 +76,8 @@ struct ntt_pass_t {
         return (block & ((1u << col_blocks_log) - 1)) << log_cols;
     }
     FIELD_FN uint32_t base() const {
-        return ((block >> (first_stage - log_cols)) << (first_stage + stages + log_rows)) + col0();
+        return ((block >> (first_stage - log_cols)) << (first_stage + stages)) + col0();
     }
-    // (e's j and row bits, shifted past low, read as j + 2^stages * row: the row's hi)
     FIELD_FN uint32_t position(uint32_t e) const {
         return base() + ((e >> log_cols) << first_stage) + (e & col_mask());
     }
