@@ -56,8 +56,11 @@ SPPARK_COPY_TBS = 4.17
 
 # -- timing -------------------------------------------------------------------------------
 def timed(fn, stream, reps: int) -> list[float]:
-    """Milliseconds per call by CUDA events on ``stream``, after one warm-up call."""
+    """Milliseconds per call by CUDA events on ``stream``, after one warm-up call; each call
+    starts on an idle stream (the warm-up too is waited for: else the first sample starts
+    behind it, the way calls queued back to back do)."""
     fn()
+    stream.synchronize()
     samples = []
     for _ in range(reps):
         start, end = cupy.cuda.Event(), cupy.cuda.Event()
