@@ -27,6 +27,7 @@ import hashlib
 import logging
 import mmap
 import os
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -326,6 +327,10 @@ class StreamedBases:
         except BaseException:
             self.segment.close()
             raise
+        # A registration outliving its mapping would refuse the next mapping at that address
+        # ("already registered"): one dropped without close() lets go of both when collected.
+        self._release = weakref.finalize(self, _release_segment, self.segment)
+        self._release.atexit = False  # at exit the process's end frees both
 
     def __len__(self) -> int:
         return self.rows
@@ -357,8 +362,12 @@ class StreamedBases:
 
     def close(self) -> None:
         """Unpin and unmap the segment (removed by the last process that held it)."""
-        import cupy
+        self._release()
 
-        if self.segment.rows is not None and self.segment.nbytes and not self.segment.pinned:
-            cupy.cuda.runtime.hostUnregister(self.segment.address)
-        self.segment.close()
+
+def _release_segment(segment) -> None:
+    import cupy
+
+    if segment.rows is not None and segment.nbytes and not segment.pinned:
+        cupy.cuda.runtime.hostUnregister(segment.address)
+    segment.close()

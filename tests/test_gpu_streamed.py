@@ -6,6 +6,8 @@ eviction. Needs a GPU (marker ``gpu``); the planning and ordering: test_streamed
 
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 import pytest
 
@@ -111,6 +113,21 @@ def test_segments_are_shared_and_removed_by_the_last_holder(pools):
     assert path.exists()
     second.close()
     assert not path.exists()
+
+
+def test_bases_dropped_unclosed_let_go_of_their_segment(pools):
+    """Collected without ``close()`` (a backend dropped with its state), the bases unpin and
+    unmap their segment: a registration left behind made a later mapping at the same
+    address fail ("part or all of the requested memory range is already mapped")."""
+    import cupy
+
+    bases = _streamed(pools[2][:1000], 3, 400)
+    path, address = bases.segment.path, bases.segment.address
+    del bases
+    gc.collect()
+    assert not path.exists()
+    with pytest.raises(cupy.cuda.runtime.CUDARuntimeError, match="NotRegistered"):
+        cupy.cuda.runtime.hostUnregister(address)  # nothing registered there any more
 
 
 @pytest.fixture(scope="module")
