@@ -7,8 +7,8 @@ kernels (bench/NOTES.md, issue 26). So a ``LaunchGraph`` holds kernels that run 
 another, each with its arguments packed once into 8-byte slots, as an instantiated graph;
 a call passes the device pointers that change from call to call (an NTT's source and
 destination), rewrites the kernel nodes only when those differ from the last call's, and
-launches the graph on the caller's stream. The driver is called through ctypes, in the
-process's CUDA context (CuPy's).
+launches the graph on the caller's stream. The graph is built through the driver (ctypes),
+in the process's CUDA context (CuPy's), and launched through CuPy's runtime binding.
 """
 
 from __future__ import annotations
@@ -84,7 +84,6 @@ def driver() -> ctypes.CDLL:
                                       ctypes.c_size_t],
         "cuGraphInstantiateWithFlags": [out, handle, ctypes.c_ulonglong],
         "cuGraphExecKernelNodeSetParams_v2": [handle, handle, params],
-        "cuGraphLaunch": [handle, handle],
         "cuGraphExecDestroy": [handle],
         "cuGraphDestroy": [handle],
         "cuGetErrorName": [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)],
@@ -171,11 +170,13 @@ class LaunchGraph:
         check("cuGraphInstantiate",
               lib.cuGraphInstantiateWithFlags(ctypes.byref(self._exec), self._graph, 0))
         self._set = lib.cuGraphExecKernelNodeSetParams_v2
-        self._launch = lib.cuGraphLaunch
+        self._exec_handle = self._exec.value
         self._pointers: tuple[int, ...] | None = None
         self._lock = threading.Lock()
 
     def __call__(self, stream_ptr: int, *pointers: int) -> None:
+        import cupy
+
         with self._lock:
             if pointers != self._pointers:
                 self._pointers = None  # until every node has taken the new pointers
@@ -184,6 +185,5 @@ class LaunchGraph:
                     check("cuGraphExecKernelNodeSetParams",
                           self._set(self._exec, node.handle, ctypes.byref(node.params)))
                 self._pointers = pointers
-            status = self._launch(self._exec, stream_ptr)
-        if status:
-            check("cuGraphLaunch", status)
+            # CuPy's compiled binding: ~1 µs less host time before the kernels than ctypes
+            cupy.cuda.runtime.graphLaunch(self._exec_handle, stream_ptr)

@@ -46,6 +46,7 @@ MAX_LOG_PER_THREAD = 2
 SCALE_LO_BITS = 14
 _DIF, _INVERSE, _GATHER, _PRE_CONST, _POST_CONST = 1, 2, 4, 8, 16
 _NULL = np.uint64(0)
+_UINT64 = np.dtype(np.uint64)
 
 
 @dataclass(frozen=True)
@@ -197,7 +198,7 @@ def scales(n: int) -> dict[str, Scale]:
 
 def log_size(x, what: str = "vector") -> int:
     """log2 of a (n, 4) uint64 CuPy vector's length; ValueError naming ``what`` otherwise."""
-    if x.ndim != 2 or x.shape[1] != 4 or x.dtype != np.uint64:
+    if x.ndim != 2 or x.shape[1] != 4 or x.dtype != _UINT64:
         raise ValueError(f"{what}: expected an (n, 4) uint64 array, got {x.shape} {x.dtype}")
     n = x.shape[0]
     if n < 2 or n & (n - 1) or n.bit_length() - 1 > MAX_LOG_SIZE:

@@ -97,8 +97,11 @@ void ntt_pass_blocks(const uint64_t* src, uint64_t* dst, const uint64_t* twiddle
         for (uint32_t t = 0; t < p.threads(); t++) ntt_load_round<R>(regs[t].x, p, t, src, pre);
         for (uint32_t step = 0;; step++) {
             const uint32_t i = p.round_at(step);
-            for (uint32_t t = 0; t < p.threads(); t++)
-                ntt_round<R, DIF>(regs[t].x, p, t, i, twiddles);
+            for (uint32_t t = 0; t < p.threads(); t++) {
+                ntt_twiddles_t<R> tw;
+                if (tw.ahead) ntt_round_twiddles<R>(tw, p, t, i, twiddles);
+                ntt_round<R, DIF>(regs[t].x, p, t, i, tw, twiddles);
+            }
             if (step + 1 == p.rounds()) break;
             for (uint32_t t = 0; t < p.threads(); t++)
                 ntt_to_shared<R>(regs[t].x, p, t, i, s_lo.data(), s_hi.data());

@@ -37,14 +37,18 @@ __device__ __forceinline__ void ntt_pass(const uint64_t* src, uint64_t* dst,
     const ntt_pass_t<R> p = {log_n, first_stage, stages, log_cols, flags, blockIdx.x};
     uint4 *s_lo = s_words, *s_hi = s_words + (1u << p.log_elems());
     const uint32_t t = threadIdx.x;
+    constexpr bool ahead = ntt_twiddles_t<R>::ahead;
     fr_t x[1 << R];
+    ntt_twiddles_t<R> tw;
     ntt_let_next_pass_start();
+    if (ahead) ntt_round_twiddles<R>(tw, p, t, p.round_at(0), twiddles);
     ntt_wait_for_previous_pass();
     ntt_load_round<R>(x, p, t, src, pre);
     for (uint32_t step = 0;; step++) {
         const uint32_t i = p.round_at(step);
-        ntt_round<R, DIF>(x, p, t, i, twiddles);
+        ntt_round<R, DIF>(x, p, t, i, tw, twiddles);
         if (step + 1 == p.rounds()) break;
+        if (ahead) ntt_round_twiddles<R>(tw, p, t, p.round_at(step + 1), twiddles);
         if (step > 0) __syncthreads();  // every thread has read the previous exchange
         ntt_to_shared<R>(x, p, t, i, s_lo, s_hi);
         __syncthreads();

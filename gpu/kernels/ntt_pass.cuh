@@ -161,28 +161,56 @@ FIELD_FN fr_t ntt_twiddle(const ntt_pass_t<R>& p, const uint64_t* twiddles, uint
     return fr_load_ro(twiddles, k);
 }
 
-// Round i's stages on thread t's registers: stage q of the window pairs registers k and
-// k + 2^q; its twiddle depends on k only through k mod 2^q, so each of the 2^q twiddles
-// is loaded once. The transform's stage 0 multiplies by 1 and is skipped. Values stay
-// lazy (below 2r, field.cuh) from the loads, which are reduced, to the stores, which
-// reduce: a pass reads and writes reduced values.
-template <int R, bool DIF>
-FIELD_FN void ntt_round(fr_t (&x)[1 << R], const ntt_pass_t<R>& p, uint32_t t, uint32_t i,
-                        const uint64_t* twiddles) {
-    const uint32_t m = p.round_start(i), r = p.round_size(i), a = p.log_cols + m;
+// Twiddle w_index of stage q in round i for thread t: stage q of the window pairs registers
+// k and k + 2^q, and its twiddle depends on k only through k mod 2^q. The transform's
+// stage 0 multiplies by 1 (one(), never used).
+template <int R>
+FIELD_FN fr_t ntt_stage_twiddle(const ntt_pass_t<R>& p, uint32_t t, uint32_t i, int q,
+                                int w_index, const uint64_t* twiddles) {
+    const uint32_t m = p.round_start(i), a = p.log_cols + m;
     const uint32_t t_lo = t & ((1u << a) - 1);
     const uint32_t col = p.col0() + (t_lo & p.col_mask()), j_low = t_lo >> p.log_cols;
+    const uint32_t s = p.first_stage + m + q;
+    if ((uint32_t)q >= p.round_size(i) || s == 0) return fr_t::one();
+    return ntt_twiddle(p, twiddles, s, ((j_low + ((uint32_t)w_index << m)) << p.first_stage) + col);
+}
+
+// Where a thread has one twiddle a round (R = 1), the kernel loads the next round's ahead
+// of the exchange before it, so that the load's latency hides behind the barrier; R = 2's
+// three would hold 14 more registers across it (80 against 64: a block fewer per SM), so
+// they load in the round, each stage's after the previous stage's butterflies.
+template <int R>
+struct ntt_twiddles_t {
+    static constexpr bool ahead = R == 1;
+    fr_t w[ahead ? (1 << R) - 1 : 1];  // stage q's 2^q at [2^q - 1, 2^(q+1) - 1)
+};
+template <int R>
+FIELD_FN void ntt_round_twiddles(ntt_twiddles_t<R>& tw, const ntt_pass_t<R>& p, uint32_t t,
+                                 uint32_t i, const uint64_t* twiddles) {
+#pragma unroll
+    for (int q = 0; q < R; q++)
+#pragma unroll
+        for (int w_index = 0; w_index < (1 << q); w_index++)
+            tw.w[(1 << q) - 1 + w_index] = ntt_stage_twiddle(p, t, i, q, w_index, twiddles);
+}
+
+// Round i's stages on thread t's registers, with its twiddles loaded ahead (tw) or here.
+// Values stay lazy (below 2r, field.cuh) from the loads, which are reduced, to the stores,
+// which reduce: a pass reads and writes reduced values.
+template <int R, bool DIF>
+FIELD_FN void ntt_round(fr_t (&x)[1 << R], const ntt_pass_t<R>& p, uint32_t t, uint32_t i,
+                        const ntt_twiddles_t<R>& tw, const uint64_t* twiddles) {
+    const uint32_t m = p.round_start(i), r = p.round_size(i);
 #pragma unroll
     for (int step = 0; step < R; step++) {
         const int q = DIF ? R - 1 - step : step;
         if ((uint32_t)q >= r) continue;
-        const uint32_t s = p.first_stage + m + q;
+        const bool unit = p.first_stage + m + q == 0;
 #pragma unroll
         for (int w_index = 0; w_index < (1 << q); w_index++) {
-            const bool unit = s == 0;
-            fr_t w = unit ? fr_t::one()
-                          : ntt_twiddle(p, twiddles, s,
-                                        ((j_low + ((uint32_t)w_index << m)) << p.first_stage) + col);
+            const fr_t w = ntt_twiddles_t<R>::ahead
+                               ? tw.w[(1 << q) - 1 + w_index]
+                               : ntt_stage_twiddle(p, t, i, q, w_index, twiddles);
 #pragma unroll
             for (int h = 0; h < (1 << (R - 1 - q)); h++) {
                 const int k0 = w_index | (h << (q + 1)), k1 = k0 | (1 << q);
