@@ -1,5 +1,6 @@
 """C1s of any registered proof's shape filled with random values (for parsing tests: the values
-satisfy the schema, not the checks)."""
+satisfy the schema, not the checks), and chain randomness above r (tickets and seeds as lotus
+and Curio draw them more often than not)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,13 @@ def small_big_proofs(monkeypatch):
     for name in ("StackedDrg32GiBV1_1", "StackedDrg64GiBV1"):
         monkeypatch.setitem(registry.REGISTERED_PROOFS, name, dataclasses.replace(
             registry.REGISTERED_PROOFS[name], partitions=1, minimum_challenges=2))
+
+
+def above_r(rng: np.random.Generator) -> bytes:
+    """32 random bytes whose little-endian value is at least r (r's top byte is 0x73)."""
+    value = rng.integers(0, 256, size=32, dtype=np.uint8)
+    value[31] = rng.integers(0x74, 0x100)
+    return value.tobytes()
 
 
 def random_domains(rng: np.random.Generator, *shape: int) -> np.ndarray:
@@ -50,6 +58,7 @@ def random_c1(proof: RegisteredProof, rng: np.random.Generator, **extra) -> File
                                 nodes(p, k, layers)),
         encoding=EncodingProofs(random_domains(rng, p, k, LABEL_PARENTS),
                                 np.full(lead, layers, dtype=np.int64), nodes(p, k)))
-    commitments = {name: random_domains(rng).tobytes()
-                   for name in ("comm_d", "comm_r", "replica_id", "seed", "ticket")}
+    commitments = {name: random_domains(rng).tobytes() for name in ("comm_d", "comm_r",
+                                                                     "replica_id")}
+    commitments |= {name: above_r(rng) for name in ("seed", "ticket")}
     return FilecoinC1(proof=proof, vanilla=vanilla, **commitments, **extra)

@@ -42,6 +42,7 @@ def assert_same(a, b, path="c1"):
                                   "StackedDrg64GiBV1"])
 def test_both_encodings_and_every_shape_round_trip(name, np_rng):
     c1 = random_c1(registered_proof(name), np_rng)
+    assert min(c1.ticket[31], c1.seed[31]) > 0x73  # chain randomness above r: 32 raw bytes
     raw = phase1_json(c1)
     assert read_canonical(*lift_domains(raw)) is not None  # serde's layout, read by template
     got = parse_c1(raw)
@@ -51,7 +52,7 @@ def test_both_encodings_and_every_shape_round_trip(name, np_rng):
     assert (wrapped.encoding, wrapped.sector_num, wrapped.prover_id) == ("curio", 42, None)
     assert_same(c1.vanilla, wrapped.vanilla)
     assert phase1_json(got) == raw  # the writer is serde's layout, byte for byte
-    ids = dataclasses.replace(c1, prover_id=bytes(31) + b"\x07", sector_id=12345)
+    ids = dataclasses.replace(c1, prover_id=b"\xff" * 32, sector_id=12345)
     with_ids = parse_c1(phase1_json(ids, with_ids=True))
     assert (with_ids.prover_id, with_ids.sector_id) == (ids.prover_id, 12345)
 
@@ -108,8 +109,38 @@ def test_the_bulk_reading_steps_aside_for_unusual_text(np_rng):
     array = "[" + ",".join(["7"] * 32) + "]"  # an array's text inside a string is no array
     doc = json.loads(raw)
     doc[f"x{array}"] = 1
-    with pytest.raises(FilecoinError, match=r"^x\[7,7,.*7\]: unknown field$"):
-        parse_c1(json.dumps(doc, separators=(",", ":")))
+    assert_same(c1, parse_c1(json.dumps(doc, separators=(",", ":"))))  # an unknown field
+
+
+def _every_level(doc: dict) -> None:
+    """An unknown field in each kind of object of a C1, one of them in every challenge."""
+    doc["new_field"] = [1] * 32
+    for part in doc["vanilla_proofs"]["StackedDrg2KiBV1"]:
+        for proof in part:
+            proof["extra"] = {"a": 1}
+    first = doc["vanilla_proofs"]["StackedDrg2KiBV1"][0][0]
+    first["comm_d_proofs"]["data"]["Single"]["path"]["path"][0]["more"] = None
+    first["replica_column_proofs"]["c_x"]["column"]["later"] = "x"
+    first["labeling_proofs"][1]["v2"] = 7
+
+
+def test_unknown_fields_are_ignored_and_named_once_in_the_log(np_rng, caplog):
+    """As serde reads a C1 (no deny_unknown_fields): a newer Curio or lotus adding a field
+    must not stop proving."""
+    c1 = random_c1(registered_proof("StackedDrg2KiBV1_1"), np_rng)
+    doc = json.loads(phase1_json(c1))
+    _every_level(doc)
+    text = json.dumps(doc, separators=(",", ":")).encode()
+    wrapper = {"SectorNum": 4, "Phase1Out": base64.b64encode(text).decode(),
+               "SectorSize": 2048, "Miner": 1}
+    named = ["Column.later", "LabelingProof.v2", "PathElement.more", "Proof.extra",
+             "SealCommitPhase1Output.new_field"]
+    for raw, extra in ((text, []), (json.dumps(wrapper).encode(), ["Commit2In.Miner"])):
+        caplog.clear()
+        assert_same(c1.vanilla, parse_c1(raw).vanilla)
+        [record] = [r for r in caplog.records if "unknown" in r.getMessage()]
+        assert record.getMessage() == ("c1: ignored unknown fields (as rust-fil-proofs' serde "
+                                       f"does): {', '.join(sorted(named + extra))}")
 
 
 def _first(doc):
@@ -146,7 +177,6 @@ BAD = {
     "registered proof not a string": (_set(lambda d: d, "registered_proof", 5),
                                       "registered_proof: expected a string, got integer"),
     "commitment missing": (_pop(lambda d: d, "comm_d"), "comm_d: required field is missing"),
-    "unknown top-level field": (_set(lambda d: d, "extra", 1), "extra: unknown field"),
     "commitment short": (lambda d: d["comm_r"].pop(),
                          "comm_r: expected 32 bytes (a field element), got 31"),
     "byte too large": (lambda d: d["seed"].__setitem__(3, 256),
@@ -169,7 +199,6 @@ BAD = {
                             f"{TAG}[0]: expected 2 challenge proofs, got 3"),
     "proof field missing": (_pop(_first, "encoding_proof"),
                             f"{TAG}[0][1].encoding_proof: required field is missing"),
-    "proof field unknown": (_set(_first, "comm_c", []), f"{TAG}[0][1].comm_c: unknown field"),
     "wrong tree variant": (lambda d: _first(d)["comm_r_last_proof"].__setitem__(
         "data", {"Sub": _single(d)}), f"{TAG}[0][1].comm_r_last_proof.data: expected Single "
                                       f"(the 8-0-0 tree of StackedDrg2KiBV1_1), got 'Sub'"),
@@ -265,7 +294,6 @@ WRAPPER_BAD = {
     "sector size": (lambda w: w.__setitem__("SectorSize", 4096),
                     "SectorSize: 4096 is not the sector size of StackedDrg2KiBV1_1 (2048)"),
     "sector number missing": (lambda w: w.pop("SectorNum"), "SectorNum: required field"),
-    "unknown field": (lambda w: w.__setitem__("Miner", 1), "Miner: unknown field"),
     "negative sector": (lambda w: w.__setitem__("SectorNum", -1), "SectorNum: must be >= 0"),
     "payload not JSON": (lambda w: w.__setitem__("Phase1Out", base64.b64encode(b"{").decode()),
                          "Phase1Out: not valid JSON"),

@@ -15,7 +15,7 @@ from snark.filecoin.errors import FilecoinError
 from snark.filecoin.graph import parent_cache_name
 from snark.filecoin.registry import registered_proof
 from snark.filecoin.seal import seal, seal_sparse
-from tests.filecoin_c1s import small_big_proofs  # noqa: F401 (a fixture)
+from tests.filecoin_c1s import above_r, small_big_proofs  # noqa: F401 (a fixture)
 from tests.filecoin_vectors import PARENT_CACHES
 
 WHERE = "vanilla_proofs.StackedDrg2KiBV1"
@@ -23,11 +23,14 @@ WHERE = "vanilla_proofs.StackedDrg2KiBV1"
 
 @pytest.fixture(scope="module")
 def sealed(module_rng):
-    return seal(registered_proof("StackedDrg2KiBV1_1"),
-                np.random.default_rng(module_rng.getrandbits(64)))
+    """A 2 KiB sector whose ticket and seed are above r (as most of the chain's are)."""
+    rng = np.random.default_rng(module_rng.getrandbits(64))
+    return seal(registered_proof("StackedDrg2KiBV1_1"), rng, ticket=above_r(rng),
+                seed=above_r(rng))
 
 
 def test_a_sealed_sector_passes_in_both_encodings(sealed):
+    assert min(sealed.ticket[31], sealed.seed[31]) > 0x73  # both above r
     check_c1(sealed)
     wrapped = parse_c1(curio_json(sealed, sealed.sector_num))
     assert wrapped.prover_id is None
@@ -55,15 +58,24 @@ TAMPER = {
     "a column row": (lambda c: _flip(c.vanilla.columns.rows, (0, 0, 3, 1, 4)),
                      f"{WHERE}[0][0].replica_column_proofs.drg_parents[2].column: its rows do "
                      f"not hash to the leaf"),
-    "the seed": (lambda c: object.__setattr__(c, "seed", bytes(32)),
+    "the seed": (lambda c: object.__setattr__(c, "seed", b"\xff" * 32),
                  f"{WHERE}[0][0].replica_column_proofs.c_x.column.index: "),
+    "a zero seed": (lambda c: object.__setattr__(c, "seed", bytes(32)),
+                    'seed: is 32 zero bytes (rust-fil-proofs refuses it: "Invalid porep '
+                    'challenge seed")'),
+    "a zero comm_d": (lambda c: object.__setattr__(c, "comm_d", bytes(32)),
+                      'comm_d: is 32 zero bytes (rust-fil-proofs refuses it: "Invalid all zero '
+                      'commitment (comm_d)")'),
+    "a zero comm_r": (lambda c: object.__setattr__(c, "comm_r", bytes(32)),
+                      'comm_r: is 32 zero bytes (rust-fil-proofs refuses it: "Invalid all zero '
+                      'commitment (comm_r)")'),
     "comm_r": (lambda c: object.__setattr__(c, "comm_r", bytes(31) + b"\x01"),
                "comm_r: is not Poseidon(comm_c, comm_r_last)"),
     "a data leaf": (lambda c: _flip(c.vanilla.comm_d.leaf, (0, 1, 7)),
                     f"{WHERE}[0][1].comm_d_proofs.data.Single: does not hash to its root"),
-    "comm_d": (lambda c: object.__setattr__(c, "comm_d", bytes(32)),
+    "comm_d": (lambda c: object.__setattr__(c, "comm_d", bytes(31) + b"\x01"),
                "replica_id: is not the hash of prover_id, sector_id, ticket, comm_d"),
-    "comm_d, no ids named": (lambda c: [object.__setattr__(c, "comm_d", bytes(32)),
+    "comm_d, no ids named": (lambda c: [object.__setattr__(c, "comm_d", bytes(31) + b"\x01"),
                                         object.__setattr__(c, "prover_id", None)],
                              f"{WHERE}[0][0].comm_d_proofs.data.Single.root: is not comm_d"),
     "a parent's column": (lambda c: c.vanilla.columns.index.__setitem__((0, 1, 1), 0),
@@ -77,7 +89,12 @@ TAMPER = {
                              f"{WHERE}[0][0].encoding_proof.parents: are not the last labeling "
                              f"proof's parents"),
     "another tree's root": (lambda c: _flip(c.vanilla.comm_r_last.root, (0, 1, 0)),
-                            f"{WHERE}[0][1].comm_r_last_proof.data.Single: does not hash"),
+                            f"{WHERE}[0][1].comm_r_last_proof.data.Single.root: differs from "
+                            f"the first proof's comm_r_last (inconsistent comm_r_lasts)"),
+    "another comm_c": (lambda c: _flip(c.vanilla.columns.path.root, (0, 1, 0, 5)),
+                       f"{WHERE}[0][1].replica_column_proofs.c_x.inclusion_proof.data.Single."
+                       f"root: differs from comm_c of the first proof's c_x (inconsistent "
+                       f"comm_cs)"),
 }
 
 
@@ -98,7 +115,7 @@ def test_replica_id_is_checked_against_the_ids(sealed):
 
 @pytest.mark.parametrize("name", ["StackedDrg2KiBV1", "StackedDrg512MiBV1_1"])
 def test_sparse_c1s_pass(name, np_rng):
-    c1 = seal_sparse(registered_proof(name), np_rng)
+    c1 = seal_sparse(registered_proof(name), np_rng, seed=above_r(np_rng))
     check_c1(c1)
     check_c1(parse_c1(curio_json(c1, 3)))
 

@@ -8,6 +8,8 @@ this module is the result.
 
 Every field element is its 32-byte little-endian representation: ``uint8 (..., 32)``, below
 the modulus r; ``snark.filecoin.domain.to_limbs`` views any of them as Fr limbs ``(..., 4)``.
+The ticket and the seed are not field elements but 32 raw bytes of chain randomness
+(rust-fil-proofs types them ``[u8; 32]`` and only hashes them), any value, often above r.
 Arrays of a ``VanillaProofs`` lead with the challenge axes: ``(partitions, challenges)`` on
 ``FilecoinC1.vanilla``, ``(challenges,)`` on ``FilecoinC1.partition(p)``. Column openings are
 stacked in the order of the proof: c_x, the 6 DRG parents, the 8 expander parents.
@@ -28,6 +30,8 @@ C_X, DRG, EXP = slice(0, 1), slice(1, 1 + DRG_PARENTS), slice(1 + DRG_PARENTS, N
 COLUMNS = 15
 #: The commitments of a C1, in the raw form's field order.
 COMMITMENTS = ("comm_r", "comm_d", "replica_id", "seed", "ticket")
+#: Those of them (and the optional prover_id) that are raw bytes, not field elements.
+RAW_BYTES = ("seed", "ticket", "prover_id")
 
 
 def map_arrays(value, fn):

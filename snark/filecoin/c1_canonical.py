@@ -23,7 +23,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from snark.filecoin.c1 import COMMITMENTS, VanillaProofs, map_arrays
+from snark.filecoin.c1 import COMMITMENTS, RAW_BYTES, VanillaProofs, map_arrays
 from snark.filecoin.c1_lift import DIGITS_ONLY as _DIGITS_ONLY
 from snark.filecoin.c1_write import challenge_texts, document, tail_fields
 from snark.filecoin.domain import DOMAIN_BYTES, canonical
@@ -103,7 +103,7 @@ def read_canonical(skeleton: bytes, table: np.ndarray) -> dict | None:
     digits = (text - 48) < 10
     starts = digits & ~np.concatenate([[False], digits[:-1]])
     normalised = np.where(starts, np.uint8(48), text)[~digits | starts]
-    if normalised.tobytes() != layout.template or not canonical(table).all():
+    if normalised.tobytes() != layout.template or not _below_r(table, q * fields_per):
         return None
     first = np.flatnonzero(starts)[layout.head_runs:]
     ends = np.flatnonzero(digits & ~np.concatenate([digits[1:], [False]]))[layout.head_runs:] + 1
@@ -139,6 +139,14 @@ def read_canonical(skeleton: bytes, table: np.ndarray) -> dict | None:
         got["prover_id"] = tail[-1].tobytes()
         got["sector_id"] = int(ints[-1])
     return got
+
+
+def _below_r(table: np.ndarray, tail_start: int) -> bool:
+    """Every field element below r: all but the tail's raw bytes (ticket, seed, prover_id)."""
+    tail = (*COMMITMENTS, "prover_id")[:len(table) - tail_start]
+    below_r = canonical(table)
+    below_r[[tail_start + i for i, name in enumerate(tail) if name in RAW_BYTES]] = True
+    return bool(below_r.all())
 
 
 def _in_range(v: VanillaProofs, proof: RegisteredProof) -> bool:

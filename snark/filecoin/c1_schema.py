@@ -5,9 +5,12 @@ src/seal.rs``) with the shapes the registered proof demands: P partitions of K p
 column openings of L rows, L labeling proofs of 37 parents, Merkle proofs of the tree's
 variant (``Single``/``Sub``/``Top``), path lengths and arities, every field element 32 bytes
 below r (``storage-proofs-core/src/merkle/proof.rs``, ``storage-proofs-porep/src/stacked/
-vanilla/{params,column,column_proof,labeling_proof,encoding_proof}.rs``). Fields may come
-in any order, as serde reads them; unknown and missing fields are errors. The first problem
-in document order is reported as one line: its path, a colon, the problem.
+vanilla/{params,column,column_proof,labeling_proof,encoding_proof}.rs``); the ticket, the
+seed and a prover_id are 32 raw bytes, any value (``filecoin-proofs/src/types/mod.rs``:
+``[u8; 32]``). Fields may come in any order, as serde reads them; missing fields are errors,
+unknown fields are ignored as serde ignores them (a newer Curio or lotus may add one) and
+named once in the log, each path once per C1. The first problem in document order is
+reported as one line: its path, a colon, the problem.
 
 A C1 is mostly 32-byte arrays; ``c1_lift`` takes them out of the text in bulk and leaves
 ``""`` in their place. A skeleton laid out as serde writes it is read by ``c1_canonical``
@@ -23,13 +26,15 @@ Optional fields proofq adds: ``MinerId`` in the wrapper (with ``SectorNum``, the
 from __future__ import annotations
 
 import binascii
+import contextvars
+import logging
 from typing import Any
 
 import numpy as np
 
 from snark.fields import FR_MODULUS
-from snark.filecoin.c1 import (COLUMNS, COMMITMENTS, ColumnProofs, EncodingProofs, FilecoinC1,
-                               LabelingProofs, MerklePath, PathLevel, VanillaProofs)
+from snark.filecoin.c1 import (COLUMNS, COMMITMENTS, RAW_BYTES, ColumnProofs, EncodingProofs,
+                               FilecoinC1, LabelingProofs, MerklePath, PathLevel, VanillaProofs)
 from snark.filecoin.c1_canonical import read_canonical
 from snark.filecoin.c1_lift import lift_domains
 from snark.filecoin.challenges import prover_id_for_miner
@@ -39,8 +44,13 @@ from snark.job_input import load_json, too_large
 from snark.filecoin.registry import (DRG_PARENTS, EXP_PARENTS, LABEL_PARENTS, RegisteredProof,
                                      registered_proof)
 
+log = logging.getLogger(__name__)
+
 _U32, _U64 = 1 << 32, 1 << 64
 _ELEMENT_KEYS = {"hashes", "index"}
+#: The unknown fields met while reading one C1, as ``<serde type>.<field>``.
+_unknown: contextvars.ContextVar[set[str] | None] = contextvars.ContextVar("unknown",
+                                                                            default=None)
 
 
 class _Bad(Exception):
@@ -55,22 +65,48 @@ class _Bad(Exception):
         return self
 
 
+def _note_unknown(path: str) -> None:
+    seen = _unknown.get()
+    if seen is not None:
+        seen.add(path)
+
+
+class _Unknowns:
+    """Collects the unknown fields of one C1 and logs them in one line at the end."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+
+    def __enter__(self) -> "_Unknowns":
+        self.token = _unknown.set(set())
+        return self
+
+    def __exit__(self, *exc) -> None:
+        seen = _unknown.get()
+        _unknown.reset(self.token)
+        if seen and exc[0] is None:
+            log.warning("%s: ignored unknown fields (as rust-fil-proofs' serde does): %s",
+                        self.what, ", ".join(sorted(seen)))
+
+
 def _kind(node: Any) -> str:
     names = {dict: "object", list: "array", str: "string", bool: "boolean", int: "integer",
              float: "number", type(None): "null"}
     return names.get(type(node), type(node).__name__)
 
 
-def _object(node: Any, fields: dict, *extra) -> dict:
+def _object(node: Any, fields: dict, *extra, kind: str) -> dict:
     """Read an object in document order: ``fields`` maps each key to a reader
-    ``(value, *extra) -> result``; every key is required, no other key is allowed."""
+    ``(value, *extra) -> result``; every key is required, any other key is ignored and
+    noted as ``<kind>.<key>`` (``kind`` the serde type, e.g. ``LabelingProof``)."""
     if type(node) is not dict:
         raise _Bad("", f"expected an object, got {_kind(node)}")
     out = {}
     for key, value in node.items():
         reader = fields.get(key)
         if reader is None:
-            raise _Bad(f".{key}", "unknown field")
+            _note_unknown(f"{kind}.{key}")
+            continue
         try:
             out[key] = reader(value, *extra)
         except _Bad as bad:
@@ -117,12 +153,18 @@ class _Lifted:
     def __init__(self, table: np.ndarray) -> None:
         self.table = table
         self.count = 0
+        self.raw: list[int] = []
 
     def one(self, node: Any) -> int:
         if node != "":
             raise _Bad("", "not a lifted field element")
         self.count += 1
         return self.count - 1
+
+    def raw_bytes(self, node: Any) -> int:
+        """32 bytes that need not be below r (the ticket, the seed)."""
+        self.raw.append(self.one(node))
+        return self.raw[-1]
 
     def many(self, node: Any, length: int, what: str) -> int:
         if type(node) is not list or len(node) != length or node.count("") != length:
@@ -133,7 +175,9 @@ class _Lifted:
     def finish(self) -> np.ndarray:
         if self.count != len(self.table):
             raise _Bad("", "lifted field elements outside the schema")
-        if not canonical(self.table).all():
+        below_r = canonical(self.table)
+        below_r[self.raw] = True
+        if not below_r.all():
             raise _Bad("", "a lifted value is not below r")
         return self.table
 
@@ -145,16 +189,20 @@ class _Literal:
         self.values: list[bytes] = []
 
     def one(self, node: Any) -> int:
-        _array(node, DOMAIN_BYTES, "bytes (a field element)")
+        ordinal = self.raw_bytes(node, "bytes (a field element)")
+        if int.from_bytes(self.values[-1], "little") >= FR_MODULUS:
+            raise _Bad("", "not a field element (its little-endian value is not below r)")
+        return ordinal
+
+    def raw_bytes(self, node: Any, what: str = "bytes") -> int:
+        """32 bytes that need not be below r (the ticket, the seed)."""
+        _array(node, DOMAIN_BYTES, what)
         for i, byte in enumerate(node):
             if type(byte) is not int:
                 raise _Bad(f"[{i}]", f"expected an integer, got {_kind(byte)}")
             if not 0 <= byte <= 255:
                 raise _Bad(f"[{i}]", f"must be a byte (0..255), got {byte}")
-        value = bytes(node)
-        if int.from_bytes(value, "little") >= FR_MODULUS:
-            raise _Bad("", "not a field element (its little-endian value is not below r)")
-        self.values.append(value)
+        self.values.append(bytes(node))
         return len(self.values) - 1
 
     def many(self, node: Any, length: int, what: str) -> int:
@@ -243,7 +291,7 @@ class _Walk:
 
     # -- Merkle proofs
     def merkle(self, node: Any, record: _PathRecord) -> tuple[int, int, list[int], list[int]]:
-        data = _object(node, {"data": lambda n: n})["data"]
+        data = _object(node, {"data": lambda n: n}, kind="MerkleProof")["data"]
         if type(data) is not dict:
             raise _Bad(".data", f"expected an object, got {_kind(data)}")
         if len(data) != 1:
@@ -263,7 +311,7 @@ class _Walk:
         for name, part in parts:
             fields[name] = lambda n, part=part: self.path(n, part)
         try:
-            got = _object(body, fields)
+            got = _object(body, fields, kind=f"{variant}Proof")
         except _Bad as bad:
             raise bad.under(f".data.{variant}") from None
         elements = [e for name, _ in parts for e in got[name]]
@@ -272,7 +320,8 @@ class _Walk:
     def path(self, node: Any, arities: tuple[int, ...]) -> list[tuple[int, int]]:
         """Path elements (most of a C1's objects): read inline where they are as expected,
         by the generic reader (which names the problem) where they are not."""
-        elements = _object(node, {"path": lambda n: _array(n, len(arities), "path elements")})
+        elements = _object(node, {"path": lambda n: _array(n, len(arities), "path elements")},
+                           kind="InclusionPath")
         many = self.domains.many
         out = []
         for k, (element, arity) in enumerate(zip(elements["path"], arities)):
@@ -285,31 +334,33 @@ class _Walk:
                     except _Bad:
                         pass
             try:
-                _object(element, {"hashes": lambda n, a=arity: many(n, a - 1, "hashes"),
-                                  "index": lambda n, a=arity: _uint(n, a)})
+                got = _object(element, {"hashes": lambda n, a=arity: many(n, a - 1, "hashes"),
+                                        "index": lambda n, a=arity: _uint(n, a)},
+                              kind="PathElement")
             except _Bad as bad:
                 raise bad.under(f".path[{k}]") from None
+            out.append((got["hashes"], got["index"]))
         return out
 
     # -- one challenge
     def columns(self, node: Any) -> list:
-        got = _object(node, self._columns_fields)
+        got = _object(node, self._columns_fields, kind="ReplicaColumnProof")
         return [got["c_x"], *got["drg_parents"], *got["exp_parents"]]
 
     def column_proof(self, node: Any) -> tuple:
-        got = _object(node, self._column_fields)
+        got = _object(node, self._column_fields, kind="ColumnProof")
         return (*got["column"], got["inclusion_proof"])
 
     def column(self, node: Any) -> tuple[int, int]:
-        got = _object(node, self._cell_fields)
+        got = _object(node, self._cell_fields, kind="Column")
         return got["index"], got["rows"]
 
     def label(self, node: Any) -> tuple[int, int, int]:
-        got = _object(node, self._label_fields)
+        got = _object(node, self._label_fields, kind="LabelingProof")
         return got["parents"], got["layer_index"], got["node"]
 
     def challenge(self, node: Any) -> None:
-        got = _object(node, self._proof_fields)
+        got = _object(node, self._proof_fields, kind="Proof")
         self.tree_d.add(got["comm_d_proofs"])
         self.tree_r.add(got["comm_r_last_proof"])
         for index, rows, path in got["replica_column_proofs"]:
@@ -390,14 +441,15 @@ def _phase1_output(doc: Any, domains: _Lifted | _Literal) -> dict:
         raise bad.under(".registered_proof") from None
     walk = _Walk(proof, domains)
     fields = {"registered_proof": lambda n: proof, "vanilla_proofs": walk.vanilla_proofs}
-    fields |= {name: domains.one for name in COMMITMENTS}
-    optional = {"prover_id": domains.one, "sector_id": lambda n: _uint(n, _U64)}
+    fields |= {name: domains.raw_bytes if name in RAW_BYTES else domains.one
+               for name in COMMITMENTS}
+    optional = {"prover_id": domains.raw_bytes, "sector_id": lambda n: _uint(n, _U64)}
     present = {key: reader for key, reader in optional.items() if key in doc}
     if len(present) == 1:
         other = next(key for key in optional if key not in doc)
         raise _Bad(f".{other}", "required field is missing (prover_id and sector_id go "
                                 "together)")
-    got = _object(doc, fields | present)
+    got = _object(doc, fields | present, kind="SealCommitPhase1Output")
     table = domains.finish()
     got["vanilla_proofs"] = walk.arrays(table)
     for name in COMMITMENTS + (("prover_id",) if present else ()):
@@ -436,7 +488,8 @@ def _wrapper(doc: dict) -> dict:
     return _object(doc, {"SectorNum": lambda n: _uint(n, _U64),
                          "Phase1Out": _string,
                          "SectorSize": lambda n: _uint(n, _U64)}
-                   | ({"MinerId": lambda n: _uint(n, _U64)} if "MinerId" in doc else {}))
+                   | ({"MinerId": lambda n: _uint(n, _U64)} if "MinerId" in doc else {}),
+                   kind="Commit2In")
 
 
 def parse_c1(raw: bytes | str, *, max_bytes: int | None = None) -> FilecoinC1:
@@ -449,6 +502,11 @@ def parse_c1(raw: bytes | str, *, max_bytes: int | None = None) -> FilecoinC1:
     if isinstance(raw, str):
         raw = raw.encode("utf-8", "surrogatepass")
     _check_size(raw, max_bytes, "c1")
+    with _Unknowns("c1"):
+        return _parse(raw, max_bytes)
+
+
+def _parse(raw: bytes, max_bytes: int | None) -> FilecoinC1:
     if b'"vanilla_proofs"' in raw:
         return _c1(_read_phase1(raw, "c1", ""), "raw")
     split = _split_wrapper(raw)

@@ -2,14 +2,19 @@
 
 What each proof must show (``rust-fil-proofs:storage-proofs-porep/src/stacked/vanilla/
 params.rs`` ``Proof::verify`` and ``ReplicaColumnProof::verify``, ``labeling_proof.rs``,
-``encoding_proof.rs``, ``proof.rs``), and what a verifier derives itself:
+``encoding_proof.rs``, ``proof.rs``), what a verifier derives itself, and what
+``seal_commit_phase2`` refuses before it proves (``filecoin-proofs/src/api/seal.rs``,
+``storage-proofs-porep/src/stacked/circuit/proof.rs`` ``StackedCompound::circuit``):
 
+0. comm_d, comm_r and the seed are not 32 zero bytes;
 1. replica_id = H(prover_id, sector_id, ticket, comm_d, porep_id), when the job names them;
 2. the challenged nodes are the ones the seed derives, and every part of a proof names them:
    c_x's column, the three paths' leaf indices, the labeling and encoding proofs' nodes;
 3. the DRG and expander columns are the node's parents in the graph, each path at its column;
-4. every path hashes to its root: tree D's to comm_d, the 15 columns' to one comm_c, the
-   replica's to one comm_r_last; each column leaf is the hash of its rows;
+4. every proof names one comm_c and one comm_r_last (C2's "inconsistent comm_cs" and
+   "inconsistent comm_r_lasts", over the whole sector here); every path hashes to its root:
+   tree D's to comm_d, the 15 columns' to comm_c, the replica's to comm_r_last; each column
+   leaf is the hash of its rows;
 5. comm_r = Poseidon(comm_c, comm_r_last);
 6. each layer's labeling proof hashes the parents' rows of the columns (the same layer for
    DRG parents, the layer below for expander parents) to c_x's row of that layer;
@@ -69,6 +74,12 @@ def check_c1(c1: FilecoinC1, *, prover_id: bytes | None = None,
     """Every check above; ``prover_id``/``sector_id`` default to the ones the job names."""
     prover_id = prover_id if prover_id is not None else c1.prover_id
     sector_id = sector_id if sector_id is not None else c1.sector_id
+    for name, why in (("comm_d", "Invalid all zero commitment (comm_d)"),
+                      ("comm_r", "Invalid all zero commitment (comm_r)"),
+                      ("seed", "Invalid porep challenge seed")):
+        if not any(getattr(c1, name)):
+            raise FilecoinError(f"{name}: is 32 zero bytes (rust-fil-proofs refuses it: "
+                                f"\"{why}\")")
     if prover_id is not None and sector_id is not None:
         want = replica_id(prover_id, sector_id, c1.ticket, c1.comm_d, c1.proof.porep_id)
         if want != c1.replica_id:
@@ -77,7 +88,8 @@ def check_c1(c1: FilecoinC1, *, prover_id: bytes | None = None,
     report = _Report(c1)
     challenges = _check_nodes(c1, report)
     _check_parents(c1, report, challenges)
-    comm_c, comm_r_last = _check_paths(c1, report)
+    comm_c, comm_r_last = _check_consistency(c1, report)
+    _check_paths(c1, report)
     expected = from_limbs(poseidon_many(to_limbs(np.stack([comm_c, comm_r_last]))[None], 2))
     if expected.tobytes() != c1.comm_r:
         raise FilecoinError("comm_r: is not Poseidon(comm_c, comm_r_last) of the proofs "
@@ -138,8 +150,23 @@ def _check_path(report: _Report, path: MerklePath, roots: np.ndarray, field) -> 
                                            "is wrong)"))
 
 
-def _check_paths(c1: FilecoinC1, report: _Report) -> tuple[np.ndarray, np.ndarray]:
-    """Tree D, tree C and tree R_last paths; returns the roots comm_c and comm_r_last."""
+def _check_consistency(c1: FilecoinC1, report: _Report) -> tuple[np.ndarray, np.ndarray]:
+    """One comm_c and one comm_r_last in every proof (``StackedCompound::circuit`` refuses
+    a partition otherwise); returns them."""
+    v, shape = c1.vanilla, c1.proof.shape.name
+    comm_r_last = v.comm_r_last.root[0, 0]
+    report.fail((v.comm_r_last.root == comm_r_last).all(axis=-1), lambda i: (
+        f"comm_r_last_proof.data.{shape}.root", "differs from the first proof's comm_r_last "
+                                                "(inconsistent comm_r_lasts)"))
+    comm_c = v.columns.path.root[0, 0, 0]
+    report.fail((v.columns.path.root == comm_c).all(axis=-1), lambda i: (
+        f"{column_name(i[2])}.inclusion_proof.data.{shape}.root",
+        "differs from comm_c of the first proof's c_x (inconsistent comm_cs)"))
+    return comm_c, comm_r_last
+
+
+def _check_paths(c1: FilecoinC1, report: _Report) -> None:
+    """Tree D, tree C and tree R_last paths."""
     v, shape = c1.vanilla, c1.proof.shape.name
     comm_d = np.frombuffer(c1.comm_d, dtype=np.uint8)
     _check_path(report, v.comm_d, path_roots(v.comm_d, sha256_nodes),
@@ -153,17 +180,8 @@ def _check_paths(c1: FilecoinC1, report: _Report) -> tuple[np.ndarray, np.ndarra
                                        "proof (a row or the leaf is wrong)"))
     _check_path(report, v.columns.path, path_roots(v.columns.path, poseidon_nodes),
                 lambda i: f"{column_name(i[2])}.inclusion_proof.data.{shape}")
-    comm_c = v.columns.path.root[0, 0, 0]
-    report.fail((v.columns.path.root == comm_c).all(axis=-1), lambda i: (
-        f"{column_name(i[2])}.inclusion_proof.data.{shape}.root",
-        "differs from comm_c of the first proof's c_x"))
-
     _check_path(report, v.comm_r_last, path_roots(v.comm_r_last, poseidon_nodes),
                 lambda i: f"comm_r_last_proof.data.{shape}")
-    comm_r_last = v.comm_r_last.root[0, 0]
-    report.fail((v.comm_r_last.root == comm_r_last).all(axis=-1), lambda i: (
-        f"comm_r_last_proof.data.{shape}.root", "differs from the first proof's comm_r_last"))
-    return comm_c, comm_r_last
 
 
 def expected_label_parents(rows: np.ndarray) -> np.ndarray:

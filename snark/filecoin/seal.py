@@ -13,7 +13,9 @@ random (``trees.SparseTree``). The C1 passes every check of ``checks`` (it names
 and sector_id, which would fix replica_id through comm_d).
 
 Both assemble the vanilla proofs the same way (``_vanilla``) from four functions: the
-labels of nodes, and the paths into tree D, tree C and tree R_last.
+labels of nodes, and the paths into tree D, tree C and tree R_last. Both draw the ticket and
+the seed as the chain does (``chain_randomness``: 32 uniform bytes, above r more often than
+not) unless given.
 """
 
 from __future__ import annotations
@@ -43,6 +45,15 @@ def random_fields(rng: np.random.Generator, count: int) -> np.ndarray:
     values = rng.integers(0, 256, size=(count, DOMAIN_BYTES), dtype=np.uint8)
     values[:, -1] &= TRIM_MASK
     return values
+
+
+def chain_randomness(rng: np.random.Generator) -> bytes:
+    """32 uniform bytes, as lotus and Curio take a ticket or a seed from the chain (never
+    masked to a field element); never all zero (rust-fil-proofs refuses a zero seed)."""
+    while True:
+        value = rng.integers(0, 256, size=DOMAIN_BYTES, dtype=np.uint8).tobytes()
+        if any(value):
+            return value
 
 
 def _comm_r(comm_c: np.ndarray, comm_r_last: np.ndarray) -> bytes:
@@ -85,6 +96,7 @@ def _vanilla(proof: RegisteredProof, challenges: np.ndarray, parents: np.ndarray
 
 def seal(proof: RegisteredProof, rng: np.random.Generator, *, data: bytes | None = None,
          prover_id: bytes | None = None, sector_id: int | None = None,
+         ticket: bytes | None = None, seed: bytes | None = None,
          on_phase: Phase | None = None) -> FilecoinC1:
     """Seal a whole sector of ``data`` (random fr32 nodes by default) and return its C1."""
     phase = on_phase or (lambda name: None)
@@ -101,7 +113,8 @@ def seal(proof: RegisteredProof, rng: np.random.Generator, *, data: bytes | None
             raise FilecoinError(f"data: node {bad[0]} is not fr32 (its top two bits are set)")
     prover_id = prover_id if prover_id is not None else random_fields(rng, 1)[0].tobytes()
     sector_id = sector_id if sector_id is not None else int(rng.integers(1 << 40))
-    ticket, seed = (random_fields(rng, 1)[0].tobytes() for _ in range(2))
+    ticket = ticket if ticket is not None else chain_randomness(rng)
+    seed = seed if seed is not None else chain_randomness(rng)
 
     phase("tree D (comm_d)")
     tree_d = build_levels(leaves, (2,) * (nodes.bit_length() - 1), sha256_nodes)
@@ -154,12 +167,15 @@ def _sparse_labels(proof: RegisteredProof, replica: bytes, challenges: np.ndarra
     return labels
 
 
-def seal_sparse(proof: RegisteredProof, rng: np.random.Generator,
+def seal_sparse(proof: RegisteredProof, rng: np.random.Generator, *,
+                ticket: bytes | None = None, seed: bytes | None = None,
                 on_phase: Phase | None = None) -> FilecoinC1:
     """A C1 of ``proof`` built from what its challenges touch (see the module docstring)."""
     phase = on_phase or (lambda name: None)
     fields = lambda count: random_fields(rng, count)  # noqa: E731
-    replica, seed, ticket = (fields(1)[0].tobytes() for _ in range(3))
+    replica = fields(1)[0].tobytes()
+    ticket = ticket if ticket is not None else chain_randomness(rng)
+    seed = seed if seed is not None else chain_randomness(rng)
     challenges = interactive_challenges(replica, seed, proof.nodes, proof.partitions,
                                         proof.challenges_per_partition)
     parents = SdrGraph.of(proof).parents(challenges.reshape(-1)).astype(np.int64)
