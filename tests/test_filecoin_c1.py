@@ -189,6 +189,19 @@ BAD = {
                       "ticket[5]: expected an integer, got number"),
     "not a field element": (_set(lambda d: d, "replica_id", [255] * 32),
                             "replica_id: not a field element"),
+    # seal_commit_phase2's as_safe_commitment (comm_r) and verify_seal's (comm_d):
+    "comm_r at or above r": (_set(lambda d: d, "comm_r", [255] * 32),
+                             "comm_r: not a field element"),
+    "comm_d at or above r": (_set(lambda d: d, "comm_d", [0] * 31 + [0x74]),
+                             "comm_d: not a field element"),
+    # generate_public_inputs: "porep challenge seed must be set prior to circuit generation"
+    "seed missing": (_pop(lambda d: d, "seed"), "seed: required field is missing"),
+    # seal_commit_phase2_circuit_proofs: "C1 output contains no vanilla proofs" (and
+    # circuit_proofs' and StackedCompound::circuit's refusals of no vanilla proofs)
+    "no partitions": (_set(lambda d: d, "vanilla_proofs", {"StackedDrg2KiBV1": []}),
+                      f"{TAG}: expected 1 partitions, got 0"),
+    "an empty partition": (_set(lambda d: d, "vanilla_proofs", {"StackedDrg2KiBV1": [[]]}),
+                           f"{TAG}[0]: expected 2 challenge proofs, got 0"),
     "commitment not an array": (_set(lambda d: d, "comm_r", "00"),
                                 "comm_r: expected an array of 32 bytes"),
     "wrong vanilla tag": (_set(lambda d: d, "vanilla_proofs", {"StackedDrg8MiBV1": []}),

@@ -13,8 +13,10 @@ from snark.filecoin.c1_write import curio_json, phase1_json
 from snark.filecoin.checks import check_c1
 from snark.filecoin.errors import FilecoinError
 from snark.filecoin.graph import parent_cache_name
+from snark.filecoin.prove import statement, verify_c1
 from snark.filecoin.registry import registered_proof
 from snark.filecoin.seal import seal, seal_sparse
+from snark.proof import ProofFormatError
 from tests.filecoin_c1s import above_r, small_big_proofs  # noqa: F401 (a fixture)
 from tests.filecoin_vectors import PARENT_CACHES
 
@@ -163,3 +165,27 @@ def test_a_sparse_32gib_c1_passes_and_tampering_is_named(np_rng):
                                             r"replica_column_proofs.c_x.inclusion_proof.data.Sub: "
                                             r"does not hash to its root"):
         check_c1(c1)
+
+
+@pytest.mark.parametrize("name, proof_bytes, error, expected", [
+    ("comm_d", bytes(192), FilecoinError, 'comm_d: is 32 zero bytes (rust-fil-proofs refuses '
+                                          'it: "Invalid all zero commitment (comm_d)")'),
+    ("comm_r", bytes(192), FilecoinError, "comm_r: is 32 zero bytes"),
+    (None, b"", ProofFormatError, ""),           # "Invalid proof bytes (empty vector)"
+    (None, bytes(384), ProofFormatError, ""),    # StackedCompound::verify "Inconsistent inputs"
+], ids=["zero comm_d", "zero comm_r", "no proof", "two proofs for one partition"])
+def test_verify_refuses_what_verify_seal_refuses(name, proof_bytes, error, expected, sealed):
+    c1 = dataclasses.replace(sealed, **{name: bytes(32)}) if name else sealed
+    with pytest.raises(error) as info:
+        verify_c1(c1, None, proof_bytes)  # refused before any key is needed
+    assert str(info.value).startswith(expected), str(info.value)
+
+
+def test_the_statement_verify_seal_checks_derives_replica_id(sealed):
+    same, derived = statement(sealed)
+    assert derived and same.replica_id == sealed.replica_id
+    other, derived = statement(sealed, sector_id=sealed.sector_id + 1)
+    assert derived and other.replica_id != sealed.replica_id
+    trusted, derived = statement(dataclasses.replace(sealed, prover_id=None, sector_id=None,
+                                                     replica_id=bytes(31) + b"\x01"))
+    assert not derived and trusted.replica_id == bytes(31) + b"\x01"

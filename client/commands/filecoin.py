@@ -149,9 +149,7 @@ def setup(proof_name: str, out_dir: str, as_json: bool) -> None:
 
 @filecoin.command("check")
 @click.argument("c1_path", metavar="C1", type=click.Path(dir_okay=False))
-@click.option("--miner-id", type=click.IntRange(min=0),
-              help="the sealing miner's actor id: replica_id is then checked against it "
-                   "and the C1's SectorNum")
+@local.MINER_ID_OPTION
 @JSON_OPTION
 @reports_bad_input
 def check(c1_path: str, miner_id: int | None, as_json: bool) -> None:
@@ -163,12 +161,7 @@ def check(c1_path: str, miner_id: int | None, as_json: bool) -> None:
     try:
         c1 = parse_c1(raw)
         parsed = time.perf_counter()
-        ids = {}
-        if miner_id is not None:
-            if c1.sector_num is None and c1.sector_id is None:
-                raise FilecoinError("--miner-id: the C1 names no sector (no SectorNum)")
-            ids = {"prover_id": prover_id_for_miner(miner_id),
-                   "sector_id": c1.sector_num if c1.sector_id is None else c1.sector_id}
+        ids = local.sector_ids(c1, miner_id)
         check_c1(c1, **ids)
     except FilecoinError as exc:
         raise FilecoinError(f"{c1_path}: {exc}") from None

@@ -51,7 +51,26 @@ FILECOIN_KEY_OPTION = click.option(
                             "or proofq's development key (set up once if missing)")
 
 
+MINER_ID_OPTION = click.option(
+    "--miner-id", type=click.IntRange(min=0),
+    help="a Filecoin C1's sealing miner (actor id): replica_id is then derived from it and the "
+         "C1's SectorNum (as verify_seal does), not taken from the C1")
+
+
 reports_bad_input = reports(*BAD_INPUT_ERRORS)
+
+
+def sector_ids(c1, miner_id: int | None) -> dict:
+    """``prover_id`` and ``sector_id`` of a Filecoin C1 from ``--miner-id`` and its sector
+    number; ``{}`` without ``--miner-id`` (the ids the C1 names, if any, then apply)."""
+    from snark.filecoin.challenges import prover_id_for_miner
+
+    if miner_id is None:
+        return {}
+    if c1.sector_num is None and c1.sector_id is None:
+        raise FilecoinError("--miner-id: the C1 names no sector (no SectorNum)")
+    return {"prover_id": prover_id_for_miner(miner_id),
+            "sector_id": c1.sector_num if c1.sector_id is None else c1.sector_id}
 
 
 # -- files --------------------------------------------------------------------------------
@@ -208,17 +227,25 @@ def _key_summary(key: ProvingKey, params_dir: Path) -> dict[str, Any]:
               help="where to write the proofs (192 bytes per partition)")
 @click.option("--backend", "backend_name", type=click.Choice(["auto", "cpu", "gpu"]),
               default=None, help="prover backend [default: the backend setting, auto]")
+@click.option("--no-check", is_flag=True,
+              help="prove a Filecoin C1 without the checks the service makes first "
+                   "(seal_commit_phase2's refusals, the vanilla proofs): for tests only")
+@MINER_ID_OPTION
 @JSON_OPTION
 @reports_bad_input
 @FILECOIN_KEY_OPTION
-def prove(c1_path: str, output: str, backend_name: str | None, as_json: bool,
-          key_kind: str) -> None:
-    """Prove every partition of a C1 and write the concatenated proofs."""
+def prove(c1_path: str, output: str, backend_name: str | None, no_check: bool,
+          miner_id: int | None, as_json: bool, key_kind: str) -> None:
+    """Prove every partition of a C1 and write the concatenated proofs (a Filecoin C1 is
+    checked first, as the service checks it)."""
     target = output_path(output)
     job = filecoin_job(c1_path, read_job_file(c1_path), key_kind)
     if job is not None:
-        _prove_filecoin(job, target, backend_name, as_json)
+        _prove_filecoin(c1_path, job, target, backend_name, as_json, check=not no_check,
+                        miner_id=miner_id)
         return
+    if no_check or miner_id is not None:
+        raise BadInput("--no-check, --miner-id: for Filecoin C1s only")
     c1 = read_c1(c1_path)
     settings = get_settings()
     backend = make_backend(backend_name or settings.backend)
@@ -240,11 +267,20 @@ def prove(c1_path: str, output: str, backend_name: str | None, as_json: bool,
           f"in {seconds:.2f}s → {output} ({len(proof)} bytes)"])
 
 
-def _prove_filecoin(job, target: Path, backend_name: str | None, as_json: bool) -> None:
+def _prove_filecoin(c1_path: str, job, target: Path, backend_name: str | None, as_json: bool,
+                    *, check: bool, miner_id: int | None) -> None:
+    from snark.filecoin.checks import check_c1
     from snark.filecoin.prove import prove_c1 as prove_filecoin
     from snark.filecoin.worker import FilecoinWorker
     from snark.proof_types import Storage
 
+    if check:
+        try:
+            check_c1(job.c1, **sector_ids(job.c1, miner_id))
+        except FilecoinError as exc:
+            raise FilecoinError(f"{c1_path}: {exc}") from None
+    checks = ("checked first (every check the service makes)" if check else
+              "NOT CHECKED (--no-check: the C1's checks were skipped)")
     settings = get_settings()
     backend = make_backend(backend_name or settings.backend)
     worker = FilecoinWorker(Storage.of(settings))
@@ -260,24 +296,32 @@ def _prove_filecoin(job, target: Path, backend_name: str | None, as_json: bool) 
     seconds = time.perf_counter() - started
     emit(as_json, {"proof": str(target), "bytes": len(proof),
                    "partitions": job.proof.partitions, "backend": backend.name,
-                   "key": job.key, "seconds": round(seconds, 3)},
+                   "key": job.key, "checked": check, "seconds": round(seconds, 3)},
          [f"proved {job.proof.partitions} partitions of {job.proof.name} on {backend.name} "
-          f"under the {job.key} key in {seconds:.2f}s → {target} ({len(proof)} bytes)"])
+          f"under the {job.key} key in {seconds:.2f}s → {target} ({len(proof)} bytes)",
+          f"C1 {checks}"])
 
 
 @click.command()
 @C1_OPTION
 @click.option("--proof", "proof_path", required=True, type=click.Path(),
               help="proof file (from proofq prove)")
+@MINER_ID_OPTION
 @JSON_OPTION
 @reports_bad_input
 @FILECOIN_KEY_OPTION
-def verify(c1_path: str, proof_path: str, as_json: bool, key_kind: str) -> None:
-    """Check a proof file against a C1 (exit 0 valid, 1 invalid, 2 bad input)."""
+def verify(c1_path: str, proof_path: str, miner_id: int | None, as_json: bool,
+           key_kind: str) -> None:
+    """Check a proof file against a C1 (exit 0 valid, 1 invalid, 2 bad input). A Filecoin
+    proof is verified as verify_seal does: with the miner known (--miner-id, or the C1's
+    MinerId), replica_id is derived from it, the sector and the ticket; the output says
+    which statement was verified."""
     job = filecoin_job(c1_path, read_job_file(c1_path), key_kind)
     if job is not None:
-        _verify_filecoin(job, proof_path, as_json)
+        _verify_filecoin(c1_path, job, proof_path, as_json, miner_id)
         return
+    if miner_id is not None:
+        raise BadInput("--miner-id: for Filecoin C1s only")
     c1 = read_c1(c1_path)
     params_dir = get_settings().params_dir
     vk = load_verifying_key(c1, params_dir)
@@ -296,23 +340,38 @@ def verify(c1_path: str, proof_path: str, as_json: bool, key_kind: str) -> None:
         sys.exit(1)
 
 
-def _verify_filecoin(job, proof_path: str, as_json: bool) -> None:
+def _verify_filecoin(c1_path: str, job, proof_path: str, as_json: bool,
+                     miner_id: int | None) -> None:
     from snark.filecoin.params import verifying_key_for
+    from snark.filecoin.prove import statement
     from snark.filecoin.prove import verify_c1 as verify_filecoin
 
+    try:
+        c1, derived = statement(job.c1, **sector_ids(job.c1, miner_id))
+    except FilecoinError as exc:
+        raise FilecoinError(f"{c1_path}: {exc}") from None
+    if derived:
+        said = (f"replica_id derived from prover_id {c1.prover_id.rstrip(bytes(1)).hex()}, "
+                f"sector {c1.sector_id} and the ticket, as verify_seal does")
+    else:
+        said = ("replica_id as the C1 states it: no miner or sector ids, so the statement is "
+                "the C1's replica_id, comm_d, comm_r and seed (give --miner-id to derive "
+                "replica_id as verify_seal does)")
     settings = get_settings()
     vk = verifying_key_for(job.proof, job.key, settings.params_dir, settings.filecoin_params_dir)
     partitions = job.proof.partitions
     proof = read_input(proof_path, partitions * PROOF_BYTES,
                        f"{partitions} proofs of {PROOF_BYTES} bytes")
     try:
-        valid = verify_filecoin(job.c1, vk, proof)
+        valid = verify_filecoin(c1, vk, proof)
     except ProofFormatError as exc:
         raise ProofFormatError(f"{proof_path}: {exc}") from None
     emit(as_json, {"valid": valid, "proof": proof_path, "partitions": partitions,
-                   "key": job.key},
+                   "key": job.key, "replica_id_derived": derived,
+                   "replica_id": c1.replica_id.hex(), "sector_id": c1.sector_id,
+                   "statement": said},
          [f"{proof_path}: {'valid' if valid else 'INVALID'} ({partitions} partitions of "
-          f"{job.proof.name}, {job.key} key)"])
+          f"{job.proof.name}, {job.key} key)", f"statement: {said}"])
     if not valid:
         sys.exit(1)
 

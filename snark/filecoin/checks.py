@@ -69,17 +69,27 @@ class _Report:
             raise FilecoinError(f"{self.where(*index[:2])}.{field}: {problem}")
 
 
+#: What rust-fil-proofs says of a value of 32 zero bytes (``api/seal.rs``: C2 refuses all
+#: three, ``verify_seal`` the commitments).
+_ZERO = {"comm_d": "Invalid all zero commitment (comm_d)",
+         "comm_r": "Invalid all zero commitment (comm_r)",
+         "seed": "Invalid porep challenge seed"}
+
+
+def check_not_zero(c1: FilecoinC1, names: tuple[str, ...]) -> None:
+    """``FilecoinError`` for the first of ``names`` that is 32 zero bytes."""
+    for name in names:
+        if not any(getattr(c1, name)):
+            raise FilecoinError(f"{name}: is 32 zero bytes (rust-fil-proofs refuses it: "
+                                f"\"{_ZERO[name]}\")")
+
+
 def check_c1(c1: FilecoinC1, *, prover_id: bytes | None = None,
              sector_id: int | None = None) -> None:
     """Every check above; ``prover_id``/``sector_id`` default to the ones the job names."""
     prover_id = prover_id if prover_id is not None else c1.prover_id
     sector_id = sector_id if sector_id is not None else c1.sector_id
-    for name, why in (("comm_d", "Invalid all zero commitment (comm_d)"),
-                      ("comm_r", "Invalid all zero commitment (comm_r)"),
-                      ("seed", "Invalid porep challenge seed")):
-        if not any(getattr(c1, name)):
-            raise FilecoinError(f"{name}: is 32 zero bytes (rust-fil-proofs refuses it: "
-                                f"\"{why}\")")
+    check_not_zero(c1, ("comm_d", "comm_r", "seed"))
     if prover_id is not None and sector_id is not None:
         want = replica_id(prover_id, sector_id, c1.ticket, c1.comm_d, c1.proof.porep_id)
         if want != c1.replica_id:

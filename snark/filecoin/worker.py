@@ -14,7 +14,7 @@ from snark.filecoin.checks import check_c1
 from snark.filecoin.circuit.inputs import public_inputs
 from snark.filecoin.job import FilecoinJob
 from snark.filecoin.params import convert_key, resident_key_dir
-from snark.filecoin.prove import verify_c1
+from snark.filecoin.prove import statement, verify_c1
 from snark.filecoin.staging import PartitionWork, partition_work
 from snark.groth16 import FixedBaseMul, SetupProgress
 from snark.keys import ProvingKey, VerifyingKey
@@ -83,4 +83,4 @@ class FilecoinWorker:
 
     def verify(self, job_input: FilecoinJob, result: bytes) -> bool:
         vk = VerifyingKey.load(self._key_dir(job_input))
-        return verify_c1(self.c1(job_input), vk, result)
+        return verify_c1(statement(self.c1(job_input))[0], vk, result)
