@@ -19,9 +19,10 @@ from snark.filecoin.registry import LABEL_PARENTS, RegisteredProof
 def small_big_proofs(monkeypatch):
     """32 GiB and 64 GiB proofs with one partition of two challenges: their trees' shapes
     (Sub, Top) at the cost of a few challenges."""
-    for name in ("StackedDrg32GiBV1_1", "StackedDrg64GiBV1"):
-        monkeypatch.setitem(registry.REGISTERED_PROOFS, name, dataclasses.replace(
-            registry.REGISTERED_PROOFS[name], partitions=1, minimum_challenges=2))
+    for name, proof in list(registry.REGISTERED_PROOFS.items()):
+        if proof.sector_size >= 1 << 35:
+            monkeypatch.setitem(registry.REGISTERED_PROOFS, name, dataclasses.replace(
+                proof, partitions=1, minimum_challenges=2))
 
 
 def above_r(rng: np.random.Generator) -> bytes:

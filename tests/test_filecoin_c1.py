@@ -16,7 +16,7 @@ from snark.filecoin.c1_lift import lift_domains
 from snark.filecoin.c1_schema import parse_c1
 from snark.filecoin.c1_write import curio_json, phase1_json
 from snark.filecoin.errors import FilecoinError
-from snark.filecoin.registry import registered_proof
+from snark.filecoin.registry import REGISTERED_PROOFS, registered_proof
 from tests.filecoin_c1s import random_c1, small_big_proofs  # noqa: F401 (a fixture)
 
 TAG = "vanilla_proofs.StackedDrg2KiBV1"
@@ -38,9 +38,9 @@ def assert_same(a, b, path="c1"):
 
 
 @pytest.mark.usefixtures("small_big_proofs")
-@pytest.mark.parametrize("name", ["StackedDrg2KiBV1_1", "StackedDrg8MiBV1", "StackedDrg32GiBV1_1",
-                                  "StackedDrg64GiBV1"])
+@pytest.mark.parametrize("name", list(REGISTERED_PROOFS))
 def test_both_encodings_and_every_shape_round_trip(name, np_rng):
+    """Every registered proof, its ticket and seed above r."""
     c1 = random_c1(registered_proof(name), np_rng)
     assert min(c1.ticket[31], c1.seed[31]) > 0x73  # chain randomness above r: 32 raw bytes
     raw = phase1_json(c1)
@@ -170,10 +170,10 @@ BAD = {
                                  "registered_proof: required field is missing"),
     "unknown registered proof": (_set(lambda d: d, "registered_proof", "StackedDrg1KiBV1"),
                                  "registered_proof: unknown registered proof 'StackedDrg1KiBV1'"),
-    "synthetic porep": (_set(lambda d: d, "registered_proof",
-                             "StackedDrg2KiBV1_1_Feat_SyntheticPoRep"),
-                        "registered_proof: StackedDrg2KiBV1_1_Feat_SyntheticPoRep is not "
-                        "supported yet"),
+    "non-interactive porep": (_set(lambda d: d, "registered_proof",
+                                   "StackedDrg2KiBV1_2_Feat_NonInteractivePoRep"),
+                              "registered_proof: StackedDrg2KiBV1_2_Feat_NonInteractivePoRep is "
+                              "non-interactive PoRep"),
     "registered proof not a string": (_set(lambda d: d, "registered_proof", 5),
                                       "registered_proof: expected a string, got integer"),
     "commitment missing": (_pop(lambda d: d, "comm_d"), "comm_d: required field is missing"),

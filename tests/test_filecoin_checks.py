@@ -10,6 +10,7 @@ import pytest
 
 from snark.filecoin.c1_schema import parse_c1
 from snark.filecoin.c1_write import curio_json, phase1_json
+from snark.filecoin.challenges import interactive_challenges, synthetic_challenges
 from snark.filecoin.checks import check_c1
 from snark.filecoin.errors import FilecoinError
 from snark.filecoin.graph import parent_cache_name
@@ -189,3 +190,23 @@ def test_the_statement_verify_seal_checks_derives_replica_id(sealed):
     trusted, derived = statement(dataclasses.replace(sealed, prover_id=None, sector_id=None,
                                                      replica_id=bytes(31) + b"\x01"))
     assert not derived and trusted.replica_id == bytes(31) + b"\x01"
+
+
+def test_a_sealed_synthetic_sector_passes_and_opens_synthetic_challenges(np_rng):
+    """Synthetic PoRep: the seed picks among the challenges comm_r fixes; the same proofs
+    named as V1_1 (interactive challenges) fail, and no sparse sealer exists for it."""
+    proof = registered_proof("StackedDrg2KiBV1_1_Feat_SyntheticPoRep")
+    c1 = seal(proof, np_rng, seed=above_r(np_rng), ticket=above_r(np_rng))
+    check_c1(parse_c1(curio_json(c1, c1.sector_num)), prover_id=c1.prover_id,
+             sector_id=c1.sector_id)
+    picked = synthetic_challenges(c1.replica_id, c1.comm_r, c1.seed, proof.nodes, 1, 2)
+    assert np.array_equal(c1.vanilla.nodes, picked)
+    interactive = dataclasses.replace(c1, proof=registered_proof("StackedDrg2KiBV1_1"),
+                                      prover_id=None)
+    if not np.array_equal(picked, interactive_challenges(c1.replica_id, c1.seed, proof.nodes,
+                                                         1, 2)):
+        with pytest.raises(FilecoinError, match="c_x.column.index: .* is not challenge"):
+            check_c1(interactive)
+    with pytest.raises(FilecoinError, match="^registered_proof: StackedDrg2KiBV1_1_Feat_"
+                                            "SyntheticPoRep cannot be sealed sparsely"):
+        seal_sparse(proof, np_rng)

@@ -39,16 +39,17 @@ def test_parent_cache_names_of_big_sectors_and_bad_options(tmp_path):
                                        "--write", str(tmp_path / "missing"), code=2)
 
 
-def test_seal_writes_curios_c1_and_check_passes(tmp_path):
+@pytest.mark.parametrize("name", ["StackedDrg2KiBV1_1", "StackedDrg2KiBV1_1_Feat_SyntheticPoRep"])
+def test_seal_writes_curios_c1_and_check_passes(name, tmp_path):
     c1 = tmp_path / "c1.json"
-    run("seal", "--registered-proof", "StackedDrg2KiBV1_1", "-o", str(c1), "--sector-num", "7",
+    run("seal", "--registered-proof", name, "-o", str(c1), "--sector-num", "7",
         "--miner-id", "1234")
     wrapper = json.loads(c1.read_text())
     assert list(wrapper) == ["SectorNum", "Phase1Out", "SectorSize"]
     assert (wrapper["SectorNum"], wrapper["SectorSize"]) == (7, 2048)
-    assert parse_c1(c1.read_bytes()).proof.name == "StackedDrg2KiBV1_1"
+    assert parse_c1(c1.read_bytes()).proof.name == name
     report = json.loads(run("filecoin", "check", str(c1), "--miner-id", "1234", "--json"))
-    assert report["replica_id_checked"] and report["registered_proof"] == "StackedDrg2KiBV1_1"
+    assert report["replica_id_checked"] and report["registered_proof"] == name
     assert "replica_id: is not the hash" in run("filecoin", "check", str(c1), "--miner-id",
                                                 "1235", code=2)
     assert "passes every check" in run("filecoin", "check", str(c1))
@@ -58,9 +59,12 @@ def test_seal_refusals_write_nothing(tmp_path):
     out = tmp_path / "c1.json"
     assert "use --sparse" in run("seal", "--registered-proof", "StackedDrg32GiBV1", "-o",
                                  str(out), code=2)
-    assert "not supported yet" in run("seal", "--registered-proof",
-                                      "StackedDrg2KiBV1_1_Feat_NonInteractivePoRep", "-o",
-                                      str(out), code=2)
+    assert "is non-interactive PoRep" in run("seal", "--registered-proof",
+                                             "StackedDrg2KiBV1_2_Feat_NonInteractivePoRep",
+                                             "-o", str(out), code=2)
+    assert "cannot be sealed sparsely" in run("seal", "--registered-proof",
+                                              "StackedDrg32GiBV1_1_Feat_SyntheticPoRep",
+                                              "--sparse", "-o", str(out), code=2)
     data = tmp_path / "data"
     data.write_bytes(b"\xff" * 2048)
     assert "node 0 is not fr32" in run("seal", "--registered-proof", "StackedDrg2KiBV1", "-o",

@@ -38,7 +38,10 @@ def test_2kib_parent_caches_are_filecoins(case, tmp_path):
 
 
 def test_every_parent_cache_name_is_in_parent_cache_json():
-    names = {parent_cache_name(proof): proof.sector_size for proof in REGISTERED_PROOFS.values()}
+    """Those of V1 and V1_1 (a synthetic proof's porep_id makes another graph, whose cache
+    rust-fil-proofs does not publish)."""
+    names = {parent_cache_name(proof): proof.sector_size for proof in REGISTERED_PROOFS.values()
+             if not proof.synthetic}
     assert names == {name: size for name, (size, _) in PARENT_CACHES.items()}
 
 

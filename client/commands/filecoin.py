@@ -5,6 +5,7 @@
     proofq filecoin circuit-info --registered-proof P   (or a test shape: --nodes --tree …)
     proofq filecoin setup --registered-proof P -o DIR   (a development key, bellperson's)
     proofq seal --registered-proof StackedDrg2KiBV1_1 -o c1.json [--sparse]
+        (synthetic PoRep: StackedDrg2KiBV1_1_Feat_SyntheticPoRep, whole sectors only)
 
 ``seal --registered-proof`` shares its name with the stand-in porep type's ``seal`` and is
 told apart by that option. Bad input (a malformed C1, one failing a check, a wrong size) is
@@ -180,7 +181,8 @@ def check(c1_path: str, miner_id: int | None, as_json: bool) -> None:
 
 @click.command("seal")
 @click.option("--registered-proof", "proof_name", required=True,
-              help="e.g. StackedDrg2KiBV1_1 (2 KiB and 8 MiB seal whole sectors)")
+              help="e.g. StackedDrg2KiBV1_1, or StackedDrg2KiBV1_1_Feat_SyntheticPoRep (2 KiB "
+                   "and 8 MiB seal whole sectors)")
 @click.option("-o", "--output", required=True, type=click.Path(),
               help="where to write the C1 (Curio's c1.json encoding)")
 @click.option("--sparse", is_flag=True,

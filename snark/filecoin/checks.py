@@ -8,8 +8,9 @@ params.rs`` ``Proof::verify`` and ``ReplicaColumnProof::verify``, ``labeling_pro
 
 0. comm_d, comm_r and the seed are not 32 zero bytes;
 1. replica_id = H(prover_id, sector_id, ticket, comm_d, porep_id), when the job names them;
-2. the challenged nodes are the ones the seed derives, and every part of a proof names them:
-   c_x's column, the three paths' leaf indices, the labeling and encoding proofs' nodes;
+2. the challenged nodes are the ones the seed derives (with comm_r for synthetic PoRep), and
+   every part of a proof names them: c_x's column, the three paths' leaf indices, the
+   labeling and encoding proofs' nodes;
 3. the DRG and expander columns are the node's parents in the graph, each path at its column;
 4. every proof names one comm_c and one comm_r_last (C2's "inconsistent comm_cs" and
    "inconsistent comm_r_lasts", over the whole sector here); every path hashes to its root:
@@ -31,7 +32,7 @@ import hashlib
 import numpy as np
 
 from snark.filecoin.c1 import COLUMNS, FilecoinC1, MerklePath
-from snark.filecoin.challenges import interactive_challenges, replica_id
+from snark.filecoin.challenges import porep_challenges, replica_id
 from snark.filecoin.domain import DOMAIN_BYTES, TRIM_MASK, from_limbs, to_limbs
 from snark.filecoin.errors import FilecoinError
 from snark.filecoin.graph import SdrGraph
@@ -110,8 +111,7 @@ def check_c1(c1: FilecoinC1, *, prover_id: bytes | None = None,
 
 def _check_nodes(c1: FilecoinC1, report: _Report) -> np.ndarray:
     proof, v = c1.proof, c1.vanilla
-    challenges = interactive_challenges(c1.replica_id, c1.seed, proof.nodes, proof.partitions,
-                                        proof.challenges_per_partition)
+    challenges = porep_challenges(proof, c1.replica_id, c1.comm_r, c1.seed)
     report.fail(v.nodes == challenges, lambda i: (
         "replica_column_proofs.c_x.column.index",
         f"{v.nodes[i]} is not challenge {i[1]} of partition {i[0]} as seed and replica_id "

@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from snark.files import atomic_path
+from snark.filecoin.chacha import COLUMNS_THEN_DIAGONALS, chacha8_block
 from snark.filecoin.registry import (CACHE_VERSION, DRG_PARENTS, EXP_PARENTS, TREE_HASHER,
                                      ApiVersion, RegisteredProof, for_sector)
 
@@ -39,44 +40,6 @@ CHUNK = 1 << 16
 
 _U32 = np.uint32
 _U64 = np.uint64
-
-
-# -- ChaCha8 ----------------------------------------------------------------------------------
-
-_SIGMA = np.frombuffer(b"expand 32-byte k", dtype="<u4")
-#: The 4×4 state's columns, then its diagonals: ChaCha's double round and BLAKE2b's round.
-_COLUMNS_THEN_DIAGONALS = ((0, 4, 8, 12), (1, 5, 9, 13), (2, 6, 10, 14), (3, 7, 11, 15),
-                           (0, 5, 10, 15), (1, 6, 11, 12), (2, 7, 8, 13), (3, 4, 9, 14))
-
-
-def _rotl32(x: np.ndarray, r: int) -> np.ndarray:
-    return (x << _U32(r)) | (x >> _U32(32 - r))
-
-
-def _quarter(s: list, a: int, b: int, c: int, d: int) -> None:
-    s[a] += s[b]
-    s[d] = _rotl32(s[d] ^ s[a], 16)
-    s[c] += s[d]
-    s[b] = _rotl32(s[b] ^ s[c], 12)
-    s[a] += s[b]
-    s[d] = _rotl32(s[d] ^ s[a], 8)
-    s[c] += s[d]
-    s[b] = _rotl32(s[b] ^ s[c], 7)
-
-
-def chacha8_block(keys: np.ndarray, counter: int) -> np.ndarray:
-    """One ChaCha8 block (counter ``counter``, stream 0) for each 32-byte key: ``keys`` uint32
-    ``(n, 8)`` LE key words, result ``(n, 16)`` keystream words (rand_chacha's layout)."""
-    n = len(keys)
-    initial = [np.full(n, w, dtype=_U32) for w in _SIGMA]
-    initial += [np.ascontiguousarray(keys[:, i]) for i in range(8)]
-    initial += [np.full(n, counter & 0xFFFFFFFF, dtype=_U32),
-                np.full(n, counter >> 32, dtype=_U32), np.zeros(n, _U32), np.zeros(n, _U32)]
-    s = [w.copy() for w in initial]
-    for _ in range(4):  # 8 rounds: columns, then diagonals
-        for a, b, c, d in _COLUMNS_THEN_DIAGONALS:
-            _quarter(s, a, b, c, d)
-    return np.stack([x + y for x, y in zip(s, initial)], axis=1)
 
 
 # -- DRG parents ------------------------------------------------------------------------------
@@ -176,7 +139,7 @@ def blake2b_16(first: np.ndarray, second: int) -> np.ndarray:
         scratch = np.empty(n, dtype=_U64)
         for r in range(12):
             sigma = _BLAKE_SIGMA[r % 10]
-            for g, (a, b, c, d) in enumerate(_COLUMNS_THEN_DIAGONALS):
+            for g, (a, b, c, d) in enumerate(COLUMNS_THEN_DIAGONALS):
                 _mix(v, a, b, c, d, message[sigma[2 * g]], message[sigma[2 * g + 1]], scratch)
         out[start:start + n] = (_IV[0] ^ _PARAMETERS ^ v[0] ^ v[8]).byteswap()
     return out

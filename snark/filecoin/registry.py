@@ -2,8 +2,11 @@
 
 Facts, from the sources (cited ``repo:path``):
 
-* names and registered ids: V1 are 0–4 and V1_1 are 5–9, 2 KiB … 64 GiB in size order; V1 is
-  API 1.0.0, V1_1 is API 1.1.0 (``rust-filecoin-proofs-api:src/registry.rs``);
+* names and registered ids: V1 are 0–4, V1_1 are 5–9 and V1_1_Feat_SyntheticPoRep 10–14,
+  2 KiB … 64 GiB in size order; V1 is API 1.0.0, V1_1 is API 1.1.0, the synthetic ones API
+  1.2.0 despite their name (``rust-filecoin-proofs-api:src/registry.rs``). These ids are Go's
+  ``abi.RegisteredSealProof`` numbers too (Curio and lotus send them: ``by_number``);
+  15–19 are V1_2_Feat_NonInteractivePoRep;
 * ``porep_id`` = registered id (u64 LE) ‖ nonce 0 (u64 LE) ‖ 16 zero bytes (same file);
 * layers, partitions and the minimum challenge count per size; challenges per partition =
   ceil(minimum / partitions), so 32 GiB and 64 GiB prove 18 × 10 = 180
@@ -15,7 +18,10 @@ Facts, from the sources (cited ``repo:path``):
   (``storage-proofs-core/src/parameter_cache.rs``, ``storage-proofs-porep/src/stacked/
   {vanilla/params.rs,circuit/proof.rs}``).
 
-``Feat_SyntheticPoRep`` and ``Feat_NonInteractivePoRep`` proofs are recognised and refused.
+Synthetic PoRep is the same circuit and the same parameter files as V1_1 (the identifier
+above does not name the challenge kind); only its challenges are drawn otherwise
+(``challenges.synthetic_challenges``). ``Feat_NonInteractivePoRep`` proofs (an aggregate of
+many partitions' proofs) are recognised and refused.
 """
 
 from __future__ import annotations
@@ -41,7 +47,10 @@ DATA_HASHER = "sha256_hasher"
 _SIZES = ("2KiB", "8MiB", "512MiB", "32GiB", "64GiB")
 _SIZE_BYTES = {"2KiB": 1 << 11, "8MiB": 1 << 23, "512MiB": 1 << 29, "32GiB": 1 << 35,
                "64GiB": 1 << 36}
-_FEATURES = ("_Feat_SyntheticPoRep", "_Feat_NonInteractivePoRep")
+_SYNTHETIC = "V1_1_Feat_SyntheticPoRep"
+_NON_INTERACTIVE = "V1_2_Feat_NonInteractivePoRep"
+#: Go's and rust-fil-proofs' first NI-PoRep number (15–19).
+_FIRST_NON_INTERACTIVE = 15
 
 
 class ApiVersion(str, Enum):
@@ -50,11 +59,12 @@ class ApiVersion(str, Enum):
 
     V1_0 = "1.0.0"
     V1_1 = "1.1.0"
+    V1_2 = "1.2.0"  # synthetic PoRep: the graph of 1.1
 
     @classmethod
     def parse(cls, text: str) -> "ApiVersion":
-        """``"1.1"`` or ``"1.1.0"``."""
-        for version in cls:
+        """``"1.1"`` or ``"1.1.0"`` (the graphs' versions: 1.0 and 1.1)."""
+        for version in (cls.V1_0, cls.V1_1):
             if text in (version.value, version.value[:-2]):
                 return version
         raise FilecoinError(f"api_version: expected 1.0 or 1.1, got {text!r}")
@@ -112,6 +122,7 @@ class RegisteredProof:
     minimum_challenges: int
     shape: TreeShape
     api_version: ApiVersion
+    synthetic: bool = False  # challenges drawn as synthetic PoRep draws them
 
     @property
     def nodes(self) -> int:
@@ -179,7 +190,8 @@ def key_stem(proof: RegisteredProof, kind: str) -> str:
 
 def _build() -> dict[str, RegisteredProof]:
     proofs = {}
-    for version, suffix, first_id in ((ApiVersion.V1_0, "V1", 0), (ApiVersion.V1_1, "V1_1", 5)):
+    for version, suffix, first_id in ((ApiVersion.V1_0, "V1", 0), (ApiVersion.V1_1, "V1_1", 5),
+                                      (ApiVersion.V1_2, _SYNTHETIC, 10)):
         for i, size in enumerate(_SIZES):
             big = size in ("32GiB", "64GiB")
             shape = TreeShape(8, 8 if big else 0, 2 if size == "64GiB" else 0)
@@ -187,30 +199,53 @@ def _build() -> dict[str, RegisteredProof]:
             proofs[name] = RegisteredProof(
                 name=name, registered_id=first_id + i, sector_size=_SIZE_BYTES[size],
                 layers=11 if big else 2, partitions=10 if big else 1,
-                minimum_challenges=176 if big else 2, shape=shape, api_version=version)
+                minimum_challenges=176 if big else 2, shape=shape, api_version=version,
+                synthetic=suffix == _SYNTHETIC)
     return proofs
 
 
 REGISTERED_PROOFS: dict[str, RegisteredProof] = _build()
 
 
+def _not_proved(name: str) -> FilecoinError:
+    return FilecoinError(f"registered_proof: {name} is non-interactive PoRep (an aggregate of "
+                         f"many partitions' proofs), which proofq does not prove")
+
+
 def registered_proof(name: str) -> RegisteredProof:
-    """The registered proof called ``name``; ``FilecoinError`` for feature variants (not
-    supported yet) and unknown names."""
+    """The registered proof called ``name``; ``FilecoinError`` for NI-PoRep (not proved
+    here) and unknown names."""
     proof = REGISTERED_PROOFS.get(name)
     if proof is not None:
         return proof
-    if isinstance(name, str) and name.endswith(_FEATURES) and name.startswith("StackedDrg"):
-        raise FilecoinError(f"registered_proof: {name} is not supported yet (synthetic and "
-                            f"non-interactive PoRep are not implemented)")
+    if isinstance(name, str) and name.startswith("StackedDrg") and \
+            name.removeprefix("StackedDrg").removesuffix(_NON_INTERACTIVE) in _SIZES:
+        raise _not_proved(name)
     raise FilecoinError(f"registered_proof: unknown registered proof {name!r} (expected one "
                         f"of {', '.join(REGISTERED_PROOFS)})")
+
+
+def by_number(number: int) -> RegisteredProof:
+    """The registered proof of Go's ``abi.RegisteredSealProof`` number (rust-fil-proofs'
+    registered id): 0–4 V1, 5–9 V1_1, 10–14 V1_1_Feat_SyntheticPoRep, each 2 KiB, 8 MiB,
+    512 MiB, 32 GiB, 64 GiB; ``FilecoinError`` for NI-PoRep (15–19) and other numbers."""
+    if type(number) is not int:
+        raise FilecoinError(f"registered_proof: expected a number, got {number!r}")
+    for proof in REGISTERED_PROOFS.values():
+        if proof.registered_id == number:
+            return proof
+    size = number - _FIRST_NON_INTERACTIVE
+    if 0 <= size < len(_SIZES):
+        raise _not_proved(f"{number} (StackedDrg{_SIZES[size]}{_NON_INTERACTIVE})")
+    raise FilecoinError(f"registered_proof: {number!r} is not a registered seal proof number "
+                        f"(0–14; 15–19 are NI-PoRep)")
 
 
 def for_sector(sector_size: int, api_version: ApiVersion) -> RegisteredProof:
     """The registered proof of a sector size and API version."""
     for proof in REGISTERED_PROOFS.values():
-        if proof.sector_size == sector_size and proof.api_version == api_version:
+        if proof.sector_size == sector_size and proof.api_version == api_version and \
+                not proof.synthetic:
             return proof
     sizes = ", ".join(f"{size} ({_SIZE_BYTES[size]})" for size in _SIZES)
     raise FilecoinError(f"sector_size: {sector_size} is not a Filecoin sector size "

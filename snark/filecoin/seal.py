@@ -2,8 +2,10 @@
 
 ``seal`` seals a whole sector of random (or given) fr32 data with SDR exactly as rust-fil-proofs
 does: tree D, the labels of every layer, tree C over the columns, the replica and tree
-R_last, comm_r; then the vanilla proofs of the challenges the seed derives. It takes seconds
-at 2 KiB and minutes at 8 MiB (Python Poseidon over every node).
+R_last, comm_r; then the vanilla proofs of the challenges the seed derives (synthetic PoRep:
+the seed's pick of the synthetic challenges, which comm_r fixes). It takes seconds at 2 KiB
+and minutes at 8 MiB (Python Poseidon over every node). Synthetic PoRep has no sparse
+sealer: its challenges depend on comm_r, so on every node.
 
 ``seal_sparse`` makes a C1 of any size, 32 GiB and 64 GiB included, without a sector: it
 derives the challenges from a random replica_id and seed, and builds only what they touch —
@@ -26,7 +28,7 @@ import numpy as np
 
 from snark.filecoin.c1 import (ColumnProofs, EncodingProofs, FilecoinC1, LabelingProofs,
                                MerklePath, VanillaProofs)
-from snark.filecoin.challenges import interactive_challenges, replica_id
+from snark.filecoin.challenges import interactive_challenges, porep_challenges, replica_id
 from snark.filecoin.domain import DOMAIN_BYTES, TRIM_MASK, from_limbs, to_limbs
 from snark.filecoin.errors import FilecoinError
 from snark.filecoin.graph import SdrGraph
@@ -133,8 +135,7 @@ def seal(proof: RegisteredProof, rng: np.random.Generator, *, data: bytes | None
     comm_r = _comm_r(tree_c[-1][0], tree_r[-1][0])
 
     phase("vanilla proofs")
-    challenges = interactive_challenges(replica, seed, nodes, proof.partitions,
-                                        proof.challenges_per_partition)
+    challenges = porep_challenges(proof, replica, comm_r, seed)
     shape = proof.shape.name
     vanilla = _vanilla(
         proof, challenges, graph_parents[challenges].astype(np.int64),
@@ -171,6 +172,9 @@ def seal_sparse(proof: RegisteredProof, rng: np.random.Generator, *,
                 ticket: bytes | None = None, seed: bytes | None = None,
                 on_phase: Phase | None = None) -> FilecoinC1:
     """A C1 of ``proof`` built from what its challenges touch (see the module docstring)."""
+    if proof.synthetic:
+        raise FilecoinError(f"registered_proof: {proof.name} cannot be sealed sparsely (its "
+                            f"challenges depend on comm_r, the root of the whole sector)")
     phase = on_phase or (lambda name: None)
     fields = lambda count: random_fields(rng, count)  # noqa: E731
     replica = fields(1)[0].tobytes()

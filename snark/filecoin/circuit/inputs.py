@@ -15,7 +15,7 @@ import numpy as np
 from snark.fields import limbs_to_ints
 from snark.filecoin.c1 import DRG, EXP, FilecoinC1, MerklePath
 from snark.filecoin.circuit.stacked import PartitionData
-from snark.filecoin.challenges import interactive_challenges
+from snark.filecoin.challenges import porep_challenges
 from snark.filecoin.domain import to_int, to_limbs
 from snark.filecoin.graph import SdrGraph
 
@@ -64,8 +64,7 @@ def public_inputs(c1: FilecoinC1, partition: int) -> list[int]:
     DRG and 8 expander parents (their tree C paths), and the challenge three more times (as
     the challenge, and its paths in tree R_last and tree C)."""
     proof = c1.proof
-    challenges = interactive_challenges(c1.replica_id, c1.seed, proof.nodes, proof.partitions,
-                                        proof.challenges_per_partition)[partition]
+    challenges = porep_challenges(proof, c1.replica_id, c1.comm_r, c1.seed)[partition]
     parents = SdrGraph.of(proof).parents(challenges).astype(np.int64)
     per_challenge = np.concatenate([challenges[:, None], parents,
                                     np.repeat(challenges[:, None], 3, axis=1)], axis=1)
