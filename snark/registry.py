@@ -20,6 +20,7 @@ import importlib
 from dataclasses import dataclass
 
 from snark.filecoin.proof_type import FilecoinType
+from snark.filecoin.snap.proof_type import SnapType
 from snark.porep.proof_type import PorepType
 from snark.proof_types import AnyWorker, ProofType, Storage
 from snark.snarkjs.proof_type import CircomType
@@ -103,3 +104,4 @@ register(PorepType(), worker="snark.porep.worker:PorepWorker",
                            "Filecoin's); Filecoin sectors are 'filecoin'"})
 register(CircomType(), worker="snark.snarkjs.worker:CircomWorker", aliases=("groth16",))
 register(FilecoinType(), worker="snark.filecoin.worker:FilecoinWorker")
+register(SnapType(), worker="snark.filecoin.snap.worker:SnapWorker")

@@ -98,19 +98,30 @@ def _tree(text: str) -> TreeShape:
               help="a test shape: challenges per partition")
 @click.option("--tree", "tree_text", default="8-0-0", show_default=True,
               help="tree C / R_last arities base-sub-top")
+@click.option("--update", "update_size",
+              help="a SnapDeals update partition's circuit instead, by sector size (2KiB … "
+                   "64GiB, or a 1KiB-32KiB test shape)")
 @JSON_OPTION
 @reports_bad_input
-def circuit_info(proof_name, nodes, layers, challenges, tree_text, as_json) -> None:
+def circuit_info(proof_name, nodes, layers, challenges, tree_text, update_size,
+                 as_json) -> None:
     """Constraints, inputs, aux, non-zeros and densities of one partition's R1CS,
     counted from the circuit's blocks (a 32 GiB partition in about a minute, 1 GB)."""
     from snark.filecoin.circuit import StackedShape, circuit_fingerprint
 
-    if (proof_name is None) == (nodes is None):
-        raise BadInput("give --registered-proof, or --nodes (with --layers, --challenges, "
-                       "--tree) for a test shape")
-    shape = (StackedShape.of(registered_proof(proof_name)) if proof_name
-             else StackedShape(nodes, layers, challenges, _tree(tree_text)))
-    fp = circuit_fingerprint(shape)
+    if sum(x is not None for x in (proof_name, nodes, update_size)) != 1:
+        raise BadInput("give --registered-proof, --update SIZE, or --nodes (with --layers, "
+                       "--challenges, --tree) for a test shape")
+    if update_size is not None:
+        from snark.filecoin.snap.circuit import circuit_fingerprint as update_fingerprint
+        from snark.filecoin.snap.shape import SnapShape
+
+        shape = SnapShape.of_size(parse_size(update_size))
+        fp = update_fingerprint(shape)
+    else:
+        shape = (StackedShape.of(registered_proof(proof_name)) if proof_name
+                 else StackedShape(nodes, layers, challenges, _tree(tree_text)))
+        fp = circuit_fingerprint(shape)
     result = {"circuit": shape.name, **fp.as_dict()}
     local.emit(as_json, result, [
         f"circuit        {shape.name}",

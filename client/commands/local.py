@@ -42,9 +42,28 @@ from workers.backend_choice import fixed_base_for, make_backend
 BAD_INPUT_ERRORS = (C1Error, FilecoinError, ProofFormatError, KeyFileError, SettingsError,
                     BackendUnavailable, ParamsDirError, OSError)
 
-C1_OPTION = click.option("--c1", "c1_path", required=True, type=click.Path(),
-                         help="C1 JSON file: Filecoin's (Curio's c1.json, proofq seal "
-                              "--registered-proof) or the porep stand-in's (proofq seal)")
+C1_HELP = ("C1 JSON file: Filecoin's (Curio's c1.json, proofq seal --registered-proof) or "
+           "the porep stand-in's (proofq seal)")
+C1_OPTION = click.option("--c1", "c1_path", required=True, type=click.Path(), help=C1_HELP)
+#: ``prove`` and ``verify`` take a C1, or a SnapDeals update (``client.commands.snap``).
+C1_OR_UPDATE_OPTIONS = (
+    click.option("--c1", "c1_path", type=click.Path(), help=C1_HELP),
+    click.option("--update", "update_path", type=click.Path(),
+                 help="a SnapDeals update's JSON (proofq snap update): proved under a "
+                      "Filecoin key (--key)"))
+
+
+def c1_or_update(command):
+    for option in reversed(C1_OR_UPDATE_OPTIONS):
+        command = option(command)
+    return command
+
+
+def _one_of(c1_path: str | None, update_path: str | None) -> None:
+    if (c1_path is None) == (update_path is None):
+        raise BadInput("give --c1 or --update (one of them)")
+
+
 FILECOIN_KEY_OPTION = click.option(
     "--key", "key_kind", type=click.Choice(["official", "development"]), default="official",
     show_default=True, help="a Filecoin C1's key: the ceremony's (PROOFQ_FILECOIN_PARAMS_DIR) "
@@ -222,7 +241,7 @@ def _key_summary(key: ProvingKey, params_dir: Path) -> dict[str, Any]:
 
 
 @click.command()
-@C1_OPTION
+@c1_or_update
 @click.option("-o", "--output", required=True, type=click.Path(),
               help="where to write the proofs (192 bytes per partition)")
 @click.option("--backend", "backend_name", type=click.Choice(["auto", "cpu", "gpu"]),
@@ -234,11 +253,20 @@ def _key_summary(key: ProvingKey, params_dir: Path) -> dict[str, Any]:
 @JSON_OPTION
 @reports_bad_input
 @FILECOIN_KEY_OPTION
-def prove(c1_path: str, output: str, backend_name: str | None, no_check: bool,
-          miner_id: int | None, as_json: bool, key_kind: str) -> None:
-    """Prove every partition of a C1 and write the concatenated proofs (a Filecoin C1 is
-    checked first, as the service checks it)."""
+def prove(c1_path: str | None, update_path: str | None, output: str,
+          backend_name: str | None, no_check: bool, miner_id: int | None, as_json: bool,
+          key_kind: str) -> None:
+    """Prove every partition of a C1 (or a SnapDeals update) and write the concatenated
+    proofs (a Filecoin C1 or an update is checked first, as the service checks it)."""
+    _one_of(c1_path, update_path)
     target = output_path(output)
+    if update_path is not None:
+        if no_check or miner_id is not None:
+            raise BadInput("--no-check, --miner-id: for Filecoin C1s only")
+        from client.commands.snap import prove_update_file
+
+        prove_update_file(update_path, target, backend_name, as_json, key_kind)
+        return
     job = filecoin_job(c1_path, read_job_file(c1_path), key_kind)
     if job is not None:
         _prove_filecoin(c1_path, job, target, backend_name, as_json, check=not no_check,
@@ -303,19 +331,27 @@ def _prove_filecoin(c1_path: str, job, target: Path, backend_name: str | None, a
 
 
 @click.command()
-@C1_OPTION
+@c1_or_update
 @click.option("--proof", "proof_path", required=True, type=click.Path(),
               help="proof file (from proofq prove)")
 @MINER_ID_OPTION
 @JSON_OPTION
 @reports_bad_input
 @FILECOIN_KEY_OPTION
-def verify(c1_path: str, proof_path: str, miner_id: int | None, as_json: bool,
-           key_kind: str) -> None:
-    """Check a proof file against a C1 (exit 0 valid, 1 invalid, 2 bad input). A Filecoin
-    proof is verified as verify_seal does: with the miner known (--miner-id, or the C1's
-    MinerId), replica_id is derived from it, the sector and the ticket; the output says
-    which statement was verified."""
+def verify(c1_path: str | None, update_path: str | None, proof_path: str,
+           miner_id: int | None, as_json: bool, key_kind: str) -> None:
+    """Check a proof file against a C1 or a SnapDeals update (exit 0 valid, 1 invalid, 2 bad
+    input). A Filecoin proof is verified as verify_seal does: with the miner known
+    (--miner-id, or the C1's MinerId), replica_id is derived from it, the sector and the
+    ticket; the output says which statement was verified."""
+    _one_of(c1_path, update_path)
+    if update_path is not None:
+        if miner_id is not None:
+            raise BadInput("--miner-id: for Filecoin C1s only")
+        from client.commands.snap import verify_update_file
+
+        verify_update_file(update_path, proof_path, as_json, key_kind)
+        return
     job = filecoin_job(c1_path, read_job_file(c1_path), key_kind)
     if job is not None:
         _verify_filecoin(c1_path, job, proof_path, as_json, miner_id)

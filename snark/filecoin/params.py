@@ -1,7 +1,9 @@
-"""Groth16 keys for Filecoin's PoRep: the ceremony's official files, and development keys.
+"""Groth16 keys for Filecoin's PoRep and SnapDeals: the ceremony's official files, and
+development keys.
 
 Official ``.params`` and ``.vk`` files come from Filecoin's trusted-setup ceremony, by the
-names the registry derives (``RegisteredProof.params_file_stem``), in
+names the registry derives (``RegisteredProof.params_file_stem``; a SnapDeals update's
+``SnapShape.params_file_stem``), in
 ``PROOFQ_FILECOIN_PARAMS_DIR``. rust-fil-proofs' ``parameters.json`` gives each one's digest
 (the first 32 hex digits of its blake2b-512); a file by an official name whose digest
 differs is refused. Those digests are facts copied here; nothing else of the files is.
@@ -28,7 +30,10 @@ from snark.bellperson import ParamsFile, digest, read_key, read_vk, verifying_ke
 from snark.filecoin.circuit import StackedShape, circuit_r1cs
 from snark.filecoin.errors import FilecoinError
 from snark.filecoin.registry import DEV_PREFIX, RegisteredProof, dev_stem, key_stem
+from snark.filecoin.snap import circuit as snap_circuit
+from snark.filecoin.snap.shape import SnapShape
 from snark.keys import KeyFileError, ProvingKey, VerifyingKey
+from snark.r1cs import R1CS
 
 #: rust-fil-proofs ``parameters.json`` (v28): digest of every official PoRep file, by name.
 OFFICIAL_DIGESTS = {
@@ -47,12 +52,33 @@ OFFICIAL_DIGESTS = {
     "v28-stacked-proof-of-replication-merkletree-poseidon_hasher-8-8-2-sha256_hasher-"
     "96f1b4a04c5c51e4759bbf224bbc2ef5a42c7100f16ec0637123f16a845ddfb2":
         ("1801f8a6e1b00bceb00cc27314bb5ce3", "a89884252c04c298d0b3c81bfd884164"),
+    # SnapDeals (EmptySectorUpdate, the api's merkletree-poseidon variant): 2 KiB … 64 GiB
+    "v28-empty-sector-update-merkletree-poseidon_hasher-8-0-0-"
+    "fb9e095bebdd77511c0269b967b4d87ba8b8a525edaa0e165de23ba454510194":
+        ("311f92a3e75036ced01b1c0025f1fa0c", "eadad9784969890d30f2749708c79771"),
+    "v28-empty-sector-update-merkletree-poseidon_hasher-8-0-0-"
+    "92180959e1918d26350b8e6cfe217bbdd0a2d8de51ebec269078b364b715ad63":
+        ("5aedd2cf3e5c0a15623d56a1b43110ad", "abd80269054d391a734febdac0d2e687"),
+    "v28-empty-sector-update-merkletree-poseidon_hasher-8-0-0-"
+    "61fa69f38b9cc771ba27b670124714b4ea77fbeae05e377fb859c4a43b73a30c":
+        ("c3ad7bb549470b82ad52ed070aebb4f4", "994c5b7d450ca9da348c910689f2dc7f"),
+    "v28-empty-sector-update-merkletree-poseidon_hasher-8-8-0-"
+    "3b7f44a9362e3985369454947bc94022e118211e49fd672d52bec1cbfd599d18":
+        ("1b3cfd761a961543f9eb273e435a06a2", "3a6941983754737fde880d29c7094905"),
+    "v28-empty-sector-update-merkletree-poseidon_hasher-8-8-2-"
+    "102e1444a7e9a97ebf1e3d6855dcc77e66c011ea66f936d9b2c508f87f2f83a7":
+        ("1a392e7b759fb18e036c7559b5ece816", "80e366df2f1011953c2d01c7b7c9ee8e"),
 }
+#: What a key is for: a registered seal proof (PoRep), or a SnapDeals update's shape. Both
+#: name their official files (``params_file_stem``) and themselves (``name``).
+KeyTarget = RegisteredProof | SnapShape
+
+
 DEV_WARNING = ("development key made by proofq: NOT from Filecoin's trusted-setup ceremony; "
                "proofs under it verify only with its own .vk, never on chain")
 
 
-def official_paths(proof: RegisteredProof, directory: Path) -> tuple[Path, Path]:
+def official_paths(proof: KeyTarget, directory: Path) -> tuple[Path, Path]:
     stem = proof.params_file_stem
     return Path(directory) / f"{stem}.params", Path(directory) / f"{stem}.vk"
 
@@ -71,12 +97,19 @@ def check_digest(path: Path) -> None:
                             "official name: a corrupt or foreign file (fetch it again)")
 
 
-def make_development_key(proof: RegisteredProof, out_dir: Path, *, fixed_base=None,
+def partition_circuit(proof: KeyTarget) -> tuple[str, R1CS]:
+    """The name and R1CS of the partition circuit a key of ``proof`` is for."""
+    if isinstance(proof, SnapShape):
+        return proof.name, snap_circuit.circuit_r1cs(proof)
+    shape = StackedShape.of(proof)
+    return shape.name, circuit_r1cs(shape)
+
+
+def make_development_key(proof: KeyTarget, out_dir: Path, *, fixed_base=None,
                          progress=None) -> tuple[Path, Path]:
     """Set up the partition circuit of ``proof`` and write it in bellperson's formats."""
-    shape = StackedShape.of(proof)
-    key = groth16.setup(circuit_r1cs(shape), fixed_base=fixed_base, density=True,
-                        progress=progress)
+    circuit_name, r1cs = partition_circuit(proof)
+    key = groth16.setup(r1cs, fixed_base=fixed_base, density=True, progress=progress)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     stem = dev_stem(proof)
@@ -84,7 +117,7 @@ def make_development_key(proof: RegisteredProof, out_dir: Path, *, fixed_base=No
     write_key(key, params_path, vk_path)
     (out_dir / f"{stem}.json").write_text(json.dumps({
         "development": True, "warning": DEV_WARNING, "registered_proof": proof.name,
-        "circuit": shape.name, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "circuit": circuit_name, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }, indent=1))
     return params_path, vk_path
 
@@ -97,7 +130,7 @@ def development_dir(params_dir: Path) -> Path:
     return Path(params_dir) / "filecoin"
 
 
-def bellperson_files(proof: RegisteredProof, kind: str, params_dir: Path,
+def bellperson_files(proof: KeyTarget, kind: str, params_dir: Path,
                      official_dir: Path) -> tuple[Path, Path]:
     """Where the key's .params and .vk are: the official directory, or the development
     keys' own."""
@@ -106,11 +139,11 @@ def bellperson_files(proof: RegisteredProof, kind: str, params_dir: Path,
     return Path(directory) / f"{stem}.params", Path(directory) / f"{stem}.vk"
 
 
-def resident_key_dir(proof: RegisteredProof, kind: str, params_dir: Path) -> Path:
+def resident_key_dir(proof: KeyTarget, kind: str, params_dir: Path) -> Path:
     return Path(params_dir) / key_stem(proof, kind)
 
 
-def verifying_key_for(proof: RegisteredProof, kind: str, params_dir: Path,
+def verifying_key_for(proof: KeyTarget, kind: str, params_dir: Path,
                       official_dir: Path) -> VerifyingKey:
     """The key's verifying key: from its converted form, else from its .vk file."""
     resident = resident_key_dir(proof, kind, params_dir)
@@ -122,7 +155,7 @@ def verifying_key_for(proof: RegisteredProof, kind: str, params_dir: Path,
     return load_verifying_key(vk_path)
 
 
-def convert_key(proof: RegisteredProof, kind: str, params_dir: Path, official_dir: Path, *,
+def convert_key(proof: KeyTarget, kind: str, params_dir: Path, official_dir: Path, *,
                 fixed_base=None, progress=None) -> Path:
     """The key in proofq's layout, converted from its bellperson files once (a missing
     development key is set up first; a missing official one is a ``KeyFileError`` saying
@@ -143,12 +176,12 @@ def convert_key(proof: RegisteredProof, kind: str, params_dir: Path, official_di
     load_proving_key(proof, params_path).save(params_dir)
     return target
 
-def load_proving_key(proof: RegisteredProof, params_path: Path) -> ProvingKey:
+def load_proving_key(proof: KeyTarget, params_path: Path) -> ProvingKey:
     """The proving key in a .params file (official names digest-checked first)."""
     check_digest(params_path)
     params = ParamsFile(params_path)
     try:
-        return read_key(params, circuit_r1cs(StackedShape.of(proof)), Path(params_path).stem)
+        return read_key(params, partition_circuit(proof)[1], Path(params_path).stem)
     finally:
         params.close()
 

@@ -123,7 +123,8 @@ def pack_bits(cs, bits: list[Boolean]) -> AllocatedNum:
     num = Num.zero()
     for i, bit in enumerate(bits[:CAPACITY]):
         num = num.add_bool_with_coeff(bit, pow(2, i, R))
-    out = alloc_num(cs, num.value, ("lin", num.combination()))
+    # no bits (a one-partition SnapDeals update packs none): the tape reads 0·ONE
+    out = alloc_num(cs, num.value, ("lin", num.combination() or {ONE: 0}))
     if cs.records:
         cs.enforce(lambda: (num.combination(), {ONE: 1}, {out.key: 1}))
     return out

@@ -155,6 +155,9 @@ def _step_field(step, bits, nums, sums, flat):
         out = shifted * shifted
     elif kind == "mulsum":
         out = (nums[step.args["b"]] + step.args["pre"][:, None]) * a + step.args["post"][:, None]
+    elif kind == "scale":  # a number where a bit holds, else 0
+        cond = _literal(bits, step.args["cond"], step.args["cond_neg"]).astype(bool)
+        out = np.where(cond, a, 0)
     else:  # select
         cond = _literal(bits, step.args["cond"], step.args["cond_neg"]).astype(bool)
         out = np.where(cond, a, nums[step.args["b"]])
@@ -165,7 +168,7 @@ _STEPS = {"data_num": _step_data_num, "data_bit": _step_data_bit,
           "data_bits": _step_data_bits, "numbit": _step_numbit, "sum": _step_sum,
           "sumbit": _step_sumbit, "lin": _step_lin, "ch": _step_ch_maj, "maj": _step_ch_maj,
           **{k: _step_bitop for k in BIT_OPS},
-          **{k: _step_field for k in ("square", "sqsum", "mulsum", "select")}}
+          **{k: _step_field for k in ("square", "sqsum", "mulsum", "select", "scale")}}
 
 
 def compile_tape(aux_ops: list[tuple], aux_is_bit: list[bool], input_ops: list[tuple],
@@ -233,6 +236,8 @@ def _operands(op: tuple) -> list[int]:
         return [k for k, _ in op[1:]]
     if kind == "select":
         return [op[1][0], op[2], op[3]]
+    if kind == "scale":
+        return [op[1][0], op[2]]
     if kind in ("numbit", "square", "sqsum"):
         return [op[1]]
     return [op[1], op[2]]  # bit ops, mulsum
@@ -294,6 +299,10 @@ def _build_step(kind: str, members: list, reg, is_num: np.ndarray) -> Step:
                                  "b": _ints(reg(op[2]) for op in ops),
                                  "pre": _objects(op[3] or 0 for op in ops),
                                  "post": _objects(op[4] or 0 for op in ops)})
+    if kind == "scale":
+        return Step(kind, dest, {"cond": _ints(reg(op[1][0]) for op in ops),
+                                 "cond_neg": np.asarray([op[1][1] for op in ops], np.uint8),
+                                 "a": _ints(reg(op[2]) for op in ops)})
     if kind == "select":
         return Step(kind, dest, {"cond": _ints(reg(op[1][0]) for op in ops),
                                  "cond_neg": np.asarray([op[1][1] for op in ops], np.uint8),

@@ -1,0 +1,162 @@
+"""Commands for SnapDeals updates (``snark.filecoin.snap``):
+
+    proofq snap update --sector-size 2KiB -o update.json   (a TEST update of a whole sector)
+    proofq snap check update.json
+    proofq prove --update update.json -o proof.bin [--key development]
+    proofq verify --update update.json --proof proof.bin [--key development]
+    proofq filecoin circuit-info --update 32GiB
+
+An update file is the JSON form of Curio's request (``snark.filecoin.snap.update``). Bad
+input is one line naming the field, exit code 2; nothing is written unless the command
+succeeds.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import click
+import numpy as np
+
+from client.commands import local
+from client.commands.common import JSON_OPTION, BadInput, output_path
+from config.settings import get_settings
+from snark.files import write_atomic
+from snark.filecoin.errors import FilecoinError
+from snark.porep.c1 import parse_size, size_name
+from snark.proof import PROOF_BYTES, ProofFormatError
+
+#: Whole test sectors encode here in seconds (2 KiB) to a minute (8 MiB).
+WHOLE_SIZES = (2 << 10, 8 << 20)
+
+reports_bad_input = local.reports_bad_input
+
+
+def read_update(path: str, key: str | None = None):
+    """An update file as a ``snap`` job (errors name the file)."""
+    from snark.filecoin.snap.job import SnapJob
+    from snark.filecoin.snap.update import parse_update
+
+    try:
+        update = parse_update(local.read_job_file(path),
+                              max_bytes=get_settings().max_input_bytes)
+    except FilecoinError as exc:
+        raise FilecoinError(f"{path}: {exc}") from None
+    return SnapJob(key, update, update.to_json())
+
+
+@click.group("snap")
+def snap() -> None:
+    """SnapDeals (EmptySectorUpdate): test updates and their checks."""
+
+
+@snap.command("update")
+@click.option("--sector-size", default="2KiB", show_default=True, help="2KiB or 8MiB")
+@click.option("-o", "--output", required=True, type=click.Path(), help="the update's JSON")
+@JSON_OPTION
+@reports_bad_input
+def update_command(sector_size: str, output: str, as_json: bool) -> None:
+    """Encode random data into a whole TEST sector (a random sector key: comm_c and the old
+    replica) as rust-fil-proofs does, and write the update as Curio sends it: a fixture for
+    tests and benchmarks, not a production update."""
+    from snark.filecoin.snap.generate import generate_update
+    from snark.filecoin.snap.shape import SnapShape
+
+    size = parse_size(sector_size)
+    if size not in WHOLE_SIZES:
+        raise BadInput(f"--sector-size: a whole {size_name(size)} test sector takes too long "
+                       "here (2KiB or 8MiB)")
+    target = output_path(output)
+    started = time.perf_counter()
+    update = generate_update(SnapShape.of_size(size), np.random.default_rng())
+    write_atomic(target, update.to_json().encode())
+    seconds = time.perf_counter() - started
+    local.emit(as_json, {"update": output, "sector_size": size,
+                         "registered_proof": update.registered_proof,
+                         "partitions": update.shape.partitions,
+                         "comm_r_new": update.comm_r_new.hex(), "seconds": round(seconds, 3)},
+               [f"encoded a {size_name(size)} TEST update ({update.shape.partitions} "
+                f"partitions) in {seconds:.2f}s → {output}",
+                f"comm_r_new {update.comm_r_new.hex()}"])
+
+
+@snap.command("check")
+@click.argument("update_path", metavar="UPDATE", type=click.Path(dir_okay=False))
+@JSON_OPTION
+@reports_bad_input
+def check_command(update_path: str, as_json: bool) -> None:
+    """Decode an update and make every check rust-fil-proofs makes before proving it."""
+    from snark.filecoin.snap.checks import check_update
+
+    job = read_update(update_path)
+    try:
+        check_update(job.update)
+    except FilecoinError as exc:
+        raise FilecoinError(f"{update_path}: {exc}") from None
+    shape = job.update.shape
+    local.emit(as_json, {"valid": True, "sector_size": shape.sector_size,
+                         "partitions": shape.partitions, "challenges": shape.challenges},
+               [f"{update_path}: a valid {shape.size_name} update ({shape.partitions} "
+                f"partitions × {shape.challenges} challenges)"])
+
+
+def prove_update_file(update_path: str, target: Path, backend_name: str | None,
+                      as_json: bool, key_kind: str) -> None:
+    """``proofq prove --update``: every partition proved, verified, concatenated."""
+    from snark.filecoin.snap.prove import prove_update
+    from snark.filecoin.snap.worker import SnapWorker
+    from snark.proof_types import Storage
+    from workers.backend_choice import fixed_base_for, make_backend
+
+    job = read_update(update_path, key_kind)
+    settings = get_settings()
+    backend = make_backend(backend_name or settings.backend)
+    worker = SnapWorker(Storage.of(settings))
+    shape = job.update.shape
+    started = time.perf_counter()
+    with local.progress_bar(not as_json) as progress:
+        task = progress.add_task(f"key of {shape.name} ({key_kind})", total=None)
+        worker.make_key(job, fixed_base=fixed_base_for(backend),
+                        progress=local.setup_bars(progress))
+        key = worker.load_key(job)
+        progress.update(task, description=f"proving {shape.partitions} partitions on "
+                                          f"{backend.name}")
+        proof = prove_update(job.update, key, backend)
+    write_atomic(target, proof)
+    seconds = time.perf_counter() - started
+    local.emit(as_json, {"proof": str(target), "bytes": len(proof),
+                         "partitions": shape.partitions, "backend": backend.name,
+                         "key": key_kind, "seconds": round(seconds, 3)},
+               [f"proved {shape.partitions} partitions of the {shape.size_name} update on "
+                f"{backend.name} under the {key_kind} key in {seconds:.2f}s → {target} "
+                f"({len(proof)} bytes)"])
+
+
+def verify_update_file(update_path: str, proof_path: str, as_json: bool,
+                       key_kind: str) -> None:
+    """``proofq verify --update``: exit 0 valid, 1 invalid, 2 bad input."""
+    from snark.filecoin.params import verifying_key_for
+    from snark.filecoin.snap.prove import verify_update
+    from client.commands.common import read_input
+
+    job = read_update(update_path, key_kind)
+    settings = get_settings()
+    shape = job.update.shape
+    vk = verifying_key_for(shape, key_kind, settings.params_dir, settings.filecoin_params_dir)
+    proof = read_input(proof_path, shape.partitions * PROOF_BYTES,
+                       f"{shape.partitions} proofs of {PROOF_BYTES} bytes")
+    try:
+        valid = verify_update(job.update, vk, proof)
+    except ProofFormatError as exc:
+        raise ProofFormatError(f"{proof_path}: {exc}") from None
+    local.emit(as_json, {"valid": valid, "proof": proof_path, "partitions": shape.partitions,
+                         "key": key_kind},
+               [f"{proof_path}: {'valid' if valid else 'INVALID'} ({shape.partitions} "
+                f"partitions of the {shape.size_name} update, {key_kind} key)"])
+    if not valid:
+        sys.exit(1)
+
+
+COMMANDS: list[click.Command] = [snap]
