@@ -211,3 +211,19 @@ def test_winning_unrolls_its_66_proofs_into_circuit_sectors(np_rng):
     assert check_rows(structure(shape), assignment.assignment()).size == 0
     with pytest.raises(FilecoinError, match="WinningPoSt proves one sector, got 2"):
         checks.check_partition(made.take([0, 0]), RANDOMNESS, 0)
+
+
+def test_official_keys_are_named_and_their_digests_checked(tmp_path):
+    from snark.filecoin.params import OFFICIAL_DIGESTS, check_digest, official_paths
+    from snark.filecoin.registry import key_stem
+
+    files = {f["name"]: (f["params_digest"], f["vk_digest"])
+             for f in ANSWERS["parameter_files"]["files"] if f["kind"] != "snap"}
+    for proof in POST_PROOFS.values():
+        assert OFFICIAL_DIGESTS[proof.params_file_stem] == files[proof.params_file_stem]
+        assert key_stem(proof, "official") == proof.params_file_stem
+        assert key_stem(proof, "development").startswith("proofq-dev-proof-of-spacetime-")
+    params_path, vk_path = official_paths(post_proof(13), tmp_path)
+    vk_path.write_bytes(b"not the ceremony's key")
+    with pytest.raises(FilecoinError, match="is not parameters.json's 0f8ec542485568fa"):
+        check_digest(vk_path)

@@ -1,4 +1,5 @@
-"""Groth16 keys for Filecoin's PoRep: the ceremony's official files, and development keys.
+"""Groth16 keys for Filecoin's PoRep and PoSt: the ceremony's official files, and development
+keys (a PoSt proof, ``snark.filecoin.post.registry.PostProof``, is keyed like a PoRep one).
 
 Official ``.params`` and ``.vk`` files come from Filecoin's trusted-setup ceremony, by the
 names the registry derives (``RegisteredProof.params_file_stem``), in
@@ -27,8 +28,10 @@ from snark import groth16
 from snark.bellperson import ParamsFile, digest, read_key, read_vk, verifying_key, write_key
 from snark.filecoin.circuit import StackedShape, circuit_r1cs
 from snark.filecoin.errors import FilecoinError
+from snark.filecoin.post.registry import POST_DIGESTS, PostProof
 from snark.filecoin.registry import DEV_PREFIX, RegisteredProof, dev_stem, key_stem
 from snark.keys import KeyFileError, ProvingKey, VerifyingKey
+from snark.r1cs import R1CS
 
 #: rust-fil-proofs ``parameters.json`` (v28): digest of every official PoRep file, by name.
 OFFICIAL_DIGESTS = {
@@ -48,11 +51,28 @@ OFFICIAL_DIGESTS = {
     "96f1b4a04c5c51e4759bbf224bbc2ef5a42c7100f16ec0637123f16a845ddfb2":
         ("1801f8a6e1b00bceb00cc27314bb5ce3", "a89884252c04c298d0b3c81bfd884164"),
 }
+OFFICIAL_DIGESTS.update(POST_DIGESTS)
+#: What a key is made for: a PoRep or a PoSt registered proof (both name their files alike).
+KeyedProof = RegisteredProof | PostProof
 DEV_WARNING = ("development key made by proofq: NOT from Filecoin's trusted-setup ceremony; "
                "proofs under it verify only with its own .vk, never on chain")
 
 
-def official_paths(proof: RegisteredProof, directory: Path) -> tuple[Path, Path]:
+def partition_circuit(proof: KeyedProof) -> tuple[str, R1CS]:
+    """The name and R1CS of the circuit one partition of ``proof`` proves: PoRep's
+    StackedCircuit, or FallbackPoSt's for a PoSt proof (whose names and stems read the same
+    way)."""
+    if isinstance(proof, PostProof):
+        from snark.filecoin.post.circuit import PostShape
+        from snark.filecoin.post.circuit import circuit_r1cs as post_r1cs
+
+        post = PostShape.of(proof)
+        return post.name, post_r1cs(post)
+    shape = StackedShape.of(proof)
+    return shape.name, circuit_r1cs(shape)
+
+
+def official_paths(proof: KeyedProof, directory: Path) -> tuple[Path, Path]:
     stem = proof.params_file_stem
     return Path(directory) / f"{stem}.params", Path(directory) / f"{stem}.vk"
 
@@ -71,11 +91,11 @@ def check_digest(path: Path) -> None:
                             "official name: a corrupt or foreign file (fetch it again)")
 
 
-def make_development_key(proof: RegisteredProof, out_dir: Path, *, fixed_base=None,
+def make_development_key(proof: KeyedProof, out_dir: Path, *, fixed_base=None,
                          progress=None) -> tuple[Path, Path]:
     """Set up the partition circuit of ``proof`` and write it in bellperson's formats."""
-    shape = StackedShape.of(proof)
-    key = groth16.setup(circuit_r1cs(shape), fixed_base=fixed_base, density=True,
+    circuit, r1cs = partition_circuit(proof)
+    key = groth16.setup(r1cs, fixed_base=fixed_base, density=True,
                         progress=progress)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -84,7 +104,7 @@ def make_development_key(proof: RegisteredProof, out_dir: Path, *, fixed_base=No
     write_key(key, params_path, vk_path)
     (out_dir / f"{stem}.json").write_text(json.dumps({
         "development": True, "warning": DEV_WARNING, "registered_proof": proof.name,
-        "circuit": shape.name, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "circuit": circuit, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }, indent=1))
     return params_path, vk_path
 
@@ -97,7 +117,7 @@ def development_dir(params_dir: Path) -> Path:
     return Path(params_dir) / "filecoin"
 
 
-def bellperson_files(proof: RegisteredProof, kind: str, params_dir: Path,
+def bellperson_files(proof: KeyedProof, kind: str, params_dir: Path,
                      official_dir: Path) -> tuple[Path, Path]:
     """Where the key's .params and .vk are: the official directory, or the development
     keys' own."""
@@ -106,11 +126,11 @@ def bellperson_files(proof: RegisteredProof, kind: str, params_dir: Path,
     return Path(directory) / f"{stem}.params", Path(directory) / f"{stem}.vk"
 
 
-def resident_key_dir(proof: RegisteredProof, kind: str, params_dir: Path) -> Path:
+def resident_key_dir(proof: KeyedProof, kind: str, params_dir: Path) -> Path:
     return Path(params_dir) / key_stem(proof, kind)
 
 
-def verifying_key_for(proof: RegisteredProof, kind: str, params_dir: Path,
+def verifying_key_for(proof: KeyedProof, kind: str, params_dir: Path,
                       official_dir: Path) -> VerifyingKey:
     """The key's verifying key: from its converted form, else from its .vk file."""
     resident = resident_key_dir(proof, kind, params_dir)
@@ -122,7 +142,7 @@ def verifying_key_for(proof: RegisteredProof, kind: str, params_dir: Path,
     return load_verifying_key(vk_path)
 
 
-def convert_key(proof: RegisteredProof, kind: str, params_dir: Path, official_dir: Path, *,
+def convert_key(proof: KeyedProof, kind: str, params_dir: Path, official_dir: Path, *,
                 fixed_base=None, progress=None) -> Path:
     """The key in proofq's layout, converted from its bellperson files once (a missing
     development key is set up first; a missing official one is a ``KeyFileError`` saying
@@ -143,12 +163,12 @@ def convert_key(proof: RegisteredProof, kind: str, params_dir: Path, official_di
     load_proving_key(proof, params_path).save(params_dir)
     return target
 
-def load_proving_key(proof: RegisteredProof, params_path: Path) -> ProvingKey:
+def load_proving_key(proof: KeyedProof, params_path: Path) -> ProvingKey:
     """The proving key in a .params file (official names digest-checked first)."""
     check_digest(params_path)
     params = ParamsFile(params_path)
     try:
-        return read_key(params, circuit_r1cs(StackedShape.of(proof)), Path(params_path).stem)
+        return read_key(params, partition_circuit(proof)[1], Path(params_path).stem)
     finally:
         params.close()
 

@@ -24,14 +24,48 @@ from dataclasses import dataclass
 from enum import Enum
 
 from snark.filecoin.errors import FilecoinError
-from snark.filecoin.registry import (CACHE_VERSION, DEV_PREFIX, NODE_BYTES, TREE_HASHER,
-                                     TreeShape)
+from snark.filecoin.registry import CACHE_VERSION, NODE_BYTES, TREE_HASHER, TreeShape
 
 WINDOW, WINNING = "window", "winning"
 WINDOW_CHALLENGES = 10
 WINNING_CHALLENGES = 66
 _SIZES = (("2KiB", 1 << 11, 2), ("8MiB", 1 << 23, 2), ("512MiB", 1 << 29, 2),
           ("32GiB", 1 << 35, 2349), ("64GiB", 1 << 36, 2300))
+
+#: rust-fil-proofs ``parameters.json`` (v28): the ``.params`` and ``.vk`` digest (blake2b-512,
+#: its first 32 hex digits) of every official PoSt file, by name.
+POST_DIGESTS = {
+    "v28-proof-of-spacetime-fallback-merkletree-poseidon_hasher-8-0-0-"
+    "0170db1f394b35d995252228ee359194b13199d259380541dc529fb0099096b0":
+        ("7610b9f82bfc88405b7a832b651ce2f6", "0e0958009936b9d5e515ec97b8cb792d"),
+    "v28-proof-of-spacetime-fallback-merkletree-poseidon_hasher-8-0-0-"
+    "3ea05428c9d11689f23529cde32fd30aabd50f7d2c93657c1d3650bca3e8ea9e":
+        ("82c88066be968bb550a05e30ff6c2413", "ffd79788d614d27919ae5bd2d94eacb6"),
+    "v28-proof-of-spacetime-fallback-merkletree-poseidon_hasher-8-0-0-"
+    "5294475db5237a2e83c3e52fd6c2b03859a1831d45ed08c4f35dbf9a803165a9":
+        ("c49499bb76a0762884896f9683403f55", "34d4feeacd9abf788d69ef1bb4d8fd00"),
+    "v28-proof-of-spacetime-fallback-merkletree-poseidon_hasher-8-0-0-"
+    "50c7368dea9593ed0989e70974d28024efa9d156d585b7eea1be22b2e753f331":
+        ("700171ecf7334e3199437c930676af82", "79ebb55f56fda427743e35053edad8fc"),
+    "v28-proof-of-spacetime-fallback-merkletree-poseidon_hasher-8-0-0-"
+    "0cfb4f178bbb71cf2ecfcd42accce558b27199ab4fb59cb78f2483fe21ef36d9":
+        ("1a7d4a9c8a502a497ed92a54366af33f", "4dae975de4f011f101f5a2f86d1daaba"),
+    "v28-proof-of-spacetime-fallback-merkletree-poseidon_hasher-8-0-0-"
+    "7d739b8cf60f1b0709eeebee7730e297683552e4b69cab6984ec0285663c5781":
+        ("827359440349fe8f5a016e7598993b79", "bd2cd62f65c1ab84f19ca27e97b7c731"),
+    "v28-proof-of-spacetime-fallback-merkletree-poseidon_hasher-8-8-0-"
+    "0377ded656c6f524f1618760bffe4e0a1c51d5a70c4509eedae8a27555733edc":
+        ("2cf49eb26f1fee94c85781a390ddb4c8", "0f8ec542485568fa3468c066e9fed82b"),
+    "v28-proof-of-spacetime-fallback-merkletree-poseidon_hasher-8-8-0-"
+    "559e581f022bb4e4ec6e719e563bf0e026ad6de42e56c18714a2c692b1b88d7e":
+        ("d84f79a16fe40e9e25a36e2107bb1ba0", "fc02943678dd119e69e7fab8420e8819"),
+    "v28-proof-of-spacetime-fallback-merkletree-poseidon_hasher-8-8-2-"
+    "2627e4006b67f99cef990c0a47d5426cb7ab0a0ad58fc1061547bf2d28b09def":
+        ("3810b7780ac0e299b22ae70f1f94c9bc", "59d2bf1857adc59a4f08fcf2afaa916b"),
+    "v28-proof-of-spacetime-fallback-merkletree-poseidon_hasher-8-8-2-"
+    "b62098629d07946e9028127e70295ed996fe3ed25b0f9f88eb610a0ab4385a3c":
+        ("2170a91ad5bae22ea61f2ea766630322", "6d3789148fb6466d07ee1e24d6292fd6"),
+}
 
 
 class PostApiVersion(str, Enum):
@@ -87,12 +121,6 @@ class PostProof:
         digest = hashlib.sha256(self.parameter_identifier.encode()).hexdigest()
         return (f"v{CACHE_VERSION}-proof-of-spacetime-fallback-merkletree-{TREE_HASHER}-"
                 f"{self.shape.display}-{digest}")
-
-    def key_stem(self, kind: str) -> str:
-        """The file stem of this proof's key of ``kind`` (official or development)."""
-        if kind == "official":
-            return self.params_file_stem
-        return f"{DEV_PREFIX}{self.params_file_stem.removeprefix(f'v{CACHE_VERSION}-')}"
 
 
 def _build() -> dict[int, PostProof]:
