@@ -19,6 +19,7 @@ import functools
 import importlib
 from dataclasses import dataclass
 
+from snark.filecoin.post.proof_type import PostType
 from snark.filecoin.proof_type import FilecoinType
 from snark.porep.proof_type import PorepType
 from snark.proof_types import AnyWorker, ProofType, Storage
@@ -103,3 +104,5 @@ register(PorepType(), worker="snark.porep.worker:PorepWorker",
                            "Filecoin's); Filecoin sectors are 'filecoin'"})
 register(CircomType(), worker="snark.snarkjs.worker:CircomWorker", aliases=("groth16",))
 register(FilecoinType(), worker="snark.filecoin.worker:FilecoinWorker")
+register(PostType("window"), worker="snark.filecoin.post.worker:PostWorker")
+register(PostType("winning"), worker="snark.filecoin.post.worker:PostWorker")
