@@ -97,19 +97,33 @@ def _tree(text: str) -> TreeShape:
               help="a test shape: challenges per partition")
 @click.option("--tree", "tree_text", default="8-0-0", show_default=True,
               help="tree C / R_last arities base-sub-top")
+@click.option("--post", "post_kind", type=click.Choice(["window", "winning"]),
+              help="a PoSt partition's circuit (FallbackPoSt), with --sector-size")
+@click.option("--sector-size", help="with --post: 2KiB, 8MiB, 512MiB, 32GiB or 64GiB")
 @JSON_OPTION
 @reports_bad_input
-def circuit_info(proof_name, nodes, layers, challenges, tree_text, as_json) -> None:
+def circuit_info(proof_name, nodes, layers, challenges, tree_text, post_kind, sector_size,
+                 as_json) -> None:
     """Constraints, inputs, aux, non-zeros and densities of one partition's R1CS,
     counted from the circuit's blocks (a 32 GiB partition in about a minute, 1 GB)."""
     from snark.filecoin.circuit import StackedShape, circuit_fingerprint
 
-    if (proof_name is None) == (nodes is None):
-        raise BadInput("give --registered-proof, or --nodes (with --layers, --challenges, "
-                       "--tree) for a test shape")
-    shape = (StackedShape.of(registered_proof(proof_name)) if proof_name
-             else StackedShape(nodes, layers, challenges, _tree(tree_text)))
-    fp = circuit_fingerprint(shape)
+    if (post_kind is None) != (sector_size is None):
+        raise BadInput("--post and --sector-size go together")
+    if post_kind is not None:
+        from snark.filecoin.post.circuit import PostShape
+        from snark.filecoin.post.circuit import circuit_fingerprint as post_fingerprint
+        from snark.filecoin.post.registry import for_size
+
+        shape = PostShape.of(for_size(post_kind, parse_size(sector_size)))
+        fp = post_fingerprint(shape)
+    elif (proof_name is None) == (nodes is None):
+        raise BadInput("give --registered-proof, --post with --sector-size, or --nodes (with "
+                       "--layers, --challenges, --tree) for a test shape")
+    else:
+        shape = (StackedShape.of(registered_proof(proof_name)) if proof_name
+                 else StackedShape(nodes, layers, challenges, _tree(tree_text)))
+        fp = circuit_fingerprint(shape)
     result = {"circuit": shape.name, **fp.as_dict()}
     local.emit(as_json, result, [
         f"circuit        {shape.name}",

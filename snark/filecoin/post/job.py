@@ -76,10 +76,12 @@ def _elements(value) -> list[bytes]:
     return out
 
 
-def post_job(kind: str, registered_proof: int, vanilla_proofs: list[bytes], randomness: bytes,
+def post_job(kind: str | None, registered_proof: int, vanilla_proofs: list[bytes], randomness: bytes,
              miner_id: int, partition_index: int, key: str | None = None) -> PostJob:
-    """A job from a request's fields, checked (``FilecoinError`` naming the field)."""
+    """A job from a request's fields, checked (``FilecoinError`` naming the field); ``kind``
+    None takes the registered proof's."""
     proof = post_proof(registered_proof, kind)
+    kind = proof.kind
     if key is not None and key not in KEYS:
         raise FilecoinError(f"key: expected one of {', '.join(KEYS)}, got {key!r}")
     for name, value, limit in (("miner_id", miner_id, U64),
@@ -98,7 +100,7 @@ def post_job(kind: str, registered_proof: int, vanilla_proofs: list[bytes], rand
     return job
 
 
-def parse_post_job(raw: str | bytes, kind: str, *, max_bytes: int) -> PostJob:
+def parse_post_job(raw: str | bytes, kind: str | None, *, max_bytes: int) -> PostJob:
     data = raw.encode() if isinstance(raw, str) else bytes(raw)
     if len(data) > max_bytes:
         raise FilecoinError(too_large("post job", len(data), max_bytes))
