@@ -19,6 +19,7 @@ import functools
 import importlib
 from dataclasses import dataclass
 
+from snark.filecoin.post.proof_type import PostType
 from snark.filecoin.proof_type import FilecoinType
 from snark.filecoin.snap.proof_type import SnapType
 from snark.porep.proof_type import PorepType
@@ -105,3 +106,5 @@ register(PorepType(), worker="snark.porep.worker:PorepWorker",
 register(CircomType(), worker="snark.snarkjs.worker:CircomWorker", aliases=("groth16",))
 register(FilecoinType(), worker="snark.filecoin.worker:FilecoinWorker")
 register(SnapType(), worker="snark.filecoin.snap.worker:SnapWorker")
+register(PostType("window"), worker="snark.filecoin.post.worker:PostWorker")
+register(PostType("winning"), worker="snark.filecoin.post.worker:PostWorker")

@@ -101,23 +101,35 @@ def _tree(text: str) -> TreeShape:
 @click.option("--update", "update_size",
               help="a SnapDeals update partition's circuit instead, by sector size (2KiB … "
                    "64GiB, or a 1KiB-32KiB test shape)")
+@click.option("--post", "post_kind", type=click.Choice(["window", "winning"]),
+              help="a PoSt partition's circuit (FallbackPoSt), with --sector-size")
+@click.option("--sector-size", help="with --post: 2KiB, 8MiB, 512MiB, 32GiB or 64GiB")
 @JSON_OPTION
 @reports_bad_input
-def circuit_info(proof_name, nodes, layers, challenges, tree_text, update_size,
-                 as_json) -> None:
+def circuit_info(proof_name, nodes, layers, challenges, tree_text, update_size, post_kind,
+                 sector_size, as_json) -> None:
     """Constraints, inputs, aux, non-zeros and densities of one partition's R1CS,
     counted from the circuit's blocks (a 32 GiB partition in about a minute, 1 GB)."""
     from snark.filecoin.circuit import StackedShape, circuit_fingerprint
 
-    if sum(x is not None for x in (proof_name, nodes, update_size)) != 1:
-        raise BadInput("give --registered-proof, --update SIZE, or --nodes (with --layers, "
-                       "--challenges, --tree) for a test shape")
+    if (post_kind is None) != (sector_size is None):
+        raise BadInput("--post and --sector-size go together")
+    if sum(x is not None for x in (proof_name, nodes, update_size, post_kind)) != 1:
+        raise BadInput("give --registered-proof, --update SIZE, --post with --sector-size, or "
+                       "--nodes (with --layers, --challenges, --tree) for a test shape")
     if update_size is not None:
         from snark.filecoin.snap.circuit import circuit_fingerprint as update_fingerprint
         from snark.filecoin.snap.shape import SnapShape
 
         shape = SnapShape.of_size(parse_size(update_size))
         fp = update_fingerprint(shape)
+    elif post_kind is not None:
+        from snark.filecoin.post.circuit import PostShape
+        from snark.filecoin.post.circuit import circuit_fingerprint as post_fingerprint
+        from snark.filecoin.post.registry import for_size
+
+        shape = PostShape.of(for_size(post_kind, parse_size(sector_size)))
+        fp = post_fingerprint(shape)
     else:
         shape = (StackedShape.of(registered_proof(proof_name)) if proof_name
                  else StackedShape(nodes, layers, challenges, _tree(tree_text)))

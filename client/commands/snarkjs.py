@@ -46,11 +46,16 @@ class InputForms(click.Command):
         super().__init__(usual.name, short_help=short_help)
         self.usual, self.other, self.markers = usual, other, markers
 
+    def forms(self) -> list[click.Command]:
+        """Every form's command (a form may itself be an ``InputForms``)."""
+        return [form for command in (self.usual, self.other)
+                for form in (command.forms() if isinstance(command, InputForms) else [command])]
+
     def make_context(self, info_name, args, parent=None, **extra):
         if any(arg.split("=", 1)[0] in self.markers for arg in args):
             return self.other.make_context(info_name, args, parent=parent, **extra)
         if any(arg in ("-h", "--help") for arg in args):
-            for command in (self.usual, self.other):
+            for command in self.forms():
                 click.echo(command.get_help(click.Context(command, info_name=info_name,
                                                           parent=parent)) + "\n")
             raise click.exceptions.Exit(0)

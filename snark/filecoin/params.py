@@ -1,5 +1,6 @@
-"""Groth16 keys for Filecoin's PoRep and SnapDeals: the ceremony's official files, and
-development keys.
+"""Groth16 keys for Filecoin's PoRep, SnapDeals and PoSt: the ceremony's official files, and
+development keys (a PoSt proof, ``snark.filecoin.post.registry.PostProof``, is keyed like a PoRep
+one).
 
 Official ``.params`` and ``.vk`` files come from Filecoin's trusted-setup ceremony, by the
 names the registry derives (``RegisteredProof.params_file_stem``; a SnapDeals update's
@@ -29,6 +30,7 @@ from snark import groth16
 from snark.bellperson import ParamsFile, digest, read_key, read_vk, verifying_key, write_key
 from snark.filecoin.circuit import StackedShape, circuit_r1cs
 from snark.filecoin.errors import FilecoinError
+from snark.filecoin.post.registry import POST_DIGESTS, PostProof
 from snark.filecoin.registry import DEV_PREFIX, RegisteredProof, dev_stem, key_stem
 from snark.filecoin.snap import circuit as snap_circuit
 from snark.filecoin.snap.shape import SnapShape
@@ -69,9 +71,10 @@ OFFICIAL_DIGESTS = {
     "102e1444a7e9a97ebf1e3d6855dcc77e66c011ea66f936d9b2c508f87f2f83a7":
         ("1a392e7b759fb18e036c7559b5ece816", "80e366df2f1011953c2d01c7b7c9ee8e"),
 }
-#: What a key is for: a registered seal proof (PoRep), or a SnapDeals update's shape. Both
-#: name their official files (``params_file_stem``) and themselves (``name``).
-KeyTarget = RegisteredProof | SnapShape
+OFFICIAL_DIGESTS.update(POST_DIGESTS)
+#: What a key is for: a registered seal proof (PoRep), a SnapDeals update's shape or a PoSt
+#: registered proof. Each names its official files (``params_file_stem``) and itself (``name``).
+KeyTarget = RegisteredProof | SnapShape | PostProof
 
 
 DEV_WARNING = ("development key made by proofq: NOT from Filecoin's trusted-setup ceremony; "
@@ -101,6 +104,12 @@ def partition_circuit(proof: KeyTarget) -> tuple[str, R1CS]:
     """The name and R1CS of the partition circuit a key of ``proof`` is for."""
     if isinstance(proof, SnapShape):
         return proof.name, snap_circuit.circuit_r1cs(proof)
+    if isinstance(proof, PostProof):
+        from snark.filecoin.post.circuit import PostShape
+        from snark.filecoin.post.circuit import circuit_r1cs as post_r1cs
+
+        post = PostShape.of(proof)
+        return post.name, post_r1cs(post)
     shape = StackedShape.of(proof)
     return shape.name, circuit_r1cs(shape)
 

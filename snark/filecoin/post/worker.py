@@ -1,0 +1,68 @@
+"""``window-post`` / ``winning-post``'s worker half (``snark.proof_types.ProofWorker``): the
+api's vanilla checks, the key (official, or a development key set up here), the partition's
+witness on the CPU, and the one 192-byte proof."""
+
+from __future__ import annotations
+
+from config.settings import get_settings
+from snark.backend import ProverBackend
+from snark.filecoin.params import convert_key, resident_key_dir
+from snark.filecoin.post.job import PostJob
+from snark.filecoin.post.prove import Partition, verify_partition
+from snark.groth16 import FixedBaseMul, SetupProgress
+from snark.keys import ProvingKey, VerifyingKey
+from snark.proof_types import Storage
+from snark.unit_work import HostWitness
+
+
+def partition(job: PostJob) -> Partition:
+    return Partition(job.sectors, job.randomness, job.partition_index)
+
+
+class PostWorker:
+    def __init__(self, storage: Storage) -> None:
+        self.params_dir = storage.params_dir
+        settings = get_settings()
+        self.official_dir = settings.filecoin_params_dir
+        self.default_key = settings.filecoin_key
+
+    def check(self, job_input: PostJob) -> None:
+        partition(job_input).check()
+
+    def key_kind(self, job_input: PostJob) -> str:
+        return job_input.key or self.default_key
+
+    def _key_dir(self, job_input: PostJob):
+        return resident_key_dir(job_input.proof, self.key_kind(job_input), self.params_dir)
+
+    def has_key(self, job_input: PostJob) -> bool:
+        return (self._key_dir(job_input) / "manifest.json").exists()
+
+    def make_key(self, job_input: PostJob, *, fixed_base: FixedBaseMul | None = None,
+                 progress: SetupProgress | None = None) -> None:
+        convert_key(job_input.proof, self.key_kind(job_input), self.params_dir,
+                    self.official_dir, fixed_base=fixed_base, progress=progress)
+
+    def load_key(self, job_input: PostJob, *,
+                 fixed_base: FixedBaseMul | None = None) -> ProvingKey:
+        self.make_key(job_input, fixed_base=fixed_base)
+        return ProvingKey.load(self._key_dir(job_input))
+
+    def work(self, job_input: PostJob, unit: int, key: ProvingKey,
+             backend: ProverBackend) -> HostWitness:
+        return HostWitness(partition(job_input).witness().assignment())
+
+    def public_inputs(self, job_input: PostJob, unit: int, key: ProvingKey,
+                      work: HostWitness) -> list[int]:
+        return partition(job_input).public_inputs()
+
+    def part(self, proof: bytes, public: list[int]) -> bytes:
+        return proof  # the request gives the public inputs back
+
+    def assemble(self, job_input: PostJob, parts: list[bytes]) -> bytes:
+        (proof,) = parts
+        return proof
+
+    def verify(self, job_input: PostJob, result: bytes) -> bool:
+        vk = VerifyingKey.load(self._key_dir(job_input))
+        return verify_partition(partition(job_input), vk, result)
