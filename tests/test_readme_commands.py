@@ -1,9 +1,10 @@
-"""The README's commands, run as a newcomer would run them (the ones that can run here).
+"""The commands of the README and the docs, run as a newcomer would run them (the ones that
+can run here).
 
-Every line of a ```bash block in README.md is a command. One that cannot run on this machine
-(it needs a GPU, Docker, root, a service that runs until stopped) says so at its end:
-``# not run here: <why>``; every other one is run, in order, in a fresh directory, against
-an embedded Redis where the README names a Redis. A new command without the mark is
+Every line of a ```bash block in README.md or another of ``DOCUMENTS`` is a command. One
+that cannot run on this machine (it needs a GPU, Docker, root, a service that runs until
+stopped) says so at its end: ``# not run here: <why>``; every other one is run, in order, in
+a fresh directory, against an embedded Redis where the document names a Redis. A new command without the mark is
 therefore run by this test (or fails it), so the README cannot promise a command nobody ran.
 
 The quickstart's installation (venv, pip) is not repeated here: it is the environment this
@@ -29,6 +30,9 @@ from config.settings import load_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+#: The documents whose commands are run (another joins when its commands follow the rule).
+DOCUMENTS = [README, *(ROOT / "docs" / name for name in ("operators.md", "filecoin.md",
+                                                           "circom.md", "performance.md"))]
 NOT_RUN = re.compile(r"\s+#\s*not run here:\s*(?P<why>.+)$")
 COMMENT = re.compile(r"\s+#\s.*$")
 INSTALL = ("python3 -m venv .venv", ". .venv/bin/activate", "pip install ")
@@ -57,13 +61,11 @@ def after_install(command: str) -> str:
     return " && ".join(steps)
 
 
-def test_every_readme_command_is_run_or_says_why_not():
+def test_the_readme_has_the_two_quickstart_commands():
     commands = bash_commands(README.read_text())
-    assert commands, "no bash blocks found"
-    for command, why in commands:
-        assert why is None or len(why) > 3, command
     install_lines = [c for c, _ in commands if c.startswith(INSTALL[0])]
     assert len(install_lines) == 2, install_lines  # the quickstart and the tests
+    assert after_install(install_lines[0]).startswith("proofq bench batch --type porep-demo")
 
 
 def test_ci_runs_the_readme_test_command():
@@ -74,15 +76,27 @@ def test_ci_runs_the_readme_test_command():
 
 
 @pytest.mark.slow
-def test_the_readme_commands_that_can_run_here(tmp_path):
-    """Runs them: the quickstart's batch, then the cluster's commands on an embedded Redis."""
+@pytest.mark.parametrize("document", DOCUMENTS, ids=lambda p: p.name)
+def test_the_commands_that_can_run_here(document, tmp_path):
+    """Runs them in order: a cluster's commands on an embedded Redis, in a fresh directory."""
+    ran = run_commands(bash_commands(document.read_text()), tmp_path)
+    print(f"{document.name}: ran", *ran, sep="\n  ")
+    if document == README:
+        assert any(c.startswith("proofq bench batch") for c in ran)
+        assert any(c.startswith("proofq submit") for c in ran)
+        proofs = tmp_path / "proof.bin"
+        assert proofs.exists() and proofs.stat().st_size == 2 * 192  # two partitions' proofs
+
+
+def run_commands(commands: list[tuple[str, str | None]], directory: Path) -> list[str]:
+    """Run the commands not marked, in ``directory``; the ones it ran."""
     base = {k: v for k, v in os.environ.items() if not k.startswith("PROOFQ_")}
-    env = {**base, "PYTHONPATH": str(ROOT), "PROOFQ_PARAMS_DIR": str(tmp_path / "params"),
+    env = {**base, "PYTHONPATH": str(ROOT), "PROOFQ_PARAMS_DIR": str(directory / "params"),
            "PROOFQ_BACKEND": "cpu"}
     ran, background = [], []
     with EmbeddedRedis() as server:
         try:
-            for command, why in bash_commands(README.read_text()):
+            for command, why in commands:
                 if why is not None or "pytest" in command:
                     continue  # the test command is the suite itself: .ci/run runs it
                 command = after_install(command)
@@ -92,14 +106,14 @@ def test_the_readme_commands_that_can_run_here(tmp_path):
                     assert name == "PROOFQ_REDIS_URL" and value.startswith("redis://"), command
                     env[name] = server.url
                 elif argv[:4] == ["celery", "-A", "tasks", "worker"]:
-                    background.append(start_worker(server.url, argv, env, tmp_path))
+                    background.append(start_worker(server.url, argv, env, directory))
                 elif argv[:2] == ["proofq", "view"]:
-                    background.append(start_view(env, tmp_path))
+                    background.append(start_view(env, directory))
                 else:  # proofq from the tree under test; anything else through bash
                     run = subprocess.run(
                         [sys.executable, "-m", "client", *argv[1:]] if argv[0] == "proofq"
                         else ["bash", "-c", command],
-                        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+                        cwd=directory, env=env, capture_output=True, text=True, timeout=600)
                     assert run.returncode == 0, f"{command}\n{run.stdout}\n{run.stderr}"
                 ran.append(command)
         finally:
@@ -108,11 +122,7 @@ def test_the_readme_commands_that_can_run_here(tmp_path):
                     process.stop(graceful=False)
                 else:
                     process.kill()
-    print("ran:", *ran, sep="\n  ")
-    assert any(c.startswith("proofq bench batch") for c in ran)
-    assert any(c.startswith("proofq submit") for c in ran)
-    proofs = tmp_path / "proof.bin"
-    assert proofs.exists() and proofs.stat().st_size == 2 * 192  # two partitions' proofs
+    return ran
 
 
 def start_worker(redis_url: str, argv: list[str], env: dict, log_dir: Path) -> WorkerProcess:
