@@ -4,8 +4,9 @@ can run here).
 Every line of a ```bash block in README.md or another of ``DOCUMENTS`` is a command. One
 that cannot run on this machine (it needs a GPU, Docker, root, a service that runs until
 stopped) says so at its end: ``# not run here: <why>``; every other one is run, in order, in
-a fresh directory, against an embedded Redis where the document names a Redis. A new command without the mark is
-therefore run by this test (or fails it), so the README cannot promise a command nobody ran.
+a fresh directory, against an embedded Redis where the document names a Redis. A new
+command without the mark is therefore run by this test (or fails it), so the docs cannot
+promise a command nobody ran.
 
 The quickstart's installation (venv, pip) is not repeated here: it is the environment this
 test runs in, and ``.ci/run`` runs the test command itself, which must stay the README's.
