@@ -1,4 +1,5 @@
-"""One run of each kernel the notes profile, for ``ncu`` (bench/NOTES.md gives the command):
+"""One run of each kernel the notes profile, for ``ncu`` (the notebook gives the command:
+docs/notebook/2026-12-01-issue-11-msm-and-ntt-against-sppark-g2.md):
 a G1 MSM (2^22 points unless ``--g1``), a G2 MSM (2^20, ``--g2``), with window tables if
 ``--tables``, and a natural-order Fr NTT (2^24, ``--ntt``; 0 skips a step), each after a
 warm-up (so NVRTC and the memory pool stay out of the profiled launches)."""

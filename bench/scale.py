@@ -33,7 +33,7 @@ Figures per GPU count (times from Redis's clock, as ``proofq bench batch`` repor
 ``gpu_capacity_jobs_per_min`` = 60 / (partitions × median compute s) of the one-GPU run.
 Writes ``scale-<date>.json`` to ``--out`` (default ``$OUT`` or ``bench/results``) after
 every run, so a run cut short still reports; prints a table last. On the GPU machine:
-``bash bench/device.sh scale`` (see ``bench/NOTES.md``).
+``bash bench/device.sh scale`` (see ``docs/performance.md``).
 """
 
 from __future__ import annotations

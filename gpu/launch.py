@@ -3,7 +3,7 @@
 A whole NTT call timed alone from an idle device (as sppark's bench times its own) paid
 the host's time to reach each launch: at 2^16, two kernels of ~12 µs each took 34.7 µs
 through one ``cuLaunchKernel`` a pass and 26.3 µs as one graph launch, against 25 µs of
-kernels (bench/NOTES.md, issue 26). So a ``LaunchGraph`` holds kernels that run one after
+kernels (docs/decisions/6-ntt-graphs.md). So a ``LaunchGraph`` holds kernels that run one after
 another, each with its arguments packed once into 8-byte slots, as an instantiated graph;
 a call passes the device pointers that change from call to call (an NTT's source and
 destination), rewrites the kernel nodes only when those differ from the last call's, and

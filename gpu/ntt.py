@@ -41,7 +41,8 @@ MAX_LOG_SIZE = 27
 #: Must match ntt_pass.cuh / fr_vec.cuh.
 MAX_LOG_BLOCK = 10
 #: Shapes with 2^3 a thread (122 registers) lost at every size (2-11% from 2^18 up, 64% at
-#: 2^16; bench/NOTES.md "Issue 26"), so there is no such kernel.
+#: 2^16; the notebook, docs/notebook/2026-12-02-issue-26-the-affine-levels-wrong-sums-and.md),
+#: so there is no such kernel.
 MAX_LOG_PER_THREAD = 2
 SCALE_LO_BITS = 14
 _DIF, _INVERSE, _GATHER, _PRE_CONST, _POST_CONST = 1, 2, 4, 8, 16
@@ -70,8 +71,9 @@ class Pass:
 
 
 #: A transform's passes as (stages, log_cols, log_per_thread) in DIT order, by log size:
-#: the fastest of ~80-145 shapes each on an H200 (``bench/ntt_variants.py``, bench/NOTES.md
-#: "Issue 26"). Sizes not listed take ``default_shape``, which follows the same pattern.
+#: the fastest of ~80-145 shapes each on an H200 (``bench/ntt_variants.py``,
+#: docs/notebook/2026-12-02-issue-26-the-affine-levels-wrong-sums-and.md). Sizes not listed take
+#: ``default_shape``, which follows the same pattern.
 Shape = tuple[tuple[int, int, int], ...]
 SHAPES: dict[int, Shape] = {
     16: ((8, 0, 1), (8, 0, 1)),

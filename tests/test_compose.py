@@ -138,6 +138,10 @@ def test_redis_keeps_an_append_only_file_and_ports_are_this_hosts_only():
     # bound beyond loopback inside its container, so it is given a login (tasks/flower_guard)
     assert "--address=0.0.0.0" in SERVICES["flower"]["command"]
     assert "FLOWER_BASIC_AUTH" in SERVICES["flower"]["environment"]
+    # and compose refuses to start without one (before: `up -d` exited 0 while Flower
+    # restarted in a loop)
+    assert SERVICES["flower"]["environment"]["FLOWER_BASIC_AUTH"].startswith(
+        "${FLOWER_BASIC_AUTH:?")
 
 
 def test_the_image_makes_every_volume_it_mounts_writable():

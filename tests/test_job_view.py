@@ -4,7 +4,7 @@ processes, real proofs): its data, and its page as headless Chromium renders it.
 Three jobs: one done, one failed by its check, one whose partitions are parked in
 ``compute_wait`` (the CPU device's compute lock held here) while the page is looked at.
 The Chromium test skips where Debian's chromium is not installed (apt-get install chromium)
-and, with PROOFQ_VIEW_SCREENSHOTS=DIR, writes the screenshots the README shows there.
+and, with PROOFQ_VIEW_SCREENSHOTS=DIR, writes the screenshots docs/operators.md shows there.
 """
 
 from __future__ import annotations

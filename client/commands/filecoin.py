@@ -150,17 +150,19 @@ def circuit_info(proof_name, nodes, layers, challenges, tree_text, update_size, 
 
 @filecoin.command("setup")
 @click.option("--registered-proof", "proof_name", required=True, help="e.g. StackedDrg2KiBV1_1")
-@click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False),
-              help="directory for the .params, .vk and the label")
+@click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False),
+              help="directory for the .params, .vk and the label  [default: "
+                   "$PROOFQ_PARAMS_DIR/filecoin, where prove, verify and the workers look]")
 @JSON_OPTION
 @reports_bad_input
 def setup(proof_name: str, out_dir: str, as_json: bool) -> None:
     """A DEVELOPMENT key for one partition (not Filecoin's ceremony: its proofs verify
     with this .vk only), in bellperson's .params/.vk formats."""
-    from snark.filecoin.params import DEV_WARNING, make_development_key
+    from snark.filecoin.params import DEV_WARNING, development_dir, make_development_key
     from workers.backend_choice import fixed_base_for, make_backend
 
     proof = registered_proof(proof_name)
+    out_dir = out_dir or development_dir(get_settings().params_dir)
     with local.progress_bar(not as_json) as progress:
         progress.add_task(f"setup {proof.name}: starting the prover backend", total=None)
         fixed_base = fixed_base_for(make_backend(get_settings().backend))

@@ -176,8 +176,11 @@ def convert_key(proof: KeyTarget, kind: str, params_dir: Path, official_dir: Pat
     if not params_path.exists():
         if kind == "official":
             raise KeyFileError(f"{params_path}: the official key of {proof.name} is not there "
-                               "(fetch Filecoin's parameters into PROOFQ_FILECOIN_PARAMS_DIR, "
-                               "or submit with key development)")
+                               "(fetch Filecoin's parameters into PROOFQ_FILECOIN_PARAMS_DIR; "
+                               "on a test cluster name the development key: the job "
+                               "{\"key\": \"development\", \"c1\": <c1.json>}, "
+                               "proofq submit --key development, or "
+                               "PROOFQ_FILECOIN_KEY=development on the workers)")
         make_development_key(proof, development_dir(params_dir), fixed_base=fixed_base,
                              progress=progress)
     if progress is not None:
