@@ -90,6 +90,21 @@ class Settings(BaseSettings):
     reap_after_s: float = Field(60.0, gt=0,
                                 description="a dead worker's tasks go back to their queue this "
                                             "long after its last heartbeat")
+    refusals_to_fail: int = Field(3, ge=1,
+                                  description="a job whose work this many distinct workers (or "
+                                              "every live one, if fewer) gave back as unable "
+                                              "to serve it fails: 'no worker can serve it'")
+    refusal_pause_s: float = Field(1.0, ge=0,
+                                   description="a worker that gave work back waits this long "
+                                               "before it takes more (another worker gets it)")
+    quarantine_after: int = Field(2, ge=1,
+                                  description="worker faults in a row (its key, its device, "
+                                              "its settings) after which a worker stops "
+                                              "taking that proof type's work")
+    quarantine_retry_s: float = Field(300.0, gt=0,
+                                      description="a quarantined worker tries one piece of the "
+                                                  "work again this often (lifted if it "
+                                                  "succeeds)")
     events_maxlen: int = Field(100_000, gt=0, description="cap of the proofq:events stream")
     results_maxlen: int = Field(10_000, gt=0, description="cap of the proofq:results stream")
     job_ttl_s: int = Field(7 * 24 * 3600, gt=0,

@@ -19,13 +19,14 @@ import functools
 import importlib
 from dataclasses import dataclass
 
+from snark.errors import InvalidInput
 from snark.filecoin.proof_type import FilecoinType
 from snark.porep.proof_type import PorepType
 from snark.proof_types import AnyWorker, ProofType, Storage
 from snark.snarkjs.proof_type import CircomType
 
 
-class UnknownProofType(ValueError):
+class UnknownProofType(InvalidInput):
     """A proof type the pipeline has no implementation for."""
 
 

@@ -12,6 +12,8 @@ Keys of job ``<id>``:
 - ``proofq:job:<id>:parts``   hash: partition → its part, hex (``ProofWorker.part``: the
                               192-byte proof, for circom followed by its public signals)
 - ``proofq:job:<id>:attempts`` hash: partition → times a worker started proving it
+- ``proofq:job:<id>:refusals`` hash: worker node → why it could not serve the job (its
+                              work went back to the queue; ``refuse``)
 - ``proofq:job:<id>:input``   the validated input JSON, dropped when the job ends (``:c1``
                               in 0.1: still read, and dropped, for one more release)
 - ``proofq:job:<id>:result``  the assembled result (``ProofWorker.assemble``: porep's proofs
@@ -73,6 +75,7 @@ class Outcome(StrEnum):
     SKIPPED = "skipped"        # a submit task that does not own the job's fan-out
     ABANDONED = "abandoned"    # the job ended before or while this task ran
     FANNED_OUT = "fanned_out"  # submit: the partition tasks are sent
+    RETURNED = "returned"      # refuse: this worker cannot serve it, back to the queue
 
 
 #: A script's reply or a task's outcome: a status where it found or set one.
@@ -91,13 +94,21 @@ local function now()
   return string.format('%d.%06d', t[1], t[2])
 end
 local function retire(job, ttl)
-  for _, key in ipairs({job, job .. ':parts', job .. ':attempts', job .. ':result'}) do
+  for _, key in ipairs({job, job .. ':parts', job .. ':attempts', job .. ':result',
+                        job .. ':refusals'}) do
     redis.call('EXPIRE', key, ttl)
   end
   redis.call('DEL', job .. ':input', job .. ':c1')
 end
 local function job_id(key)
   return string.sub(key, string.len('$PREFIX') + 1)
+end
+local function stop(job, stream, status, error, ttl, cap)
+  redis.call('HSET', job, 'status', status, 'error', error, 'finished', now())
+  redis.call('XADD', stream, 'MAXLEN', '~', cap, '*',
+             'job', job_id(job), 'status', status, 'error', error)
+  retire(job, ttl)
+  return status
 end
 """
 
@@ -181,11 +192,38 @@ _STOP = """
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status then return '$MISSING' end
 if status == '$DONE' or status == '$FAILED' or status == '$CANCELLED' then return status end
-redis.call('HSET', KEYS[1], 'status', ARGV[1], 'error', ARGV[2], 'finished', now())
-redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[4], '*',
-           'job', job_id(KEYS[1]), 'status', ARGV[1], 'error', ARGV[2])
-retire(KEYS[1], ARGV[3])
-return ARGV[1]
+return stop(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+"""
+
+# KEYS: job, results stream, live workers (node -> last seen, Redis time).  ARGV: node,
+# reason, most refusals, seconds a worker counts as live, partition ('' for none), ttl,
+# stream cap.  A worker that cannot serve the job gives its work back: RETURNED, or FAILED
+# once as many distinct workers have refused it as there are live ones, up to the most (the
+# error: their distinct reasons).
+# The partition's attempts start over for the next worker.
+_REFUSE = """
+local status = redis.call('HGET', KEYS[1], 'status')
+if not status then return '$MISSING' end
+if status ~= '$QUEUED' and status ~= '$PROVING' and status ~= '$ASSEMBLING' then
+  return status
+end
+if ARGV[5] ~= '' then redis.call('HDEL', KEYS[1] .. ':attempts', ARGV[5]) end
+redis.call('HSET', KEYS[1] .. ':refusals', ARGV[1], ARGV[2])
+local seen = tonumber(redis.call('TIME')[1]) - tonumber(ARGV[4])
+local live = redis.call('ZCOUNT', KEYS[3], seen, '+inf')
+local needed = math.min(tonumber(ARGV[3]), math.max(live, 1))
+local refusals = redis.call('HGETALL', KEYS[1] .. ':refusals')
+if #refusals / 2 < needed then return '$RETURNED' end
+local reasons, seen_reason = {}, {}
+for i = 2, #refusals, 2 do
+  if not seen_reason[refusals[i]] then
+    seen_reason[refusals[i]] = true
+    table.insert(reasons, refusals[i])
+  end
+end
+table.sort(reasons)
+return stop(KEYS[1], KEYS[2], '$FAILED', 'no worker can serve it (' .. (#refusals / 2) ..
+            ' refused): ' .. table.concat(reasons, '; '), ARGV[6], ARGV[7])
 """
 
 _WORDS = {"PREFIX": PREFIX, **{m.name: m.value for m in (*JobStatus, *Outcome)}}
@@ -275,7 +313,7 @@ class JobStore:
         self._finish = register(_FINISH)
         self._stop = register(_STOP)
         self._withdraw = register(_WITHDRAW)
-
+        self._refuse = register(_REFUSE)
 
     @staticmethod
     def key(job_id: str) -> str:
@@ -322,6 +360,23 @@ class JobStore:
     def fail(self, job_id: str, error: str) -> Reply:
         """FAILED, or how the job had ended already (MISSING if it never was)."""
         return self._stop_job(job_id, JobStatus.FAILED, error)
+
+    def refuse(self, job_id: str, worker: str, reason: str, *, most: int, live_workers: str,
+               live_s: float, partition: int | None = None) -> Reply:
+        """Worker node ``worker`` cannot serve the job for ``reason``: RETURNED (its work goes
+        back to the queue), FAILED ("no worker can serve it (N refused): reasons") once
+        ``most`` distinct workers, or every worker seen in the last ``live_s`` (the sorted
+        set ``live_workers``: node → last seen), have refused it, or the status of a job
+        that has ended."""
+        return _reply(self._refuse(
+            keys=[self.key(job_id), RESULTS_STREAM, live_workers],
+            args=[worker, reason, most, live_s, "" if partition is None else partition,
+                  self.ttl_s, self.results_maxlen]))
+
+    def refusals(self, job_id: str) -> dict[str, str]:
+        """Worker node → why it gave the job's work back."""
+        stored = self.redis.hgetall(self.key(job_id) + ":refusals")
+        return {k.decode(): v.decode() for k, v in stored.items()}
 
     def cancel(self, job_id: str) -> Reply:
         """CANCELLED, or how the job had ended already (MISSING if it never was)."""

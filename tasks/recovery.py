@@ -44,6 +44,7 @@ from tasks.application import app
 from tasks.jobs import JobStatus, JobStore
 from tasks.redis_faults import refuses_writes
 from tasks.submission import send_submit
+from workers.quarantine import Quarantine, mark_alive
 
 log = logging.getLogger(__name__)
 
@@ -69,9 +70,10 @@ class Reaper:
     """Renew this worker's claims, then restore the messages nobody claims (one round)."""
 
     def __init__(self, app, node: str, client: redis.Redis, *, reap_after_s: float,
-                 settle_s: float) -> None:
+                 settle_s: float, queues: list[str] | None = None) -> None:
         self.app = app
         self.node = node
+        self.queues = queues or []  # the queues this worker consumes (``mark_alive``)
         self.client = client
         self.store = JobStore(client, ttl_s=1, results_maxlen=1)  # reads, marks sent
         self.reap_after_s = reap_after_s
@@ -107,6 +109,7 @@ class Reaper:
         with self.client.pipeline(transaction=False) as pipe:
             for tag in held:
                 pipe.set(claim_key(tag), self.node, px=lease_ms)
+            mark_alive(pipe, self.node, self.queues)  # who could serve work given back
             pipe.ping()
             pipe.execute()
 
@@ -161,9 +164,17 @@ class Reaping(bootsteps.StartStopStep):
         settings = get_settings()
         client = redis.Redis.from_url(worker.app.conf.broker_url, socket_timeout=10,
                                       socket_connect_timeout=5)
+        queues = worker.app.amqp.queues
+        consumed = sorted((queues.consume_from or queues).keys())
         self.reaper = Reaper(worker.app, worker.hostname, client,
                              reap_after_s=settings.reap_after_s,
-                             settle_s=2 * settings.heartbeat_s)
+                             settle_s=2 * settings.heartbeat_s, queues=consumed)
+        try:  # a worker (re)started: alive now, its quarantines lifted (perhaps it is fixed)
+            mark_alive(client, worker.hostname, consumed)
+            Quarantine(client, worker.hostname, after=settings.quarantine_after,
+                       retry_s=settings.quarantine_retry_s).clear()
+        except redis.RedisError as exc:
+            log.warning("could not mark this worker alive: %s", exc)
         self.entry = worker.timer.call_repeatedly(
             settings.heartbeat_s, lambda: self.reaper.round(held_delivery_tags()))
 

@@ -1,5 +1,6 @@
-"""What the job view shows, as JSON: the newest jobs with their partitions' phases, and
-each device's compute time, from the job store and ``proofq:events``."""
+"""What the job view shows, as JSON: the newest jobs with their partitions' phases, each
+device's compute time, and the workers quarantined for a kind of work, from the job store,
+``proofq:events`` and ``proofq:quarantine``."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 
 from tasks.jobs import JobStore
 from workers.phase_events import PhaseEvent, current_phases, recent_events
+from workers.quarantine import quarantined
 
 #: Lock waits: the phases a partition spends queued for a GPU lock.
 LOCK_WAITS = ("mem_wait", "compute_wait")
@@ -26,7 +28,8 @@ def snapshot(store: JobStore, *, jobs: int = 30, events: int = 20000) -> dict[st
     start = min([e.start for e in log] + [j["created"] for j in shown] + [now])
     return {"now": now, "window": [start, now], "jobs": shown,
             "devices": _devices(log, start, now), "lock_waits": _lock_waits(log),
-            "events": len(log)}
+            "events": len(log),
+            "quarantined": [q.to_json() for q in quarantined(store.redis)]}
 
 
 def _job(state: dict[str, Any], events: list[PhaseEvent], now: float) -> dict[str, Any]:
