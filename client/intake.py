@@ -47,7 +47,7 @@ from kombu.exceptions import OperationalError
 
 from client.api import Client
 from tasks.jobs import RESULTS_STREAM
-from tasks.redis_faults import Backoff
+from workers.redis_faults import Backoff
 from tasks.submission import RedisFull, SubmitError
 
 log = logging.getLogger(__name__)
@@ -161,12 +161,13 @@ class Intake:
                     pass
 
     def _handle(self, entry_id: str, fields: dict[str, str | bytes]) -> None:
-        requested = fields.get("job")
+        text = {k: v for k, v in fields.items() if isinstance(v, str)}  # all but the input
+        requested = text.get("job")
         job_id = requested or f"intake-{entry_id}"
         try:
             self.client.submit(_job_input(fields), job_id=job_id,
-                               proof_type=fields.get("type", "porep-demo"),
-                               priority=fields.get("priority", "normal"))
+                               proof_type=text.get("type", "porep-demo"),
+                               priority=text.get("priority", "normal"))
             error = None
         except RedisFull:
             raise  # Redis's state, not the request's: it stays pending, tried after a pause

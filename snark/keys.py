@@ -351,6 +351,7 @@ def check_params_dir(directory: Path) -> None:
         with tempfile.NamedTemporaryFile(dir=directory, prefix=".proofq-writable-"):
             pass
     except OSError as exc:
-        reason = f"[{errno.errorcode.get(exc.errno, exc.errno)}] {exc.strerror or exc}"
+        code = errno.errorcode.get(exc.errno, exc.errno) if exc.errno is not None else "?"
+        reason = f"[{code}] {exc.strerror or exc}"
         raise ParamsDirError(f"the params directory (PROOFQ_PARAMS_DIR) takes no files here: "
                              f"{reason}") from None

@@ -42,7 +42,7 @@ from kombu.transport.redis import Channel as RedisChannel
 from config.settings import get_settings
 from tasks.application import app
 from tasks.jobs import JobStatus, JobStore
-from tasks.redis_faults import refuses_writes
+from workers.redis_faults import refuses_writes
 from tasks.submission import send_submit
 from workers.quarantine import Quarantine, mark_alive
 
@@ -189,7 +189,8 @@ class FrontRequeueRequest(Request):
     """A request whose requeue (its pool process died) puts the message back in front."""
 
     def reject(self, requeue: bool = False) -> None:
-        if requeue and not self.acknowledged:
+        # Celery sets ``acknowledged`` in a method mypy cannot follow
+        if requeue and not self.acknowledged:  # type: ignore[has-type]
             try:
                 self.message.channel.qos.restore_by_tag(self.message.delivery_tag)
             except (*self.connection_errors, redis.ResponseError) as exc:

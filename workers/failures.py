@@ -44,7 +44,7 @@ from kombu.exceptions import OperationalError
 from config.settings import Settings, SettingsError
 from snark.backend import DeviceMemoryError
 from snark.errors import InvalidInput, WorkerFault
-from tasks.redis_faults import Backoff, refuses_writes, takes_writes
+from workers.redis_faults import Backoff, refuses_writes, takes_writes
 from workers.locks import LeaseLost, LockWaitAborted
 
 T = TypeVar("T")
@@ -116,7 +116,7 @@ def caused_by_redis(exc: BaseException) -> bool:
 
 
 def refused_by_redis(exc: BaseException) -> bool:
-    """An error that is Redis refusing a write (``tasks.redis_faults``), anywhere in the
+    """An error that is Redis refusing a write (``workers.redis_faults``), anywhere in the
     chain: Redis answers, so waiting for a PING would not wait at all."""
     return any(refuses_writes(e) for e in _chain(exc))
 
@@ -156,7 +156,7 @@ def describe(exc: BaseException) -> str:
     absolute paths shortened (``without_worker_paths``)."""
     if isinstance(exc, PartitionFailed):
         return exc.reason
-    if isinstance(exc, OSError) and exc.errno in errno.errorcode:
+    if isinstance(exc, OSError) and exc.errno is not None and exc.errno in errno.errorcode:
         where = f": {exc.filename}" if exc.filename else ""
         text = f"{type(exc).__name__}: [{errno.errorcode[exc.errno]}] {exc.strerror}{where}"
     else:

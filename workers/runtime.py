@@ -125,13 +125,13 @@ class WorkerRuntime:
         ``backend``: the worker's decision ("gpu"/"cpu"); None decides here, by the setting.
         """
         settings = settings or get_settings()
-        binding, backend = _bind(gpu, backend or settings.backend, settings)
+        binding, prover = _bind(gpu, backend or settings.backend, settings)
         name = worker_name or f"{binding.gpu.host}:{binding.label}:{os.getpid()}"
         client = redis.Redis.from_url(redis_url)
         try:
             client.ping()
             runtime = cls(client=client, settings=settings, worker_name=name, binding=binding,
-                          backend=backend)
+                          backend=prover)
         except BaseException:
             client.close()
             raise
