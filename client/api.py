@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import redis
 
+from config.redis_keys import RedisKeys
 from config.settings import Settings, get_settings
 from snark.job_input import InputLimits
 from tasks.application import create_app
@@ -64,7 +65,8 @@ class Client:
         self.settings = settings
         self.redis_url = redis_url
         self.store = JobStore(redis.Redis.from_url(redis_url), ttl_s=settings.job_ttl_s,
-                              results_maxlen=settings.results_maxlen)
+                              results_maxlen=settings.results_maxlen,
+                              keys=RedisKeys.of(settings))
         #: The Celery app bound to this cluster (control commands, sending tasks by name).
         self.app = create_app(settings)
         #: New jobs are refused while Redis is near its maxmemory (INFO read once a second).

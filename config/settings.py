@@ -21,6 +21,8 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from config.redis_keys import DEFAULT_NAMESPACE, NAMESPACE_PATTERN
+
 
 class SettingsError(ValueError):
     """A setting has an invalid value; the message names it."""
@@ -41,6 +43,10 @@ class Settings(BaseSettings):
     params_dir: Path = Field(Path.home() / ".cache" / "proofq" / "params",
                              description="proving keys, one directory per circuit id")
     redis_url: str | None = Field(None, description="broker/result/state Redis; None = embedded")
+    namespace: str = Field(DEFAULT_NAMESPACE, pattern=f"^{NAMESPACE_PATTERN.pattern}$",
+                           description="prefix of every Redis key of this cluster "
+                                       "(config/redis_keys.py): clusters of different "
+                                       "namespaces share one Redis database")
     filecoin_params_dir: Path = Field(Path("/var/tmp/filecoin-proof-parameters"),
                                       description="Filecoin's official .params/.vk files, by "
                                                   "their official names (where Filecoin's "

@@ -1,7 +1,8 @@
 """Job state in Redis (docs/ARCHITECTURE.md §6); every transition is one Lua script, so it is
 atomic.
 
-Keys of job ``<id>``:
+Keys of job ``<id>`` (in the default namespace: ``proofq:`` is the cluster's
+``PROOFQ_NAMESPACE``, ``config.redis_keys``):
 
 - ``proofq:job:<id>``         hash: status, proof_type, partitions, priority, digest,
                               created / started / proved / finished (Redis server time,
@@ -43,10 +44,13 @@ from string import Template
 
 import redis
 
-PREFIX = "proofq:job:"
-RESULTS_STREAM = "proofq:results"
-JOBS_INDEX = "proofq:jobs"
-UNSENT = "proofq:unsent"
+from config.redis_keys import DEFAULT_KEYS, RedisKeys
+
+#: The default namespace's names (a store's own are ``JobStore.keys``).
+PREFIX = DEFAULT_KEYS.job_prefix
+RESULTS_STREAM = DEFAULT_KEYS.results
+JOBS_INDEX = DEFAULT_KEYS.jobs_index
+UNSENT = DEFAULT_KEYS.unsent
 
 
 class JobStatus(StrEnum):
@@ -226,13 +230,13 @@ return stop(KEYS[1], KEYS[2], '$FAILED', 'no worker can serve it (' .. (#refusal
             ' refused): ' .. table.concat(reasons, '; '), ARGV[6], ARGV[7])
 """
 
-_WORDS = {"PREFIX": PREFIX, **{m.name: m.value for m in (*JobStatus, *Outcome)}}
+_WORDS = {m.name: m.value for m in (*JobStatus, *Outcome)}
 
 
-def lua(body: str) -> str:
+def lua(body: str, keys: RedisKeys = DEFAULT_KEYS) -> str:
     """A script of this module with its words substituted (a word that is not a member
-    fails here, at import, not in Redis)."""
-    return Template(_LIB + body).substitute(_WORDS)
+    fails here, not in Redis), for the namespace of ``keys``."""
+    return Template(_LIB + body).substitute(_WORDS, PREFIX=keys.job_prefix)
 
 
 class JobIdError(ValueError):
@@ -301,12 +305,15 @@ def _time(value: bytes | None) -> float | None:
 class JobStore:
     """The scripted transitions of job state on one Redis connection."""
 
-    def __init__(self, client: redis.Redis, *, ttl_s: int, results_maxlen: int) -> None:
+    def __init__(self, client: redis.Redis, *, ttl_s: int, results_maxlen: int,
+                 keys: RedisKeys = DEFAULT_KEYS) -> None:
         self.redis = client
         self.ttl_s = ttl_s
         self.results_maxlen = results_maxlen
+        self.keys = keys
+
         def register(body: str):
-            return client.register_script(lua(body))
+            return client.register_script(lua(body, keys))
         self._create = register(_CREATE)
         self._begin = register(_BEGIN)
         self._store_part = register(_STORE_PART)
@@ -315,29 +322,29 @@ class JobStore:
         self._withdraw = register(_WITHDRAW)
         self._refuse = register(_REFUSE)
 
-    @staticmethod
-    def key(job_id: str) -> str:
-        return PREFIX + job_id
+    def key(self, job_id: str) -> str:
+        return self.keys.job(job_id)
 
     def create(self, job_id: str, *, digest: str, proof_type: str, partitions: int,
                priority: str, input_json: str, former_digests: tuple[str, ...] = ()) -> Reply:
         """CREATED, EXISTS (same content: same job; ``former_digests``, the content's
         digests under the type's older names, count as the same) or CONFLICT."""
-        return _reply(self._create(keys=[self.key(job_id), JOBS_INDEX, UNSENT],
+        return _reply(self._create(keys=[self.key(job_id), self.keys.jobs_index, self.keys.unsent],
                                    args=[digest, proof_type, partitions, priority, input_json,
                                          self.results_maxlen, *former_digests]))
 
     def withdraw(self, job_id: str) -> bool:
         """Take back a job whose message was never sent (queued, unclaimed): whether it was."""
-        return bool(self._withdraw(keys=[self.key(job_id), JOBS_INDEX, UNSENT]))
+        return bool(self._withdraw(keys=[self.key(job_id), self.keys.jobs_index, self.keys.unsent]))
 
     def mark_sent(self, job_id: str) -> None:
         """The job's submit message is in the queue: the reaper need not send it."""
-        self.redis.zrem(UNSENT, job_id)
+        self.redis.zrem(self.keys.unsent, job_id)
 
     def unsent(self, stored_before: float) -> list[str]:
         """Jobs stored before ``stored_before`` (Redis time) whose message was never sent."""
-        return [j.decode() for j in self.redis.zrangebyscore(UNSENT, "-inf", stored_before)]
+        return [j.decode() for j in self.redis.zrangebyscore(self.keys.unsent, "-inf",
+                                                                 stored_before)]
 
     def begin_partition(self, job_id: str, partition: int, *, max_attempts: int
                         ) -> tuple[Reply, int]:
@@ -353,7 +360,7 @@ class JobStore:
 
     def finish(self, job_id: str, proof: bytes) -> Reply:
         """Store the assembled proof and publish it, once: DONE, or the status found."""
-        return _reply(self._finish(keys=[self.key(job_id), RESULTS_STREAM],
+        return _reply(self._finish(keys=[self.key(job_id), self.keys.results],
                                        args=[proof, proof.hex(), self.ttl_s,
                                              self.results_maxlen]))
 
@@ -369,7 +376,7 @@ class JobStore:
         set ``live_workers``: node → last seen), have refused it, or the status of a job
         that has ended."""
         return _reply(self._refuse(
-            keys=[self.key(job_id), RESULTS_STREAM, live_workers],
+            keys=[self.key(job_id), self.keys.results, live_workers],
             args=[worker, reason, most, live_s, "" if partition is None else partition,
                   self.ttl_s, self.results_maxlen]))
 
@@ -383,7 +390,7 @@ class JobStore:
         return self._stop_job(job_id, JobStatus.CANCELLED, "cancelled by request")
 
     def _stop_job(self, job_id: str, status: JobStatus, error: str) -> Reply:
-        return _reply(self._stop(keys=[self.key(job_id), RESULTS_STREAM],
+        return _reply(self._stop(keys=[self.key(job_id), self.keys.results],
                                      args=[status, error, self.ttl_s, self.results_maxlen]))
 
     def status(self, job_id: str) -> JobStatus | None:
@@ -439,7 +446,7 @@ class JobStore:
 
     def recent(self, count: int) -> list[JobState]:
         """The newest ``count`` jobs still stored, newest first."""
-        ids = [raw.decode() for raw in self.redis.zrevrange(JOBS_INDEX, 0, count - 1)]
+        ids = [raw.decode() for raw in self.redis.zrevrange(self.keys.jobs_index, 0, count - 1)]
         return [state for state in map(self.state, ids) if state is not None]
 
     def input_json(self, job_id: str) -> bytes | None:

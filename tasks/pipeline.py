@@ -36,6 +36,7 @@ import redis.exceptions
 import redis.lock
 from celery import Task
 
+from config.redis_keys import DEFAULT_KEYS, RedisKeys
 from config.settings import Settings, get_settings
 from snark.errors import InvalidInput, WorkerFault
 from snark.job_input import InputLimits
@@ -50,7 +51,7 @@ from workers.backend_choice import fixed_base_for
 from workers.failures import (Cancelled, Failure, PartitionCancelled, PartitionFailed,
                               RetryPolicy, classify, describe, fails_job, run_until_settled)
 from workers.heartbeat import Heartbeat, Lease
-from workers.quarantine import Quarantine, live_workers
+from workers.quarantine import Quarantine
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +74,8 @@ class PipelineTask(Task):
             settings = self.settings
             PipelineTask._store = JobStore(redis.Redis.from_url(redis_url(settings)),
                                            ttl_s=settings.job_ttl_s,
-                                           results_maxlen=settings.results_maxlen)
+                                           results_maxlen=settings.results_maxlen,
+                                           keys=RedisKeys.of(settings))
         return PipelineTask._store
 
     @property
@@ -86,7 +88,7 @@ class PipelineTask(Task):
         if PipelineTask._quarantine is None or PipelineTask._quarantine.node != self.node:
             settings = self.settings
             PipelineTask._quarantine = Quarantine(
-                self.store.redis, self.node, after=settings.quarantine_after,
+                self.store.redis, self.node, self.store.keys, after=settings.quarantine_after,
                 retry_s=settings.quarantine_retry_s)
         return PipelineTask._quarantine
 
@@ -119,7 +121,7 @@ def job(store: JobStore, job_id: str) -> tuple[ProofType, Any]:
     input it cannot read (a smaller ``PROOFQ_MAX_INPUT_BYTES``, an older version), is this
     worker's fault, not the user's: another worker may serve the job.
     """
-    digest, kind = store.redis.hmget(JobStore.key(job_id), "digest", "proof_type")
+    digest, kind = store.redis.hmget(store.key(job_id), "digest", "proof_type")
     if digest is None or kind is None:
         raise JobEnded(f"job {job_id}: no such job (it has ended and expired)")
     name = kind.decode()
@@ -211,8 +213,8 @@ def _give_back(task: PipelineTask, job_id: str, kind: str, reason: str,
     if not reason.startswith("quarantined: "):
         quarantine.fault(kind, reason)
     outcome = store.refuse(job_id, task.node, reason, most=settings.refusals_to_fail,
-                           live_workers=live_workers(GPU_QUEUE if partition is not None
-                                                     else JOBS_QUEUE),
+                           live_workers=store.keys.workers(GPU_QUEUE if partition is not None
+                                                           else JOBS_QUEUE),
                            live_s=settings.reap_after_s,
                            partition=partition)
     where = f"job {job_id}" + ("" if partition is None else f" partition {partition}")
@@ -243,10 +245,11 @@ def _send_again(task: PipelineTask, job_id: str, partition: int | None) -> None:
                                     argsrepr=task_label(job_id, partition))
 
 
-def setup_lock(client: redis.Redis, circuit: str, lease_s: float) -> redis.lock.Lock:
+def setup_lock(client: redis.Redis, circuit: str, lease_s: float,
+               keys: RedisKeys = DEFAULT_KEYS) -> redis.lock.Lock:
     """The per-circuit setup lock.  Its token is shared across threads: redis-py keeps it
     thread-local by default, and then the heartbeat thread could not renew the lease."""
-    return client.lock(f"proofq:setup:{circuit}", timeout=lease_s, thread_local=False)
+    return client.lock(keys.setup_lock(circuit), timeout=lease_s, thread_local=False)
 
 
 def setup_lease(lock: redis.lock.Lock) -> Lease:
@@ -274,7 +277,8 @@ def _ensure_key(store: JobStore, settings: Settings, job_id: str, kind: ProofTyp
     check_params_dir(settings.params_dir)
     store.mark_setup(job_id, True)
     try:
-        lock = setup_lock(store.redis, kind.key_name(job_input), settings.lock_lease_s)
+        lock = setup_lock(store.redis, kind.key_name(job_input), settings.lock_lease_s,
+                          store.keys)
         with lock:
             heartbeat = Heartbeat(settings.heartbeat_s, name="proofq-setup-lease")
             heartbeat.register(setup_lease(lock))
@@ -330,7 +334,7 @@ class _PartitionDelivery:
 
 def _stored_type(store: JobStore, job_id: str) -> str:
     """The proof type's name as the job stores it ('' once the job has expired)."""
-    name = store.redis.hget(JobStore.key(job_id), "proof_type")
+    name = store.redis.hget(store.key(job_id), "proof_type")
     return "" if name is None else name.decode()
 
 

@@ -259,14 +259,14 @@ def test_a_job_fails_once_every_live_worker_up_to_the_most_has_refused_it(store,
     """A refusal gives the work back (its attempts start over) until as many distinct
     workers as are live on the queue (at most ``most``) have refused; then the job fails,
     once, with their reasons. A worker refusing again counts once."""
-    from workers.quarantine import live_workers, mark_alive
+    from workers.quarantine import mark_alive
 
     live = rng.randrange(2, 5)
     for n in range(live):
         mark_alive(store.redis, f"w{n}", ["gpu"])
     _create(store, partitions=2)
     assert store.begin_partition("job-1", 1, max_attempts=3) == ("run", 1)
-    refuse = dict(most=10, live_workers=live_workers("gpu"), live_s=60, partition=1)
+    refuse = dict(most=10, live_workers=store.keys.workers("gpu"), live_s=60, partition=1)
     for n in range(live - 1):
         assert store.refuse("job-1", f"w{n}", f"reason {n % 2}", **refuse) == "returned"
         assert store.refuse("job-1", f"w{n}", f"reason {n % 2}", **refuse) == "returned"
@@ -282,10 +282,8 @@ def test_a_job_fails_once_every_live_worker_up_to_the_most_has_refused_it(store,
 def test_a_lone_worker_refusing_fails_the_job_at_once(store):
     """Nobody else could serve it (no live worker recorded counts as one): a private
     cluster's one worker without the key fails the job instead of passing it to itself."""
-    from workers.quarantine import live_workers
-
     _create(store, partitions=1)
     assert store.refuse("job-1", "only", "setup: KeyFileError: gone", most=3,
-                        live_workers=live_workers("jobs"), live_s=60) == "failed"
+                        live_workers=store.keys.workers("jobs"), live_s=60) == "failed"
     assert store.state("job-1").error == (
         "no worker can serve it (1 refused): setup: KeyFileError: gone")

@@ -16,7 +16,9 @@ from dataclasses import dataclass
 
 import redis
 
-EVENTS_STREAM = "proofq:events"
+from config.redis_keys import DEFAULT_KEYS
+
+EVENTS_STREAM = DEFAULT_KEYS.events  # the default namespace's (config.redis_keys)
 
 PHASES = ("queued", "synthesize", "mem_wait", "mem", "compute_wait", "compute", "finalize",
           "verify")
@@ -58,16 +60,18 @@ class PhaseEvent:
                    f.get("path", ""), f.get("error", ""))
 
 
-def read_events(client: redis.Redis, *, job: str | None = None) -> list[PhaseEvent]:
+def read_events(client: redis.Redis, *, job: str | None = None,
+                stream: str = EVENTS_STREAM) -> list[PhaseEvent]:
     """All events still in the stream (oldest first), optionally of one job."""
-    events = [PhaseEvent.from_fields(fields) for _, fields in client.xrange(EVENTS_STREAM)]
+    events = [PhaseEvent.from_fields(fields) for _, fields in client.xrange(stream)]
     return [e for e in events if job is None or e.job == job]
 
 
-def recent_events(client: redis.Redis, count: int) -> list[PhaseEvent]:
+def recent_events(client: redis.Redis, count: int,
+                  stream: str = EVENTS_STREAM) -> list[PhaseEvent]:
     """The newest ``count`` events (oldest first): what a live view reads each refresh."""
     return [PhaseEvent.from_fields(fields)
-            for _, fields in reversed(client.xrevrange(EVENTS_STREAM, count=count))]
+            for _, fields in reversed(client.xrevrange(stream, count=count))]
 
 
 def current_phases(events: list[PhaseEvent], job: str) -> dict[int, str]:

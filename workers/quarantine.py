@@ -10,7 +10,7 @@ find it (``quarantined``). It lifts when the worker serves the type again (every
 ``retry_s`` one piece of work is let through to find out whether the fault was fixed) or
 when the worker restarts (``clear``).
 
-Keys (one Redis for the cluster):
+Keys (in the default namespace, ``config.redis_keys``):
 
 - ``proofq:quarantine``  hash: ``<node>/<type>`` → JSON ``{worker, proof_type, reason,
                          since, tried}`` (Unix seconds of this node's clock)
@@ -30,9 +30,8 @@ from dataclasses import asdict, dataclass
 
 import redis
 
-QUARANTINE = "proofq:quarantine"
-FAULTS = "proofq:faults"
-WORKERS_PREFIX = "proofq:workers:"
+from config.redis_keys import DEFAULT_KEYS, RedisKeys
+
 
 log = logging.getLogger(__name__)
 
@@ -55,18 +54,20 @@ def _field(node: str, kind: str) -> str:
     return f"{node}/{kind}"
 
 
-def quarantined(client: redis.Redis) -> list[Quarantined]:
+def quarantined(client: redis.Redis, keys: RedisKeys = DEFAULT_KEYS) -> list[Quarantined]:
     """Every quarantine in force, oldest first."""
-    records = [Quarantined(**json.loads(raw)) for raw in client.hvals(QUARANTINE)]
+    records = [Quarantined(**json.loads(raw)) for raw in client.hvals(keys.quarantine)]
     return sorted(records, key=lambda q: q.since)
 
 
 class Quarantine:
     """One worker node's quarantines (shared by its pool processes through Redis)."""
 
-    def __init__(self, client: redis.Redis, node: str, *, after: int, retry_s: float) -> None:
+    def __init__(self, client: redis.Redis, node: str, keys: RedisKeys = DEFAULT_KEYS, *,
+                 after: int, retry_s: float) -> None:
         self.client = client
         self.node = node
+        self.keys = keys
         self.after = after
         self.retry_s = retry_s
 
@@ -74,7 +75,7 @@ class Quarantine:
         """The quarantine of ``kind`` while it keeps work away; None when the work may run
         (no quarantine, or one due for another try, which this call takes)."""
         field = _field(self.node, kind)
-        raw = self.client.hget(QUARANTINE, field)
+        raw = self.client.hget(self.keys.quarantine, field)
         if raw is None:
             return None
         record = Quarantined(**json.loads(raw))
@@ -82,18 +83,18 @@ class Quarantine:
         if now - record.tried < self.retry_s:
             return record
         tried = Quarantined(**{**record.to_json(), "tried": now})
-        self.client.hset(QUARANTINE, field, json.dumps(tried.to_json()))
+        self.client.hset(self.keys.quarantine, field, json.dumps(tried.to_json()))
         log.info("quarantined for %s work: trying one piece again", kind)
         return None
 
     def fault(self, kind: str, reason: str) -> Quarantined | None:
         """Count a worker fault for ``kind``; the quarantine when this one starts it."""
         field = _field(self.node, kind)
-        if self.client.hincrby(FAULTS, field, 1) < self.after:
+        if self.client.hincrby(self.keys.faults, field, 1) < self.after:
             return None
         now = time.time()
         record = Quarantined(self.node, kind, reason, now, now)
-        if not self.client.hsetnx(QUARANTINE, field, json.dumps(record.to_json())):
+        if not self.client.hsetnx(self.keys.quarantine, field, json.dumps(record.to_json())):
             return None  # in force already (a retry that failed again: still the same)
         log.error("quarantined for %s work after %d faults in a row: %s (lifted when a "
                   "retry every %g s succeeds, or at restart)", kind, self.after, reason,
@@ -104,8 +105,8 @@ class Quarantine:
         """``kind`` was served: no faults in a row, and no quarantine."""
         field = _field(self.node, kind)
         with self.client.pipeline(transaction=False) as pipe:
-            pipe.hdel(FAULTS, field)
-            pipe.hdel(QUARANTINE, field)
+            pipe.hdel(self.keys.faults, field)
+            pipe.hdel(self.keys.quarantine, field)
             _, lifted = pipe.execute()
         if lifted:
             log.warning("quarantine for %s work lifted: served again", kind)
@@ -113,15 +114,10 @@ class Quarantine:
     def clear(self) -> None:
         """Forget this node's faults and quarantines (a worker starting: perhaps fixed)."""
         prefix = f"{self.node}/".encode()
-        for key in (FAULTS, QUARANTINE):
+        for key in (self.keys.faults, self.keys.quarantine):
             fields = [f for f in self.client.hkeys(key) if f.startswith(prefix)]
             if fields:
                 self.client.hdel(key, *fields)
-
-
-def live_workers(queue: str) -> str:
-    """The sorted set of the workers seen consuming ``queue``."""
-    return WORKERS_PREFIX + queue
 
 
 #: Marks a node alive on each queue by Redis's clock, and forgets nodes not seen for a day.
@@ -135,9 +131,9 @@ return now
 """
 
 
-def mark_alive(client: redis.Redis | redis.client.Pipeline, node: str,
-               queues: list[str]) -> None:
+def mark_alive(client: redis.Redis | redis.client.Pipeline, node: str, queues: list[str],
+               keys: RedisKeys = DEFAULT_KEYS) -> None:
     """Record that worker node ``node`` is alive now, consuming ``queues`` (every
     heartbeat)."""
     if queues:
-        client.eval(_ALIVE, len(queues), *map(live_workers, queues), node)
+        client.eval(_ALIVE, len(queues), *map(keys.workers, queues), node)

@@ -40,12 +40,13 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from wsgiref.simple_server import WSGIServer
 
 import redis
 
+from config.redis_keys import RedisKeys
 from config.settings import Settings, SettingsError, get_settings
 from gpu.residency import Residency
 from snark import groth16
@@ -100,6 +101,8 @@ class WorkerRuntime:
         self.client = client
         self.settings = settings
         self.worker_name = worker_name
+        # the device's locks and ledger in this cluster's namespace
+        binding = replace(binding, gpu=replace(binding.gpu, namespace=settings.namespace))
         self.binding = binding
         self.backend = backend
         self.storage = Storage.of(settings)
@@ -109,7 +112,7 @@ class WorkerRuntime:
                               heartbeat=self.heartbeat)
         self.ledger = VramLedger(client, binding.gpu, budget_bytes=budget,
                                  lease_s=settings.lock_lease_s, heartbeat=self.heartbeat)
-        self.events = EventLog(client, settings.events_maxlen)
+        self.events = EventLog(client, settings.events_maxlen, RedisKeys.of(settings).events)
         self.residency = Residency(backend, self._reserve_key)
         self._cache: Reservation | None = None  # what the backend keeps cached between partitions
         self.metrics: WSGIServer | None = None  # this process's /metrics, when configured

@@ -19,7 +19,7 @@ def snapshot(store: JobStore, *, jobs: int = 30, events: int = 20000) -> dict[st
     """The view's data: ``jobs`` newest jobs, the newest ``events`` phase events."""
     seconds, micros = store.redis.time()
     now = seconds + micros / 1e6
-    log = recent_events(store.redis, events)
+    log = recent_events(store.redis, events, store.keys.events)
     by_job: dict[str, list[PhaseEvent]] = defaultdict(list)
     for event in log:
         by_job[event.job].append(event)
@@ -29,7 +29,7 @@ def snapshot(store: JobStore, *, jobs: int = 30, events: int = 20000) -> dict[st
     return {"now": now, "window": [start, now], "jobs": shown,
             "devices": _devices(log, start, now), "lock_waits": _lock_waits(log),
             "events": len(log),
-            "quarantined": [q.to_json() for q in quarantined(store.redis)]}
+            "quarantined": [q.to_json() for q in quarantined(store.redis, store.keys)]}
 
 
 def _job(state: dict[str, Any], events: list[PhaseEvent], now: float) -> dict[str, Any]:
