@@ -28,6 +28,7 @@ import functools
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -92,13 +93,31 @@ class PipelineTask(Task):
                 retry_s=settings.quarantine_retry_s)
         return PipelineTask._quarantine
 
-    def through_outages(self, run: Callable[[bool], dict], *, returned: bool = False) -> dict:
-        """``run(resumed)`` through outages and retries (``workers.failures``); ``resumed``
-        is False only on the first run of a first delivery (a message given back by another
-        worker is not one)."""
+    def through_outages(self, run: Callable[[bool], "TaskResult"], *,
+                        returned: bool = False) -> dict:
+        """``run(resumed)`` through outages and retries (``workers.failures``), as the task's
+        JSON result; ``resumed`` is False only on the first run of a first delivery (a
+        message given back by another worker is not one)."""
         return run_until_settled(
             run, self.store.redis, log=log, name=f"{self.name}[{self.request.id}]",
-            resumed=returned or bool((self.request.delivery_info or {}).get("redelivered")))
+            resumed=returned or bool((self.request.delivery_info or {}).get("redelivered"))
+        ).to_json()
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    """What a task did: the job's ``outcome`` (a status it found or set, or an ``Outcome``),
+    the partition it was about, the partitions a fan-out sent, the reason it gave up. The
+    task returns it as JSON (``to_json``: the fields that are set)."""
+
+    job: str
+    outcome: Reply
+    partition: int | None = None
+    partitions: int | None = None
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v is not None}
 
 
 class JobEnded(Cancelled, LookupError):
@@ -157,12 +176,12 @@ def submit(self: PipelineTask, job_id: str, returned: bool = False) -> dict:
     return self.through_outages(lambda resumed: _submit(self, job_id), returned=returned)
 
 
-def _submit(task: PipelineTask, job_id: str) -> dict:
+def _submit(task: PipelineTask, job_id: str) -> TaskResult:
     store = task.store
     state = store.state(job_id)
     if (state is None or state.status != JobStatus.QUEUED or store.fanned_out(job_id)
             or not store.claim_fan_out(job_id, task.request.id or "")):
-        return {"job": job_id, "outcome": Outcome.SKIPPED}
+        return TaskResult(job_id, outcome=Outcome.SKIPPED)
     # never leave the job queued with its fan-out claimed: its message is given back with
     # the same task id, so that the next worker owns the fan-out
     held = task.quarantine.holds(state.proof_type)
@@ -174,9 +193,9 @@ def _submit(task: PipelineTask, job_id: str) -> dict:
                 kind, parsed = job(store, job_id)
                 worker_of(kind).check(parsed)
             except JobEnded:  # cancelled before its fan-out
-                return {"job": job_id, "outcome": Outcome.ABANDONED}
+                return TaskResult(job_id, outcome=Outcome.ABANDONED)
             except InvalidInput as exc:  # the job's outcome, not the task's
-                return {"job": job_id, "outcome": _refused(store, job_id, "check", exc)}
+                return TaskResult(job_id, outcome=_refused(store, job_id, "check", exc))
         with failing(store, job_id, "setup"):
             _ensure_key(store, task.settings, job_id, kind, parsed)
     except PartitionFailed as exc:
@@ -191,7 +210,7 @@ def _submit(task: PipelineTask, job_id: str) -> dict:
                                     priority=unit_priority(state.priority, partition, fair_share),
                                     argsrepr=task_label(job_id, partition))
     store.mark_fanned_out(job_id)
-    return {"job": job_id, "outcome": Outcome.FANNED_OUT, "partitions": state.partitions}
+    return TaskResult(job_id, outcome=Outcome.FANNED_OUT, partitions=state.partitions)
 
 
 def _refused(store: JobStore, job_id: str, step: str, exc: InvalidInput) -> Reply:
@@ -202,7 +221,7 @@ def _refused(store: JobStore, job_id: str, step: str, exc: InvalidInput) -> Repl
 
 
 def _give_back(task: PipelineTask, job_id: str, kind: str, reason: str,
-               partition: int | None = None) -> dict:
+               partition: int | None = None) -> TaskResult:
     """This worker cannot serve the job: count the fault towards its quarantine for
     ``kind``, record the refusal on the job (which fails it once every live worker, up to
     ``refusals_to_fail``, has refused), and send the message again for another worker, with
@@ -226,10 +245,7 @@ def _give_back(task: PipelineTask, job_id: str, kind: str, reason: str,
     else:
         log.warning("%s: this worker cannot serve it (%s); the job is %s", where, reason,
                     outcome)
-    result: dict[str, Any] = {"job": job_id, "outcome": outcome, "error": reason}
-    if partition is not None:
-        result["partition"] = partition
-    return result
+    return TaskResult(job_id, outcome, partition, error=reason)
 
 
 def _send_again(task: PipelineTask, job_id: str, partition: int | None) -> None:
@@ -314,12 +330,12 @@ class _PartitionDelivery:
         self.queued_at = queued_at
         self.proof: bytes | None = None
 
-    def once(self, resumed: bool) -> dict:
+    def once(self, resumed: bool) -> TaskResult:
         queued_at, self.queued_at = self.queued_at, None  # a run again is not queued again
         if self.proof is None:
             result = _prove_partition(self.task, self.policy, self.job_id, self.partition,
                                       queued_at, resumed)
-            if isinstance(result, dict):
+            if isinstance(result, TaskResult):
                 return result
             self.proof = result
         try:
@@ -339,7 +355,7 @@ def _stored_type(store: JobStore, job_id: str) -> str:
 
 
 def _prove_partition(task: PipelineTask, policy: RetryPolicy, job_id: str, partition: int,
-                     queued_at: float | None, resumed: bool) -> dict | bytes:
+                     queued_at: float | None, resumed: bool) -> TaskResult | bytes:
     """One attempt: the job's scripts decide whether it runs and record a failure; the
     proof, or the outcome when there is none."""
     store = task.store
@@ -353,7 +369,7 @@ def _prove_partition(task: PipelineTask, policy: RetryPolicy, job_id: str, parti
         # A run (here, or on a worker that died or gave it back) completed the set but never
         # published it.
         try:
-            return {"job": job_id, "partition": partition, "outcome": assemble(store, job_id)}
+            return TaskResult(job_id, partition=partition, outcome=assemble(store, job_id))
         except PartitionFailed as exc:
             if exc.kind is not Failure.REFUSED:
                 raise
@@ -362,7 +378,7 @@ def _prove_partition(task: PipelineTask, policy: RetryPolicy, job_id: str, parti
         outcome = store.fail(job_id, f"partition {partition}: worker: lost while proving, "
                                      f"{attempt} attempts")
     if outcome != Outcome.RUN:
-        return {"job": job_id, "partition": partition, "outcome": outcome}
+        return TaskResult(job_id, partition=partition, outcome=outcome)
 
     def progress(phase: str, info: dict) -> None:
         """A ``proofq-phase`` event per phase for Celery event consumers (``phase_event``)."""
@@ -376,7 +392,7 @@ def _prove_partition(task: PipelineTask, policy: RetryPolicy, job_id: str, parti
             progress=progress, cancelled=lambda: not store.is_active(job_id),
             queued_at=queued_at)
     except (JobEnded, PartitionCancelled):  # the job ended before or while it was proved
-        return {"job": job_id, "partition": partition, "outcome": Outcome.ABANDONED}
+        return TaskResult(job_id, partition=partition, outcome=Outcome.ABANDONED)
     except Exception as exc:
         failure = classify(exc)
         if failure is Failure.OUTAGE:
@@ -392,8 +408,7 @@ def _prove_partition(task: PipelineTask, policy: RetryPolicy, job_id: str, parti
         return _give_back(task, job_id, kind_name, f"partition {partition}: {failed}",
                           partition)
     store.fail(job_id, f"partition {partition}: {failed}")
-    return {"job": job_id, "partition": partition, "outcome": JobStatus.FAILED,
-            "error": str(failed)}
+    return TaskResult(job_id, partition=partition, outcome=JobStatus.FAILED, error=str(failed))
 
 
 #: A partition's phase as a Celery event.  Not a ``task-…`` event: Celery's event state
@@ -413,13 +428,13 @@ def phase_event(task_id: str | None, job_id: str, partition: int, phase: str,
 
 
 def _store_partition(store: JobStore, job_id: str, partition: int, proof: bytes,
-                     resumed: bool) -> dict:
+                     resumed: bool) -> TaskResult:
     """Store a verified partition proof; the call that completes the set assembles (and a
     run again after an outage that may have been it, when the job is still assembling)."""
     outcome = store.store_part(job_id, partition, proof)
     if outcome == Outcome.COMPLETE or (resumed and outcome == JobStatus.ASSEMBLING):
         outcome = assemble(store, job_id)
-    return {"job": job_id, "partition": partition, "outcome": outcome}
+    return TaskResult(job_id, partition=partition, outcome=outcome)
 
 
 def assemble(store: JobStore, job_id: str) -> Reply:

@@ -177,3 +177,16 @@ def test_the_setup_lock_lease_is_renewed_from_the_heartbeat_thread(redis_url):
     assert errors == []
     assert client.pttl(lock.name) > 1000
     lock.release()
+
+
+def test_a_task_result_is_a_typed_record_sent_as_json():
+    import json
+
+    from tasks.jobs import JobStatus, Outcome
+    from tasks.pipeline import TaskResult
+
+    given_back = TaskResult("j1", Outcome.RETURNED, 3, error="setup: KeyFileError: gone")
+    assert json.loads(json.dumps(given_back.to_json())) == {
+        "job": "j1", "outcome": "returned", "partition": 3,
+        "error": "setup: KeyFileError: gone"}
+    assert TaskResult("j2", JobStatus.DONE).to_json() == {"job": "j2", "outcome": "done"}

@@ -13,6 +13,7 @@ the waiting commands' status line) import this module alone: no metrics, no work
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 import redis
 
@@ -20,8 +21,23 @@ from config.redis_keys import DEFAULT_KEYS
 
 EVENTS_STREAM = DEFAULT_KEYS.events  # the default namespace's (config.redis_keys)
 
-PHASES = ("queued", "synthesize", "mem_wait", "mem", "compute_wait", "compute", "finalize",
-          "verify")
+class Phase(StrEnum):
+    """A partition's phases, in order (docs/ARCHITECTURE.md §2): the words of the events,
+    the metrics' labels and the job view's page (substituted into it, ``client.view``)."""
+
+    QUEUED = "queued"
+    SYNTHESIZE = "synthesize"
+    MEM_WAIT = "mem_wait"
+    MEM = "mem"
+    COMPUTE_WAIT = "compute_wait"
+    COMPUTE = "compute"
+    FINALIZE = "finalize"
+    VERIFY = "verify"
+
+
+PHASES = tuple(Phase)
+#: The phases spent waiting: for a worker, for the memory lock, for the compute lock.
+WAITS = (Phase.QUEUED, Phase.MEM_WAIT, Phase.COMPUTE_WAIT)
 
 
 @dataclass(frozen=True)

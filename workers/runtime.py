@@ -65,6 +65,7 @@ from workers.failures import (Failure, PartitionCancelled, PartitionFailed, clas
 from workers.fence import fence
 from workers.gpu_binding import Binding
 from workers.heartbeat import Heartbeat
+from workers.phase_events import Phase
 from workers.ledger import Reservation, VramLedger, key_bytes, partition_bytes
 from workers.locks import LockPair, LockWaitAborted, PartitionLocks
 
@@ -169,9 +170,9 @@ class WorkerRuntime:
         """
         run = _PartitionRun(job_id, partition, progress, cancelled)
         if queued_at is not None:
-            self._record(run, "queued", queued_at, time.time(), _Phase(), None)
+            self._record(run, Phase.QUEUED, queued_at, time.time(), _Phase(), None)
         worker = worker_half(proof_type, self.storage)
-        with self._phase(run, "synthesize"):
+        with self._phase(run, Phase.SYNTHESIZE):
             key = self._key(proof_type, worker, job_input)
             work = worker.work(job_input, partition, key, self.backend)
             public = worker.public_inputs(job_input, partition, key, work)
@@ -182,12 +183,12 @@ class WorkerRuntime:
         finally:
             if reservation is not None:
                 reservation.release()
-        with self._phase(run, "finalize"):
+        with self._phase(run, Phase.FINALIZE):
             proof = groth16.finalize(key, parts)
             encoded = worker.part(proof.to_bytes(), public)
-        with self._phase(run, "verify"):
+        with self._phase(run, Phase.VERIFY):
             if not groth16.verify(key.vk, public, proof):
-                raise PartitionFailed("verify", "the proof does not pass the pairing check "
+                raise PartitionFailed(Phase.VERIFY, "the proof does not pass the pairing check "
                                       "(the witness does not satisfy the circuit, or a "
                                       "backend computed a wrong MSM or quotient)",
                                       Failure.PERMANENT)
@@ -213,9 +214,9 @@ class WorkerRuntime:
     def _memory_phase(self, run: _PartitionRun, locks: PartitionLocks, key: ProvingKey,
                       work: UnitWork) -> tuple[Any, Reservation | None]:
         """Pre-stage when the ledger grants it; (None, None) means: stream in compute."""
-        with self._phase(run, "mem_wait"):
+        with self._phase(run, Phase.MEM_WAIT):
             held = locks.memory(should_stop=run.is_cancelled)
-        with held, self._phase(run, "mem", fence=held.fence) as phase:
+        with held, self._phase(run, Phase.MEM, fence=held.fence) as phase:
             fenced = fence(self.backend, held)
             # the key's bases upload once, under this lock, either path
             self.residency.make_resident(key, fenced)
@@ -244,9 +245,10 @@ class WorkerRuntime:
                        work: UnitWork, staged: Any) -> groth16.MsmParts:
         """Compute under the lock; on any failure the partition's device buffers are freed."""
         try:
-            with self._phase(run, "compute_wait"):
+            with self._phase(run, Phase.COMPUTE_WAIT):
                 held = locks.compute(should_stop=run.is_cancelled)
-            with held, self._phase(run, "compute", fence=held.fence, path=run.staged_path):
+            with held, self._phase(run, Phase.COMPUTE, fence=held.fence,
+                                     path=run.staged_path):
                 fenced = fence(self.backend, held)
                 if staged is None:
                     staged = work.stage(key, fenced)

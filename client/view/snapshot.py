@@ -8,11 +8,11 @@ from collections import defaultdict
 from typing import Any
 
 from tasks.jobs import JobStore
-from workers.phase_events import PhaseEvent, current_phases, recent_events
+from workers.phase_events import Phase, PhaseEvent, current_phases, recent_events
 from workers.quarantine import quarantined
 
 #: Lock waits: the phases a partition spends queued for a GPU lock.
-LOCK_WAITS = ("mem_wait", "compute_wait")
+LOCK_WAITS = (Phase.MEM_WAIT, Phase.COMPUTE_WAIT)
 
 
 def snapshot(store: JobStore, *, jobs: int = 30, events: int = 20000) -> dict[str, Any]:
