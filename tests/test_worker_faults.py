@@ -19,6 +19,7 @@ worker), or left them ``proving`` for ever (the input limit, the type).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import time
 import uuid
@@ -123,6 +124,9 @@ def test_every_job_is_done_by_a_worker_that_can_serve_it(cluster, rng):
                if f[b"phase"] == b"verify" and f[b"job"].decode() in jobs}
     assert provers == {nodes["good"]}
     assert refused_by and refused_by <= {nodes[name] for name in BAD}, refused_by
+    # the submit worker without the type gave submit messages back too (no partition)
+    log = workers["no-type"].log_path.read_text(errors="replace")
+    assert re.search(r"job \w+: given back to the queue, this worker cannot serve it", log)
     assert all(worker.alive() for worker in workers.values())
 
 
