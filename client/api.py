@@ -28,11 +28,12 @@ from typing import TYPE_CHECKING, Any
 
 import redis
 
+from config.redis_keys import RedisKeys
 from config.settings import Settings, get_settings
 from snark.job_input import InputLimits
 from tasks.application import create_app
 from tasks.jobs import JobState, JobStore
-from tasks.redis_faults import MemoryGate
+from workers.redis_faults import MemoryGate
 from tasks.submission import SubmitError, accept, enqueue
 
 if TYPE_CHECKING:
@@ -64,7 +65,8 @@ class Client:
         self.settings = settings
         self.redis_url = redis_url
         self.store = JobStore(redis.Redis.from_url(redis_url), ttl_s=settings.job_ttl_s,
-                              results_maxlen=settings.results_maxlen)
+                              results_maxlen=settings.results_maxlen,
+                              keys=RedisKeys.of(settings))
         #: The Celery app bound to this cluster (control commands, sending tasks by name).
         self.app = create_app(settings)
         #: New jobs are refused while Redis is near its maxmemory (INFO read once a second).
@@ -146,9 +148,10 @@ class Client:
         ``JobError`` if the job failed or was cancelled, ``TimeoutError`` if it is still running.
         """
         state = self.wait(job_id, timeout, check=check, on_state=on_state)
-        if state.status != "done":
+        result = self.store.result(job_id) if state.status == "done" else None
+        if result is None:  # failed, cancelled, or expired since it was done
             raise JobError(state)
-        return self.store.result(job_id)
+        return result
 
     def cancel(self, job_id: str) -> str:
         """Stop a job; returns its status afterwards ('cancelled', or how it had already ended)."""

@@ -63,6 +63,9 @@ class Outcome:
 
     @classmethod
     def from_state(cls, index: int, state: JobState) -> "Outcome":
+        """The outcome of a job that has ended (``state.finished`` set)."""
+        if state.finished is None:
+            raise ValueError(f"job {state.job_id} has not ended ({state.status})")
         return cls(index=index, job_id=state.job_id, ok=state.status == "done",
                    wall_s=state.finished - state.created, prove_s=state.prove_s,
                    queue_s=state.queue_s, error=None if state.status == "done" else state.error,

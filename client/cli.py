@@ -2,37 +2,50 @@
 
 from __future__ import annotations
 
+import importlib
+
 import click
 
 from config.settings import SettingsError
 
 
+#: The modules of the subcommands, the job commands first: asking for one of them (``proofq
+#: submit``) loads no other, so a producer's command never imports the prover.
+COMMAND_MODULES = ("jobs", "local", "snarkjs", "filecoin", "snap", "post")
+
+
 class _ProofqGroup(click.Group):
-    """Loads the subcommands on first use.
+    """Loads the subcommands on first use, one module at a time until the one asked for
+    is there.
 
     Importing the job commands builds the Celery app from the settings, so an invalid
     ``PROOFQ_*`` value surfaces here: it is reported as one line with exit code 2 instead
     of as a traceback from an import.
     """
 
-    def _load(self, ctx: click.Context) -> None:
-        if self.commands:
-            return
-        try:
-            from client.commands import filecoin, jobs, local, post, snap, snarkjs
-        except SettingsError as exc:
-            click.echo(f"Error: {exc}", err=True)
-            ctx.exit(2)
-        for command in (*local.COMMANDS, *jobs.COMMANDS, *snarkjs.COMMANDS, *filecoin.COMMANDS,
-                        *snap.COMMANDS, *post.COMMANDS):
-            self.add_command(command)
+    _loaded: tuple[str, ...] = ()
+
+    def _load(self, ctx: click.Context, wanted: str | None = None) -> None:
+        for name in COMMAND_MODULES:
+            if wanted is not None and wanted in self.commands:
+                return
+            if name in self._loaded:
+                continue
+            try:
+                module = importlib.import_module(f"client.commands.{name}")
+            except SettingsError as exc:
+                click.echo(f"Error: {exc}", err=True)
+                ctx.exit(2)
+            for command in module.COMMANDS:
+                self.add_command(command)
+            self._loaded += (name,)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         self._load(ctx)
         return super().list_commands(ctx)
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        self._load(ctx)
+        self._load(ctx, name)
         return super().get_command(ctx, name)
 
 

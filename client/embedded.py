@@ -87,7 +87,8 @@ class EmbeddedRedis:
 
     def _wait_ready(self, deadline: float) -> bool:
         with redis.Redis(host="127.0.0.1", port=self.port, socket_connect_timeout=0.2) as client:
-            while time.monotonic() < deadline and self._proc.poll() is None:
+            while (time.monotonic() < deadline and self._proc is not None
+                   and self._proc.poll() is None):
                 try:
                     if client.ping():
                         return True

@@ -46,26 +46,30 @@ import redis
 from kombu.exceptions import OperationalError
 
 from client.api import Client
-from tasks.jobs import RESULTS_STREAM
-from tasks.redis_faults import Backoff
+from config.redis_keys import DEFAULT_KEYS, RedisKeys
+from config.settings import get_settings
+from workers.redis_faults import Backoff
 from tasks.submission import RedisFull, SubmitError
 
 log = logging.getLogger(__name__)
 
-INTAKE_STREAM = "proofq:intake"
-GROUP = "proofq-intake"
+#: The default namespace's (an intake's own: ``Intake.stream``, ``Intake.group``).
+INTAKE_STREAM = DEFAULT_KEYS.intake
+GROUP = DEFAULT_KEYS.intake_group
 
 
 def consumer_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def serving_here(client: redis.Redis, within_s: float) -> list[str]:
+def serving_here(client: redis.Redis, within_s: float,
+                 keys: RedisKeys | None = None) -> list[str]:
     """The intake consumers of this host that read the stream within ``within_s`` (a
     consumer blocks at most ``block_s`` per read: a live one is never idle for long)."""
     host = f"{socket.gethostname()}:"
+    keys = keys or RedisKeys.of(get_settings())
     try:
-        consumers = client.xinfo_consumers(INTAKE_STREAM, GROUP)
+        consumers = client.xinfo_consumers(keys.intake, keys.intake_group)
     except redis.ResponseError:  # no stream or no group yet: nobody has served
         return []
     return [c["name"].decode() for c in consumers
@@ -80,6 +84,8 @@ class Intake:
                  retry_longest_s: float = 30.0) -> None:
         self.client = client
         self.redis: redis.Redis = client.store.redis
+        self.stream = client.store.keys.intake
+        self.group = client.store.keys.intake_group
         self.name = name or consumer_name()
         self.reclaim_idle_ms = int(reclaim_idle_s * 1000)
         self.batch = batch
@@ -90,7 +96,7 @@ class Intake:
 
     def _ensure_group(self) -> None:
         try:
-            self.redis.xgroup_create(INTAKE_STREAM, GROUP, id="0", mkstream=True)
+            self.redis.xgroup_create(self.stream, self.group, id="0", mkstream=True)
         except redis.ResponseError as exc:
             if "BUSYGROUP" not in str(exc):
                 raise
@@ -100,7 +106,7 @@ class Intake:
         then new ones (blocking up to block_s); return how many were handled."""
         entries = self._pending_of_ours() or self._reclaim()
         if not entries:
-            reply = self.redis.xreadgroup(GROUP, self.name, {INTAKE_STREAM: ">"},
+            reply = self.redis.xreadgroup(self.group, self.name, {self.stream: ">"},
                                           count=self.batch, block=self.block_ms)
             entries = [entry for _, stream_entries in reply for entry in stream_entries]
         for entry_id, fields in entries:
@@ -112,7 +118,7 @@ class Intake:
         Ones trimmed from the stream meanwhile come back without fields: acknowledged."""
         if not self._own_pending:
             return []
-        reply = self.redis.xreadgroup(GROUP, self.name, {INTAKE_STREAM: "0"}, count=self.batch)
+        reply = self.redis.xreadgroup(self.group, self.name, {self.stream: "0"}, count=self.batch)
         entries = [entry for _, stream_entries in reply for entry in stream_entries]
         if len(entries) < self.batch:
             self._own_pending = False
@@ -122,7 +128,7 @@ class Intake:
                 live.append((entry_id, fields))
             else:
                 log.warning("intake %s was trimmed before it was handled", entry_id)
-                self.redis.xack(INTAKE_STREAM, GROUP, entry_id)
+                self.redis.xack(self.stream, self.group, entry_id)
         return live
 
     def _reclaim(self) -> list:
@@ -132,17 +138,17 @@ class Intake:
         acknowledged and dropped (Redis 6.2 would hand it back empty at every reclaim,
         crowding out the live ones).
         """
-        ids = self.redis.xautoclaim(INTAKE_STREAM, GROUP, self.name,
+        ids = self.redis.xautoclaim(self.stream, self.group, self.name,
                                     min_idle_time=self.reclaim_idle_ms, start_id="0-0",
                                     count=self.batch, justid=True)
         entries = []
         for entry_id in ids:
-            found = self.redis.xrange(INTAKE_STREAM, entry_id, entry_id)
+            found = self.redis.xrange(self.stream, entry_id, entry_id)
             if found:
                 entries.extend(found)
             else:
                 log.warning("intake %s was trimmed before it was handled", entry_id)
-                self.redis.xack(INTAKE_STREAM, GROUP, entry_id)
+                self.redis.xack(self.stream, self.group, entry_id)
         return entries
 
     def run(self, should_stop: Callable[[], bool]) -> None:
@@ -161,12 +167,13 @@ class Intake:
                     pass
 
     def _handle(self, entry_id: str, fields: dict[str, str | bytes]) -> None:
-        requested = fields.get("job")
+        text = {k: v for k, v in fields.items() if isinstance(v, str)}  # all but the input
+        requested = text.get("job")
         job_id = requested or f"intake-{entry_id}"
         try:
             self.client.submit(_job_input(fields), job_id=job_id,
-                               proof_type=fields.get("type", "porep-demo"),
-                               priority=fields.get("priority", "normal"))
+                               proof_type=text.get("type", "porep-demo"),
+                               priority=text.get("priority", "normal"))
             error = None
         except RedisFull:
             raise  # Redis's state, not the request's: it stays pending, tried after a pause
@@ -183,9 +190,10 @@ class Intake:
                        "error": error}
             if requested:
                 refusal["requested_job"] = requested
-            self.redis.xadd(RESULTS_STREAM, refusal, maxlen=self.client.store.results_maxlen,
+            store = self.client.store
+            self.redis.xadd(store.keys.results, refusal, maxlen=store.results_maxlen,
                             approximate=True)
-        self.redis.xack(INTAKE_STREAM, GROUP, entry_id)
+        self.redis.xack(self.stream, self.group, entry_id)
 
 
 def _job_input(fields: dict[str, str | bytes]) -> str | bytes:

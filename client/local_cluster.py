@@ -31,8 +31,6 @@ from client.embedded import EmbeddedRedis
 from config.settings import Settings, get_settings
 from snark.backend import BackendUnavailable
 from tasks.application import create_app
-from workers.backend_choice import choose_backend
-from workers.gpu_binding import probe_gpu
 
 _STOP_GRACE_S = 10.0
 
@@ -43,7 +41,11 @@ class ClusterError(RuntimeError):
 
 def choose_gpu(settings: Settings) -> int | None:
     """GPU 0 when the backend setting and GPU 0 allow it (``workers.backend_choice``, the
-    GPU probed in a child: CUDA stays out of this process); None for the CPU."""
+    GPU probed in a child: CUDA stays out of this process); None for the CPU. Imported
+    here: a producer that names a cluster never needs the worker's machinery."""
+    from workers.backend_choice import choose_backend
+    from workers.gpu_binding import probe_gpu
+
     try:
         choice = choose_backend(settings.backend, lambda: probe_gpu(0))
     except BackendUnavailable as exc:
@@ -118,6 +120,8 @@ class WorkerProcess:
         self._proc = None
 
     def _signal(self, signum: int) -> None:
+        if self._proc is None:
+            return
         try:
             os.killpg(self._proc.pid, signum)  # the worker's own session: its pool included
         except ProcessLookupError:

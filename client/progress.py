@@ -20,6 +20,8 @@ from rich.console import Console
 from rich.live import Live
 from rich.spinner import Spinner
 
+from config.redis_keys import RedisKeys
+from config.settings import get_settings
 from tasks.jobs import JobState
 from workers.phase_events import current_phases, recent_events
 
@@ -43,8 +45,10 @@ def job_line(state: JobState, phases: dict[int, str], waited_s: float) -> str:
 class StatusLine:
     """One transient line, redrawn as states arrive; does nothing outside a terminal."""
 
-    def __init__(self, client: redis.Redis, *, enabled: bool = True) -> None:
+    def __init__(self, client: redis.Redis, *, enabled: bool = True,
+                 keys: RedisKeys | None = None) -> None:
         self.redis = client
+        self.events_stream = (keys or RedisKeys.of(get_settings())).events
         self.console = Console(stderr=True)
         self.enabled = enabled and self.console.is_terminal
         self.started = time.monotonic()
@@ -55,7 +59,7 @@ class StatusLine:
     def phases(self, job_id: str) -> dict[int, str]:
         """The job's unfinished partitions' phases (the events read every ``_EVENTS_EVERY_S``)."""
         if time.monotonic() - self._events_read >= _EVENTS_EVERY_S:
-            self._events = recent_events(self.redis, _EVENT_WINDOW)
+            self._events = recent_events(self.redis, _EVENT_WINDOW, self.events_stream)
             self._events_read = time.monotonic()
         return current_phases(self._events, job_id)
 

@@ -21,6 +21,8 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from config.redis_keys import DEFAULT_NAMESPACE, NAMESPACE_PATTERN
+
 
 class SettingsError(ValueError):
     """A setting has an invalid value; the message names it."""
@@ -41,6 +43,10 @@ class Settings(BaseSettings):
     params_dir: Path = Field(Path.home() / ".cache" / "proofq" / "params",
                              description="proving keys, one directory per circuit id")
     redis_url: str | None = Field(None, description="broker/result/state Redis; None = embedded")
+    namespace: str = Field(DEFAULT_NAMESPACE, pattern=f"^{NAMESPACE_PATTERN.pattern}$",
+                           description="prefix of every Redis key of this cluster "
+                                       "(config/redis_keys.py): clusters of different "
+                                       "namespaces share one Redis database")
     filecoin_params_dir: Path = Field(Path("/var/tmp/filecoin-proof-parameters"),
                                       description="Filecoin's official .params/.vk files, by "
                                                   "their official names (where Filecoin's "
@@ -90,6 +96,21 @@ class Settings(BaseSettings):
     reap_after_s: float = Field(60.0, gt=0,
                                 description="a dead worker's tasks go back to their queue this "
                                             "long after its last heartbeat")
+    refusals_to_fail: int = Field(3, ge=1,
+                                  description="a job whose work this many distinct workers (or "
+                                              "every live one, if fewer) gave back as unable "
+                                              "to serve it fails: 'no worker can serve it'")
+    refusal_pause_s: float = Field(1.0, ge=0,
+                                   description="a worker that gave work back waits this long "
+                                               "before it takes more (another worker gets it)")
+    quarantine_after: int = Field(2, ge=1,
+                                  description="worker faults in a row (its key, its device, "
+                                              "its settings) after which a worker stops "
+                                              "taking that proof type's work")
+    quarantine_retry_s: float = Field(300.0, gt=0,
+                                      description="a quarantined worker tries one piece of the "
+                                                  "work again this often (lifted if it "
+                                                  "succeeds)")
     events_maxlen: int = Field(100_000, gt=0, description="cap of the proofq:events stream")
     results_maxlen: int = Field(10_000, gt=0, description="cap of the proofq:results stream")
     job_ttl_s: int = Field(7 * 24 * 3600, gt=0,

@@ -16,7 +16,7 @@ def available() -> tuple[bool, str]:
     """``(True, what was found)`` or ``(False, why not)``; never raises."""
     count, reason = device.device_count()
     if count == 0:
-        return False, reason
+        return False, reason or "no CUDA device visible"
     return True, f"{count} CUDA device(s) visible"
 
 

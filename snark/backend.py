@@ -33,6 +33,8 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, runt
 
 import numpy as np
 
+from snark.errors import WorkerFault
+
 if TYPE_CHECKING:
     from snark.curve import G1Point, G2Point
     from snark.keys import ProvingKey
@@ -42,7 +44,7 @@ G1Basis = Literal["a_g1", "b_g1", "l_g1", "h_g1"]
 G2Basis = Literal["b_g2"]
 
 
-class BackendUnavailable(RuntimeError):
+class BackendUnavailable(WorkerFault, RuntimeError):
     """The backend cannot run here (no GPU, no CuPy, …); the message says why."""
 
 

@@ -25,6 +25,7 @@ from typing import BinaryIO
 
 import numpy as np
 
+from snark.errors import WorkerFault
 from snark.curve import G1Point, G2Point, PointArray, point_from_xy
 from snark.fields import FQ_BYTES, FQ_MODULUS, ints_to_limbs
 from snark.files import atomic_path
@@ -41,7 +42,7 @@ VK_POINTS = (("alpha_g1", 1), ("beta_g1", 1), ("beta_g2", 2), ("gamma_g2", 2),
 CHUNK = 1 << 18
 
 
-class BellpersonFormatError(ValueError):
+class BellpersonFormatError(WorkerFault, ValueError):
     """A .vk or .params file that is not bellperson's layout; the message says where."""
 
 

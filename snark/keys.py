@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from snark.errors import WorkerFault
 from snark.curve import G1Point, G2Point, PointArray, PointFormatError, decode_compressed
 from snark.files import atomic_path
 from snark.r1cs import R1CS, CodedMatrix, Matrix, SparseMatrix
@@ -60,7 +61,7 @@ H_FORMS = (H_FORM_COSET, H_FORM_ODD)
 DENSITY_BASES = {"a_density": ("a_g1",), "b_density": ("b_g1", "b_g2")}
 
 
-class KeyFileError(ValueError):
+class KeyFileError(WorkerFault, ValueError):
     """A key file is missing, corrupt, or for another circuit; the message names the file."""
 
 
@@ -339,7 +340,7 @@ def _save_array(path: Path, arr: np.ndarray) -> None:
         raise OSError(exc.errno, exc.strerror, str(path)) from exc
 
 
-class ParamsDirError(ValueError):
+class ParamsDirError(WorkerFault, ValueError):
     """The params directory takes no files: a setup would run for minutes, then fail."""
 
 
@@ -350,6 +351,7 @@ def check_params_dir(directory: Path) -> None:
         with tempfile.NamedTemporaryFile(dir=directory, prefix=".proofq-writable-"):
             pass
     except OSError as exc:
-        reason = f"[{errno.errorcode.get(exc.errno, exc.errno)}] {exc.strerror or exc}"
+        code = errno.errorcode.get(exc.errno, exc.errno) if exc.errno is not None else "?"
+        reason = f"[{code}] {exc.strerror or exc}"
         raise ParamsDirError(f"the params directory (PROOFQ_PARAMS_DIR) takes no files here: "
                              f"{reason}") from None

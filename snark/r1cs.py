@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from snark.errors import InvalidInput
 from snark import native
 from snark.fields import FR_MODULUS, fr_to_limbs
 
@@ -52,7 +53,7 @@ def as_lc(x: int | LC) -> LC:
     return x if isinstance(x, dict) else {x: 1}
 
 
-class UnsatisfiedConstraint(ValueError):
+class UnsatisfiedConstraint(InvalidInput):
     """The witness violates a constraint; the message names which one."""
 
 

@@ -19,6 +19,7 @@ import functools
 import importlib
 from dataclasses import dataclass
 
+from snark.errors import InvalidInput
 from snark.filecoin.post.proof_type import PostType
 from snark.filecoin.proof_type import FilecoinType
 from snark.filecoin.snap.proof_type import SnapType
@@ -27,7 +28,7 @@ from snark.proof_types import AnyWorker, ProofType, Storage
 from snark.snarkjs.proof_type import CircomType
 
 
-class UnknownProofType(ValueError):
+class UnknownProofType(InvalidInput):
     """A proof type the pipeline has no implementation for."""
 
 

@@ -16,6 +16,7 @@ import click
 from celery import Celery
 from kombu import Queue
 
+from config.redis_keys import RedisKeys
 from config.settings import Settings, get_settings
 
 #: Priority name → Redis transport priority step (lower is served first).
@@ -74,6 +75,8 @@ def redis_url(settings: Settings) -> str:
 def celery_config(settings: Settings) -> dict:
     """Celery settings derived from proofq's."""
     url = redis_url(settings)
+    # Celery's keys in this cluster's namespace ('' in the default one: config.redis_keys)
+    prefix = {"global_keyprefix": RedisKeys.of(settings).broker_prefix}
     # The Redis transport re-delivers an unacked message after the visibility timeout, and
     # Celery reads it from three places (celery/celery#7651): set it in all of them.
     visibility = {"visibility_timeout": settings.visibility_timeout_s}
@@ -93,12 +96,12 @@ def celery_config(settings: Settings) -> dict:
         worker_prefetch_multiplier=1,
         visibility_timeout=settings.visibility_timeout_s,
         broker_transport_options={
-            **visibility,
+            **visibility, **prefix,
             "priority_steps": PRIORITY_STEPS,
             "queue_order_strategy": "priority",
             "sep": ":",
         },
-        result_backend_transport_options=visibility,
+        result_backend_transport_options={**visibility, **prefix},
         result_expires=settings.job_ttl_s,
         task_queues=[Queue(JOBS_QUEUE), Queue(GPU_QUEUE)],
         task_default_queue=GPU_QUEUE,

@@ -1,7 +1,8 @@
 """Job state in Redis (docs/ARCHITECTURE.md §6); every transition is one Lua script, so it is
 atomic.
 
-Keys of job ``<id>``:
+Keys of job ``<id>`` (in the default namespace: ``proofq:`` is the cluster's
+``PROOFQ_NAMESPACE``, ``config.redis_keys``):
 
 - ``proofq:job:<id>``         hash: status, proof_type, partitions, priority, digest,
                               created / started / proved / finished (Redis server time,
@@ -12,6 +13,8 @@ Keys of job ``<id>``:
 - ``proofq:job:<id>:parts``   hash: partition → its part, hex (``ProofWorker.part``: the
                               192-byte proof, for circom followed by its public signals)
 - ``proofq:job:<id>:attempts`` hash: partition → times a worker started proving it
+- ``proofq:job:<id>:refusals`` hash: worker node → why it could not serve the job (its
+                              work went back to the queue; ``refuse``)
 - ``proofq:job:<id>:input``   the validated input JSON, dropped when the job ends (``:c1``
                               in 0.1: still read, and dropped, for one more release)
 - ``proofq:job:<id>:result``  the assembled result (``ProofWorker.assemble``: porep's proofs
@@ -41,10 +44,13 @@ from string import Template
 
 import redis
 
-PREFIX = "proofq:job:"
-RESULTS_STREAM = "proofq:results"
-JOBS_INDEX = "proofq:jobs"
-UNSENT = "proofq:unsent"
+from config.redis_keys import DEFAULT_KEYS, RedisKeys
+
+#: The default namespace's names (a store's own are ``JobStore.keys``).
+PREFIX = DEFAULT_KEYS.job_prefix
+RESULTS_STREAM = DEFAULT_KEYS.results
+JOBS_INDEX = DEFAULT_KEYS.jobs_index
+UNSENT = DEFAULT_KEYS.unsent
 
 
 class JobStatus(StrEnum):
@@ -73,6 +79,7 @@ class Outcome(StrEnum):
     SKIPPED = "skipped"        # a submit task that does not own the job's fan-out
     ABANDONED = "abandoned"    # the job ended before or while this task ran
     FANNED_OUT = "fanned_out"  # submit: the partition tasks are sent
+    RETURNED = "returned"      # refuse: this worker cannot serve it, back to the queue
 
 
 #: A script's reply or a task's outcome: a status where it found or set one.
@@ -91,13 +98,21 @@ local function now()
   return string.format('%d.%06d', t[1], t[2])
 end
 local function retire(job, ttl)
-  for _, key in ipairs({job, job .. ':parts', job .. ':attempts', job .. ':result'}) do
+  for _, key in ipairs({job, job .. ':parts', job .. ':attempts', job .. ':result',
+                        job .. ':refusals'}) do
     redis.call('EXPIRE', key, ttl)
   end
   redis.call('DEL', job .. ':input', job .. ':c1')
 end
 local function job_id(key)
   return string.sub(key, string.len('$PREFIX') + 1)
+end
+local function stop(job, stream, status, error, ttl, cap)
+  redis.call('HSET', job, 'status', status, 'error', error, 'finished', now())
+  redis.call('XADD', stream, 'MAXLEN', '~', cap, '*',
+             'job', job_id(job), 'status', status, 'error', error)
+  retire(job, ttl)
+  return status
 end
 """
 
@@ -181,20 +196,47 @@ _STOP = """
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status then return '$MISSING' end
 if status == '$DONE' or status == '$FAILED' or status == '$CANCELLED' then return status end
-redis.call('HSET', KEYS[1], 'status', ARGV[1], 'error', ARGV[2], 'finished', now())
-redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[4], '*',
-           'job', job_id(KEYS[1]), 'status', ARGV[1], 'error', ARGV[2])
-retire(KEYS[1], ARGV[3])
-return ARGV[1]
+return stop(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 """
 
-_WORDS = {"PREFIX": PREFIX, **{m.name: m.value for m in (*JobStatus, *Outcome)}}
+# KEYS: job, results stream, live workers (node -> last seen, Redis time).  ARGV: node,
+# reason, most refusals, seconds a worker counts as live, partition ('' for none), ttl,
+# stream cap.  A worker that cannot serve the job gives its work back: RETURNED, or FAILED
+# once as many distinct workers have refused it as there are live ones, up to the most (the
+# error: their distinct reasons).
+# The partition's attempts start over for the next worker.
+_REFUSE = """
+local status = redis.call('HGET', KEYS[1], 'status')
+if not status then return '$MISSING' end
+if status ~= '$QUEUED' and status ~= '$PROVING' and status ~= '$ASSEMBLING' then
+  return status
+end
+if ARGV[5] ~= '' then redis.call('HDEL', KEYS[1] .. ':attempts', ARGV[5]) end
+redis.call('HSET', KEYS[1] .. ':refusals', ARGV[1], ARGV[2])
+local seen = tonumber(redis.call('TIME')[1]) - tonumber(ARGV[4])
+local live = redis.call('ZCOUNT', KEYS[3], seen, '+inf')
+local needed = math.min(tonumber(ARGV[3]), math.max(live, 1))
+local refusals = redis.call('HGETALL', KEYS[1] .. ':refusals')
+if #refusals / 2 < needed then return '$RETURNED' end
+local reasons, seen_reason = {}, {}
+for i = 2, #refusals, 2 do
+  if not seen_reason[refusals[i]] then
+    seen_reason[refusals[i]] = true
+    table.insert(reasons, refusals[i])
+  end
+end
+table.sort(reasons)
+return stop(KEYS[1], KEYS[2], '$FAILED', 'no worker can serve it (' .. (#refusals / 2) ..
+            ' refused): ' .. table.concat(reasons, '; '), ARGV[6], ARGV[7])
+"""
+
+_WORDS = {m.name: m.value for m in (*JobStatus, *Outcome)}
 
 
-def lua(body: str) -> str:
+def lua(body: str, keys: RedisKeys = DEFAULT_KEYS) -> str:
     """A script of this module with its words substituted (a word that is not a member
-    fails here, at import, not in Redis)."""
-    return Template(_LIB + body).substitute(_WORDS)
+    fails here, not in Redis), for the namespace of ``keys``."""
+    return Template(_LIB + body).substitute(_WORDS, PREFIX=keys.job_prefix)
 
 
 class JobIdError(ValueError):
@@ -263,43 +305,46 @@ def _time(value: bytes | None) -> float | None:
 class JobStore:
     """The scripted transitions of job state on one Redis connection."""
 
-    def __init__(self, client: redis.Redis, *, ttl_s: int, results_maxlen: int) -> None:
+    def __init__(self, client: redis.Redis, *, ttl_s: int, results_maxlen: int,
+                 keys: RedisKeys = DEFAULT_KEYS) -> None:
         self.redis = client
         self.ttl_s = ttl_s
         self.results_maxlen = results_maxlen
+        self.keys = keys
+
         def register(body: str):
-            return client.register_script(lua(body))
+            return client.register_script(lua(body, keys))
         self._create = register(_CREATE)
         self._begin = register(_BEGIN)
         self._store_part = register(_STORE_PART)
         self._finish = register(_FINISH)
         self._stop = register(_STOP)
         self._withdraw = register(_WITHDRAW)
+        self._refuse = register(_REFUSE)
 
-
-    @staticmethod
-    def key(job_id: str) -> str:
-        return PREFIX + job_id
+    def key(self, job_id: str) -> str:
+        return self.keys.job(job_id)
 
     def create(self, job_id: str, *, digest: str, proof_type: str, partitions: int,
                priority: str, input_json: str, former_digests: tuple[str, ...] = ()) -> Reply:
         """CREATED, EXISTS (same content: same job; ``former_digests``, the content's
         digests under the type's older names, count as the same) or CONFLICT."""
-        return _reply(self._create(keys=[self.key(job_id), JOBS_INDEX, UNSENT],
+        return _reply(self._create(keys=[self.key(job_id), self.keys.jobs_index, self.keys.unsent],
                                    args=[digest, proof_type, partitions, priority, input_json,
                                          self.results_maxlen, *former_digests]))
 
     def withdraw(self, job_id: str) -> bool:
         """Take back a job whose message was never sent (queued, unclaimed): whether it was."""
-        return bool(self._withdraw(keys=[self.key(job_id), JOBS_INDEX, UNSENT]))
+        return bool(self._withdraw(keys=[self.key(job_id), self.keys.jobs_index, self.keys.unsent]))
 
     def mark_sent(self, job_id: str) -> None:
         """The job's submit message is in the queue: the reaper need not send it."""
-        self.redis.zrem(UNSENT, job_id)
+        self.redis.zrem(self.keys.unsent, job_id)
 
     def unsent(self, stored_before: float) -> list[str]:
         """Jobs stored before ``stored_before`` (Redis time) whose message was never sent."""
-        return [j.decode() for j in self.redis.zrangebyscore(UNSENT, "-inf", stored_before)]
+        return [j.decode() for j in self.redis.zrangebyscore(self.keys.unsent, "-inf",
+                                                                 stored_before)]
 
     def begin_partition(self, job_id: str, partition: int, *, max_attempts: int
                         ) -> tuple[Reply, int]:
@@ -315,7 +360,7 @@ class JobStore:
 
     def finish(self, job_id: str, proof: bytes) -> Reply:
         """Store the assembled proof and publish it, once: DONE, or the status found."""
-        return _reply(self._finish(keys=[self.key(job_id), RESULTS_STREAM],
+        return _reply(self._finish(keys=[self.key(job_id), self.keys.results],
                                        args=[proof, proof.hex(), self.ttl_s,
                                              self.results_maxlen]))
 
@@ -323,12 +368,29 @@ class JobStore:
         """FAILED, or how the job had ended already (MISSING if it never was)."""
         return self._stop_job(job_id, JobStatus.FAILED, error)
 
+    def refuse(self, job_id: str, worker: str, reason: str, *, most: int, live_workers: str,
+               live_s: float, partition: int | None = None) -> Reply:
+        """Worker node ``worker`` cannot serve the job for ``reason``: RETURNED (its work goes
+        back to the queue), FAILED ("no worker can serve it (N refused): reasons") once
+        ``most`` distinct workers, or every worker seen in the last ``live_s`` (the sorted
+        set ``live_workers``: node → last seen), have refused it, or the status of a job
+        that has ended."""
+        return _reply(self._refuse(
+            keys=[self.key(job_id), self.keys.results, live_workers],
+            args=[worker, reason, most, live_s, "" if partition is None else partition,
+                  self.ttl_s, self.results_maxlen]))
+
+    def refusals(self, job_id: str) -> dict[str, str]:
+        """Worker node → why it gave the job's work back."""
+        stored = self.redis.hgetall(self.key(job_id) + ":refusals")
+        return {k.decode(): v.decode() for k, v in stored.items()}
+
     def cancel(self, job_id: str) -> Reply:
         """CANCELLED, or how the job had ended already (MISSING if it never was)."""
         return self._stop_job(job_id, JobStatus.CANCELLED, "cancelled by request")
 
     def _stop_job(self, job_id: str, status: JobStatus, error: str) -> Reply:
-        return _reply(self._stop(keys=[self.key(job_id), RESULTS_STREAM],
+        return _reply(self._stop(keys=[self.key(job_id), self.keys.results],
                                      args=[status, error, self.ttl_s, self.results_maxlen]))
 
     def status(self, job_id: str) -> JobStatus | None:
@@ -384,7 +446,7 @@ class JobStore:
 
     def recent(self, count: int) -> list[JobState]:
         """The newest ``count`` jobs still stored, newest first."""
-        ids = [raw.decode() for raw in self.redis.zrevrange(JOBS_INDEX, 0, count - 1)]
+        ids = [raw.decode() for raw in self.redis.zrevrange(self.keys.jobs_index, 0, count - 1)]
         return [state for state in map(self.state, ids) if state is not None]
 
     def input_json(self, job_id: str) -> bytes | None:

@@ -39,20 +39,15 @@ from celery.worker import state
 from celery.worker.request import Request
 from kombu.transport.redis import Channel as RedisChannel
 
+from config.redis_keys import DEFAULT_KEYS, RedisKeys
 from config.settings import get_settings
 from tasks.application import app
 from tasks.jobs import JobStatus, JobStore
-from tasks.redis_faults import refuses_writes
+from workers.redis_faults import refuses_writes
 from tasks.submission import send_submit
+from workers.quarantine import Quarantine, mark_alive
 
 log = logging.getLogger(__name__)
-
-CLAIM_PREFIX = "proofq:claim:"
-
-
-def claim_key(delivery_tag: str) -> str:
-    return CLAIM_PREFIX + delivery_tag
-
 
 def held_delivery_tags() -> set[str]:
     """Delivery tags of the messages this worker holds: running, reserved or scheduled."""
@@ -69,15 +64,19 @@ class Reaper:
     """Renew this worker's claims, then restore the messages nobody claims (one round)."""
 
     def __init__(self, app, node: str, client: redis.Redis, *, reap_after_s: float,
-                 settle_s: float) -> None:
+                 settle_s: float, queues: list[str] | None = None,
+                 keys: RedisKeys = DEFAULT_KEYS) -> None:
         self.app = app
         self.node = node
+        self.keys = keys
+        self.queues = queues or []  # the queues this worker consumes (``mark_alive``)
         self.client = client
-        self.store = JobStore(client, ttl_s=1, results_maxlen=1)  # reads, marks sent
+        self.store = JobStore(client, ttl_s=1, results_maxlen=1, keys=keys)  # reads, marks sent
         self.reap_after_s = reap_after_s
         options = app.conf.broker_transport_options or {}
-        self.unacked_index_key = options.get("unacked_index_key",
-                                             RedisChannel.unacked_index_key)
+        # read here without kombu, so with kombu's prefix (config.redis_keys)
+        self.unacked_index_key = keys.broker_prefix + options.get(
+            "unacked_index_key", RedisChannel.unacked_index_key)
         self._patience = settle_s  # after a start: live workers' claims are being renewed
         self._connected_since: float | None = None
 
@@ -106,7 +105,8 @@ class Reaper:
         lease_ms = int(self.reap_after_s * 1000)
         with self.client.pipeline(transaction=False) as pipe:
             for tag in held:
-                pipe.set(claim_key(tag), self.node, px=lease_ms)
+                pipe.set(self.keys.claim(tag), self.node, px=lease_ms)
+            mark_alive(pipe, self.node, self.queues, self.keys)  # who could serve work given back
             pipe.ping()
             pipe.execute()
 
@@ -118,7 +118,7 @@ class Reaper:
             return 0
         with self.client.pipeline(transaction=False) as pipe:
             for tag in tags:
-                pipe.exists(claim_key(tag))
+                pipe.exists(self.keys.claim(tag))
             orphans = [tag for tag, claimed in zip(tags, pipe.execute()) if not claimed]
         if not orphans:
             return 0
@@ -161,9 +161,19 @@ class Reaping(bootsteps.StartStopStep):
         settings = get_settings()
         client = redis.Redis.from_url(worker.app.conf.broker_url, socket_timeout=10,
                                       socket_connect_timeout=5)
+        queues = worker.app.amqp.queues
+        consumed = sorted((queues.consume_from or queues).keys())
         self.reaper = Reaper(worker.app, worker.hostname, client,
                              reap_after_s=settings.reap_after_s,
-                             settle_s=2 * settings.heartbeat_s)
+                             settle_s=2 * settings.heartbeat_s, queues=consumed,
+                             keys=RedisKeys.of(settings))
+        try:  # a worker (re)started: alive now, its quarantines lifted (perhaps it is fixed)
+            mark_alive(client, worker.hostname, consumed, self.reaper.keys)
+            Quarantine(client, worker.hostname, self.reaper.keys,
+                       after=settings.quarantine_after,
+                       retry_s=settings.quarantine_retry_s).clear()
+        except redis.RedisError as exc:
+            log.warning("could not mark this worker alive: %s", exc)
         self.entry = worker.timer.call_repeatedly(
             settings.heartbeat_s, lambda: self.reaper.round(held_delivery_tags()))
 
@@ -178,7 +188,8 @@ class FrontRequeueRequest(Request):
     """A request whose requeue (its pool process died) puts the message back in front."""
 
     def reject(self, requeue: bool = False) -> None:
-        if requeue and not self.acknowledged:
+        # Celery sets ``acknowledged`` in a method mypy cannot follow
+        if requeue and not self.acknowledged:  # type: ignore[has-type]
             try:
                 self.message.channel.qos.restore_by_tag(self.message.delivery_tag)
             except (*self.connection_errors, redis.ResponseError) as exc:

@@ -35,7 +35,7 @@ from snark.job_input import InputLimits
 from snark.registry import aliases, proof_type_for_new_job
 from tasks.application import PRIORITIES, priority_level, task_label
 from tasks.jobs import JobStatus, JobStore, Outcome, check_job_id, content_digest
-from tasks.redis_faults import MemoryGate, refuses_writes
+from workers.redis_faults import MemoryGate, refuses_writes
 
 #: What one unit of work costs Redis while its job runs: its partition message (kombu's
 #: JSON envelope, ~1.1 KiB: tests/test_input_bounds.py measures it) and its stored part.

@@ -26,7 +26,7 @@ import redis
 from kombu.transport import redis as kombu_redis
 from kombu.transport.virtual import Empty
 
-from tasks.redis_faults import Backoff, refuses_writes
+from workers.redis_faults import Backoff, refuses_writes
 
 log = logging.getLogger(__name__)
 

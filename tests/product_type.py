@@ -13,12 +13,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from snark.errors import InvalidInput
 from snark.fields import FR_MODULUS
 from snark.job_input import Admission, InputLimits, as_json_text, too_large
 from snark.registry import register
 
 
-class ProductJobError(ValueError):
+class ProductJobError(InvalidInput):
     """A toy-product input that cannot be used; the message names the field."""
 
 

@@ -444,7 +444,9 @@ def test_a_job_whose_key_is_being_made_shows_stage_setup(cluster_env, tmp_path):
 
 
 def test_an_unknown_key_fails_the_job_with_one_log_line(cluster, tmp_path):
-    """A user's error is logged as one line by the worker, not as a traceback."""
+    """A key this worker does not have is the worker's fault, not the user's: given back,
+    and with no other worker to serve it the job fails saying so; one log line, no
+    traceback."""
     env, worker = cluster
     key = os.urandom(16).hex()
     wtns = tmp_path / "w.wtns"
@@ -456,7 +458,8 @@ def test_an_unknown_key_fails_the_job_with_one_log_line(cluster, tmp_path):
     log = worker.log_path.read_text()
     lines = [entry for entry in log.splitlines() if key in entry and "WARNING" in entry]
     assert len(lines) == 1, lines
-    assert "failed: setup: KeyFileError: key" in lines[0] or "failed: setup: key" in lines[0]
+    assert "this worker cannot serve it (setup: KeyFileError: key" in lines[0]
+    assert lines[0].endswith("the job is failed")
     assert "Traceback" not in log, log
 
 

@@ -229,7 +229,8 @@ def test_partition_delivered_twice_assembles_once(settings, client):
 
 
 def test_transient_faults_are_retried_with_backoff_then_recorded(settings, client):
-    """An unreadable key is an OSError (transient): retried, then the job fails with it."""
+    """An unreadable key is an OSError (transient): retried in place, then given back for
+    another worker; once both workers have, the job fails with it."""
     c1 = seal(SECTOR, 1, K + 1)  # a circuit of its own, so the broken key hurts no one else
     broken = settings.params_dir / circuit_id_for(c1)
     (broken / "manifest.json").mkdir(parents=True)
@@ -237,14 +238,16 @@ def test_transient_faults_are_retried_with_backoff_then_recorded(settings, clien
     record_circuit_id(settings.params_dir, circuit_shape(c1), circuit_id_for(c1))
     try:
         job = client.submit(c1)
-        with pytest.raises(JobError, match=r"partition 0: synthesize: IsADirectoryError"):
+        with pytest.raises(JobError, match=r"no worker can serve it \(2 refused\): "
+                                           r"partition 0: synthesize: IsADirectoryError"):
             client.result(job, timeout=WAIT_S)
     finally:
         shutil.rmtree(broken)
         shape_path(settings.params_dir, c1.circuit_name).unlink()
     attempts = [f for _, f in client.store.redis.xrange("proofq:events")
                 if f[b"job"].decode() == job and f[b"phase"] == b"synthesize"]
-    assert len(attempts) == MAX_RETRIES + 1
+    # each worker's tries in place (a worker may take it back before the other refused)
+    assert len(attempts) >= 2 * (MAX_RETRIES + 1) and len(attempts) % (MAX_RETRIES + 1) == 0
     assert all(f[b"error"] for f in attempts)
 
 

@@ -9,8 +9,12 @@ import pytest
 import redis
 from kombu.exceptions import OperationalError
 
-from snark.backend import DeviceMemoryError
-from snark.keys import KeyFileError
+from config.settings import SettingsError
+from snark.backend import BackendUnavailable, DeviceMemoryError
+from snark.errors import InvalidInput, WorkerFault
+from snark.keys import KeyFileError, ParamsDirError
+from snark.registry import UnknownProofType
+from snark.snarkjs.job import CircomJobError
 from tasks.pipeline import JobEnded
 from workers.failures import (Failure, PartitionCancelled, PartitionFailed, RetryLater,
                               RetryPolicy, caused_by_redis, classify, fails_job,
@@ -35,9 +39,16 @@ def _chained(exc: BaseException, *, cause: BaseException | None = None,
 
 
 @pytest.mark.parametrize("exc, verdict", [
-    (ValueError("bad input"), Failure.PERMANENT),
-    (KeyFileError("key: corrupt"), Failure.PERMANENT),
+    (InvalidInput("bad input"), Failure.PERMANENT),
+    (CircomJobError("witnesses[0]: bad"), Failure.PERMANENT),
+    (UnknownProofType("proof_type: unknown"), Failure.PERMANENT),
+    (ValueError("nobody expected this"), Failure.PERMANENT),
     (KeyError("surprise"), Failure.PERMANENT),
+    (KeyFileError("key: corrupt"), Failure.REFUSED),
+    (ParamsDirError("takes no files"), Failure.REFUSED),
+    (SettingsError("PROOFQ_X: bad"), Failure.REFUSED),
+    (BackendUnavailable("no device"), Failure.REFUSED),
+    (WorkerFault("cannot serve"), Failure.REFUSED),
     (OSError("disk"), Failure.TRANSIENT),
     (LeaseLost("lease gone"), Failure.TRANSIENT),
     (DeviceMemoryError("out of memory"), Failure.TRANSIENT),
@@ -75,8 +86,8 @@ def test_a_partition_failure_keeps_its_kind_and_survives_a_round_trip(rng):
 
 
 @pytest.mark.parametrize("exc, recorded", [
+    (InvalidInput("bad"), "setup: InvalidInput: bad"),
     (ValueError("bad"), "setup: ValueError: bad"),
-    (OSError("disk full"), "setup: OSError: disk full"),
     (redis.ConnectionError("gone"), None),
     (PartitionCancelled("cancelled"), None),
 ])
@@ -88,6 +99,19 @@ def test_fails_job_records_the_jobs_errors_and_lets_everything_through(exc, reco
     with fails_job(failed.append, "setup"):
         pass
     assert len(failed) == (0 if recorded is None else 1)
+
+
+@pytest.mark.parametrize("exc", [KeyFileError("k: sha256 does not match"),
+                                 OSError("disk full"), SettingsError("PROOFQ_X: bad")])
+def test_fails_job_leaves_the_job_alone_when_this_worker_cannot_serve_it(exc):
+    """A worker's own fault is no reason to fail a user's job: the step's error comes out
+    as a refused failure naming the step, for the task to give the work back."""
+    failed = []
+    with pytest.raises(PartitionFailed) as caught, fails_job(failed.append, "setup"):
+        raise exc
+    assert failed == []
+    assert caught.value.kind is Failure.REFUSED and caught.value.phase == "setup"
+    assert caught.value.__cause__ is exc
 
 
 def test_the_policy_retries_transient_failures_with_doubling_pauses(rng):

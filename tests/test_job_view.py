@@ -202,3 +202,19 @@ def test_the_page_renders_in_headless_chromium(cluster, parked, view, tmp_path):
                               capture_output=True, text=True, timeout=180).stdout
     assert re.search(rf'<tr data-job="{jobs["done"]}" class="selected">', selected)
     assert 'data-phase="verify"' in selected and 'data-phase="compute"' in selected
+
+
+def test_the_page_takes_the_phases_from_the_enum():
+    """One list of phases: the page gets ``Phase``'s words and order, and its waits."""
+    import json
+    import re
+
+    from client.view.server import PAGE
+    from workers.phase_events import PHASES, WAITS, Phase
+
+    page = PAGE.decode()
+    assert "__PHASES__" not in page and "__WAITS__" not in page
+    phases = re.search(r"const PHASES = (\[[^\]]*\]);", page).group(1)
+    assert json.loads(phases) == [p.value for p in Phase] == list(PHASES)
+    waits = re.search(r"const WAITS = new Set\((\[[^\]]*\])\);", page).group(1)
+    assert json.loads(waits) == ["queued", "mem_wait", "compute_wait"] == list(WAITS)

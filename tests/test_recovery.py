@@ -9,7 +9,8 @@ import redis
 
 from config.settings import load_settings
 from tasks.application import GPU_QUEUE, create_app
-from tasks.recovery import Reaper, claim_key
+from config.redis_keys import DEFAULT_KEYS
+from tasks.recovery import Reaper
 
 LEASE_S = 0.3
 
@@ -46,7 +47,7 @@ def test_an_unclaimed_message_goes_back_in_front_and_a_claimed_one_stays(redis_u
     reaper = Reaper(app, "live-node", client, reap_after_s=LEASE_S, settle_s=LEASE_S)
     held = {alive.delivery_tag}  # what the live worker holds; nobody holds "dead"
     assert reaper.round(held) == 0  # just connected: others have not renewed claims yet
-    assert client.get(claim_key(alive.delivery_tag)) == b"live-node"
+    assert client.get(DEFAULT_KEYS.claim(alive.delivery_tag)) == b"live-node"
     time.sleep(LEASE_S * 2)
     assert reaper.round(held) == 1
     assert reaper.round(held) == 0  # restored once

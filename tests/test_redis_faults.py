@@ -19,7 +19,7 @@ from snark.porep.seal import seal
 from tasks.application import create_app
 from tasks.jobs import UNSENT, JobStore
 from tasks.recovery import Reaper
-from tasks.redis_faults import refuses_writes
+from workers.redis_faults import refuses_writes
 from tasks.submission import RedisFull, SubmitError, accept
 from workers.failures import run_until_settled
 

@@ -253,3 +253,37 @@ def test_setup_marks_a_queued_job_as_stage_setup(store):
     assert state.to_json()["stage"] == "setup"
     store.mark_setup("job-1", False)
     assert store.state("job-1").stage == "queued" and store.state("job-1").setup is None
+
+
+def test_a_job_fails_once_every_live_worker_up_to_the_most_has_refused_it(store, rng):
+    """A refusal gives the work back (its attempts start over) until as many distinct
+    workers as are live on the queue (at most ``most``) have refused; then the job fails,
+    once, with their reasons. A worker refusing again counts once."""
+    from workers.quarantine import mark_alive
+
+    live = rng.randrange(2, 5)
+    for n in range(live):
+        mark_alive(store.redis, f"w{n}", ["gpu"])
+    _create(store, partitions=2)
+    assert store.begin_partition("job-1", 1, max_attempts=3) == ("run", 1)
+    refuse = dict(most=10, live_workers=store.keys.workers("gpu"), live_s=60, partition=1)
+    for n in range(live - 1):
+        assert store.refuse("job-1", f"w{n}", f"reason {n % 2}", **refuse) == "returned"
+        assert store.refuse("job-1", f"w{n}", f"reason {n % 2}", **refuse) == "returned"
+        assert store.begin_partition("job-1", 1, max_attempts=3) == ("run", 1)
+    assert store.state("job-1").status == "proving"
+    assert store.refuse("job-1", f"w{live - 1}", "reason 1", **refuse) == "failed"
+    state = store.state("job-1")
+    assert state.error == f"no worker can serve it ({live} refused): reason 0; reason 1"
+    assert store.refuse("job-1", "w9", "late", **refuse) == "failed"  # ended: as found
+    assert len(store.redis.xrange(RESULTS_STREAM)) == 1
+
+
+def test_a_lone_worker_refusing_fails_the_job_at_once(store):
+    """Nobody else could serve it (no live worker recorded counts as one): a private
+    cluster's one worker without the key fails the job instead of passing it to itself."""
+    _create(store, partitions=1)
+    assert store.refuse("job-1", "only", "setup: KeyFileError: gone", most=3,
+                        live_workers=store.keys.workers("jobs"), live_s=60) == "failed"
+    assert store.state("job-1").error == (
+        "no worker can serve it (1 refused): setup: KeyFileError: gone")

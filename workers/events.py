@@ -42,13 +42,14 @@ PARTITION_FAILURES = Counter("proofq_partition_failures_total", "failed partitio
 class EventLog:
     """Appends phase events and feeds the phase histogram."""
 
-    def __init__(self, client: redis.Redis, maxlen: int) -> None:
+    def __init__(self, client: redis.Redis, maxlen: int, stream: str = EVENTS_STREAM) -> None:
         self.client = client
         self.maxlen = maxlen
+        self.stream = stream
 
     def record(self, event: PhaseEvent) -> None:
         PHASE_SECONDS.labels(phase=event.phase).observe(max(0.0, event.seconds))
-        self.client.xadd(EVENTS_STREAM, event.fields(), maxlen=self.maxlen, approximate=True)
+        self.client.xadd(self.stream, event.fields(), maxlen=self.maxlen, approximate=True)
 
 
 def serve_metrics(port: int, address: str = "127.0.0.1", attempts: int = 64) -> WSGIServer:

@@ -1,12 +1,20 @@
 """What a failure means and what happens next (docs/ARCHITECTURE.md §7): one taxonomy for
 every way of running the pipeline (the Celery tasks, the standalone worker, the runtime's
-phases).
+phases). Who an error belongs to is said by its class (``snark.errors``), never by a
+built-in it happens to derive from.
 
-    permanent   the input, the key or the witness is wrong (a ``ValueError``: a proof
-                type's input errors, ``KeyFileError``, ``UnsatisfiedConstraint``), or a proof
-                does not verify: the job fails at once, naming the step and the reason
-    transient   this worker's situation (the lock's lease, the device's memory, the backend,
-                the file system): tried again in place after a backoff, while attempts last
+    permanent   the user's input is wrong (``snark.errors.InvalidInput``: a proof type's
+                input errors, ``UnsatisfiedConstraint``), a proof does not verify, or an
+                error nobody expected: the job fails at once, naming the step and the reason
+    refused     this worker cannot serve the work (``snark.errors.WorkerFault``: a corrupt
+                or missing key, an unusable device, a params directory that takes no files,
+                a type or an input limit it does not have; a ``SettingsError``): the work
+                goes back to the queue for another worker (``tasks.pipeline``), and a
+                worker that keeps refusing a kind of work stops taking it
+                (``workers.quarantine``)
+    transient   this worker's situation (the lock's lease, the device's memory, the file
+                system): tried again in place after a backoff while attempts last, then
+                refused
     outage      Redis (the job state, the locks, the broker) could not be reached or
                 answered, or refused a write (out of memory, a read-only replica, an ACL
                 refusal): wait until it answers (takes writes), then run again from the
@@ -33,9 +41,10 @@ from typing import TypeVar
 import redis
 from kombu.exceptions import OperationalError
 
-from config.settings import Settings
-from snark.backend import BackendUnavailable, DeviceMemoryError
-from tasks.redis_faults import Backoff, refuses_writes, takes_writes
+from config.settings import Settings, SettingsError
+from snark.backend import DeviceMemoryError
+from snark.errors import InvalidInput, WorkerFault
+from workers.redis_faults import Backoff, refuses_writes, takes_writes
 from workers.locks import LeaseLost, LockWaitAborted
 
 T = TypeVar("T")
@@ -43,6 +52,7 @@ T = TypeVar("T")
 
 class Failure(StrEnum):
     PERMANENT = "permanent"
+    REFUSED = "refused"
     TRANSIENT = "transient"
     OUTAGE = "outage"
     CANCELLED = "cancelled"
@@ -54,7 +64,11 @@ class Failure(StrEnum):
 
 
 #: Errors of this worker's situation: another attempt may succeed.
-_TRANSIENT = (LeaseLost, LockWaitAborted, DeviceMemoryError, BackendUnavailable, OSError)
+_TRANSIENT = (LeaseLost, LockWaitAborted, DeviceMemoryError, OSError)
+
+#: Errors that say this worker cannot serve the work (``SettingsError`` lives in ``config``,
+#: below ``snark.errors``).
+_REFUSED = (WorkerFault, SettingsError)
 
 
 class Cancelled(Exception):
@@ -102,7 +116,7 @@ def caused_by_redis(exc: BaseException) -> bool:
 
 
 def refused_by_redis(exc: BaseException) -> bool:
-    """An error that is Redis refusing a write (``tasks.redis_faults``), anywhere in the
+    """An error that is Redis refusing a write (``workers.redis_faults``), anywhere in the
     chain: Redis answers, so waiting for a PING would not wait at all."""
     return any(refuses_writes(e) for e in _chain(exc))
 
@@ -116,6 +130,10 @@ def classify(exc: BaseException) -> Failure:
         return Failure.CANCELLED
     if caused_by_redis(exc):
         return Failure.OUTAGE
+    if isinstance(exc, InvalidInput):
+        return Failure.PERMANENT
+    if isinstance(exc, _REFUSED):
+        return Failure.REFUSED
     if isinstance(exc, _TRANSIENT):
         return Failure.TRANSIENT
     return Failure.PERMANENT
@@ -138,7 +156,7 @@ def describe(exc: BaseException) -> str:
     absolute paths shortened (``without_worker_paths``)."""
     if isinstance(exc, PartitionFailed):
         return exc.reason
-    if isinstance(exc, OSError) and exc.errno in errno.errorcode:
+    if isinstance(exc, OSError) and exc.errno is not None and exc.errno in errno.errorcode:
         where = f": {exc.filename}" if exc.filename else ""
         text = f"{type(exc).__name__}: [{errno.errorcode[exc.errno]}] {exc.strerror}{where}"
     else:
@@ -148,14 +166,19 @@ def describe(exc: BaseException) -> str:
 
 @contextmanager
 def fails_job(fail: Callable[[str], object], step: str) -> Iterator[None]:
-    """Run a step of a job: an error that is the job's (not an outage, not a cancel) fails
-    the job through ``fail(reason)``, the reason naming ``step``, and then propagates, so
-    the task's own failure is recorded too. A job is never left half-started."""
+    """Run a step of a job: an error that is the job's (permanent) fails the job through
+    ``fail(reason)``, the reason naming ``step``, and then propagates, so the task's own
+    failure is recorded too; an error of this worker (refused or transient) becomes a
+    refused ``PartitionFailed`` naming ``step``, for the task to give the work back. Outages
+    and cancels propagate as they are. A job is never left half-started."""
     try:
         yield
     except Exception as exc:
-        if classify(exc) not in (Failure.OUTAGE, Failure.CANCELLED):
+        failure = classify(exc)
+        if failure is Failure.PERMANENT:
             fail(f"{step}: {describe(exc)}")
+        elif failure in (Failure.REFUSED, Failure.TRANSIENT):
+            raise PartitionFailed(step, describe(exc), Failure.REFUSED) from exc
         raise
 
 
@@ -194,7 +217,9 @@ class RetryPolicy:
     def run_again(self, failure: PartitionFailed, attempt: int) -> None:
         """Raise what runs failed attempt ``attempt`` again under ``run_until_settled``: the
         failure itself for an outage (no attempt is spent waiting for Redis), ``RetryLater``
-        for a transient failure with attempts left. Return when the failure is final."""
+        for a transient failure with attempts left. Return when the failure is final here:
+        permanent (the job fails) or this worker's (refused, or transient with no attempts
+        left: the work goes back to the queue)."""
         if failure.kind is Failure.OUTAGE:
             raise failure
         if self.retries(failure.kind, attempt):

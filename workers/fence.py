@@ -10,7 +10,7 @@ steps come back fenced the same way, by their capability's own fenced form
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -81,7 +81,7 @@ class FencedProofMsmBackend(FencedBackend):
 
     def proof_msms(self, key: ProvingKey, witness: Any, h: Any) -> dict:
         self._check()
-        return self._backend.proof_msms(key, witness, h)
+        return cast(ProofMsmBackend, self._backend).proof_msms(key, witness, h)
 
 
 def fence(backend: ProverBackend, held: HeldLock) -> FencedBackend:

@@ -41,6 +41,7 @@ from typing import Literal
 
 import redis
 
+from config.redis_keys import DEFAULT_NAMESPACE, RedisKeys
 from workers.events import LOCK_HOLD_SECONDS, LOCK_WAIT_SECONDS
 from workers.heartbeat import Heartbeat, Lease
 
@@ -173,10 +174,11 @@ class GpuId:
 
     host: str
     uuid: str
+    namespace: str = DEFAULT_NAMESPACE  # the cluster's (config.redis_keys)
 
     @property
     def key_prefix(self) -> str:
-        return f"proofq:gpu:{self.host}:{self.uuid}"
+        return RedisKeys(self.namespace).gpu(self.host, self.uuid)
 
 
 @dataclass(eq=False)

@@ -13,13 +13,31 @@ the waiting commands' status line) import this module alone: no metrics, no work
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 import redis
 
-EVENTS_STREAM = "proofq:events"
+from config.redis_keys import DEFAULT_KEYS
 
-PHASES = ("queued", "synthesize", "mem_wait", "mem", "compute_wait", "compute", "finalize",
-          "verify")
+EVENTS_STREAM = DEFAULT_KEYS.events  # the default namespace's (config.redis_keys)
+
+class Phase(StrEnum):
+    """A partition's phases, in order (docs/ARCHITECTURE.md §2): the words of the events,
+    the metrics' labels and the job view's page (substituted into it, ``client.view``)."""
+
+    QUEUED = "queued"
+    SYNTHESIZE = "synthesize"
+    MEM_WAIT = "mem_wait"
+    MEM = "mem"
+    COMPUTE_WAIT = "compute_wait"
+    COMPUTE = "compute"
+    FINALIZE = "finalize"
+    VERIFY = "verify"
+
+
+PHASES = tuple(Phase)
+#: The phases spent waiting: for a worker, for the memory lock, for the compute lock.
+WAITS = (Phase.QUEUED, Phase.MEM_WAIT, Phase.COMPUTE_WAIT)
 
 
 @dataclass(frozen=True)
@@ -58,16 +76,18 @@ class PhaseEvent:
                    f.get("path", ""), f.get("error", ""))
 
 
-def read_events(client: redis.Redis, *, job: str | None = None) -> list[PhaseEvent]:
+def read_events(client: redis.Redis, *, job: str | None = None,
+                stream: str = EVENTS_STREAM) -> list[PhaseEvent]:
     """All events still in the stream (oldest first), optionally of one job."""
-    events = [PhaseEvent.from_fields(fields) for _, fields in client.xrange(EVENTS_STREAM)]
+    events = [PhaseEvent.from_fields(fields) for _, fields in client.xrange(stream)]
     return [e for e in events if job is None or e.job == job]
 
 
-def recent_events(client: redis.Redis, count: int) -> list[PhaseEvent]:
+def recent_events(client: redis.Redis, count: int,
+                  stream: str = EVENTS_STREAM) -> list[PhaseEvent]:
     """The newest ``count`` events (oldest first): what a live view reads each refresh."""
     return [PhaseEvent.from_fields(fields)
-            for _, fields in reversed(client.xrevrange(EVENTS_STREAM, count=count))]
+            for _, fields in reversed(client.xrevrange(stream, count=count))]
 
 
 def current_phases(events: list[PhaseEvent], job: str) -> dict[int, str]:

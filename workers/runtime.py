@@ -40,12 +40,13 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from wsgiref.simple_server import WSGIServer
 
 import redis
 
+from config.redis_keys import RedisKeys
 from config.settings import Settings, SettingsError, get_settings
 from gpu.residency import Residency
 from snark import groth16
@@ -64,6 +65,7 @@ from workers.failures import (Failure, PartitionCancelled, PartitionFailed, clas
 from workers.fence import fence
 from workers.gpu_binding import Binding
 from workers.heartbeat import Heartbeat
+from workers.phase_events import Phase
 from workers.ledger import Reservation, VramLedger, key_bytes, partition_bytes
 from workers.locks import LockPair, LockWaitAborted, PartitionLocks
 
@@ -100,6 +102,8 @@ class WorkerRuntime:
         self.client = client
         self.settings = settings
         self.worker_name = worker_name
+        # the device's locks and ledger in this cluster's namespace
+        binding = replace(binding, gpu=replace(binding.gpu, namespace=settings.namespace))
         self.binding = binding
         self.backend = backend
         self.storage = Storage.of(settings)
@@ -109,7 +113,7 @@ class WorkerRuntime:
                               heartbeat=self.heartbeat)
         self.ledger = VramLedger(client, binding.gpu, budget_bytes=budget,
                                  lease_s=settings.lock_lease_s, heartbeat=self.heartbeat)
-        self.events = EventLog(client, settings.events_maxlen)
+        self.events = EventLog(client, settings.events_maxlen, RedisKeys.of(settings).events)
         self.residency = Residency(backend, self._reserve_key)
         self._cache: Reservation | None = None  # what the backend keeps cached between partitions
         self.metrics: WSGIServer | None = None  # this process's /metrics, when configured
@@ -125,13 +129,13 @@ class WorkerRuntime:
         ``backend``: the worker's decision ("gpu"/"cpu"); None decides here, by the setting.
         """
         settings = settings or get_settings()
-        binding, backend = _bind(gpu, backend or settings.backend, settings)
+        binding, prover = _bind(gpu, backend or settings.backend, settings)
         name = worker_name or f"{binding.gpu.host}:{binding.label}:{os.getpid()}"
         client = redis.Redis.from_url(redis_url)
         try:
             client.ping()
             runtime = cls(client=client, settings=settings, worker_name=name, binding=binding,
-                          backend=backend)
+                          backend=prover)
         except BaseException:
             client.close()
             raise
@@ -166,9 +170,9 @@ class WorkerRuntime:
         """
         run = _PartitionRun(job_id, partition, progress, cancelled)
         if queued_at is not None:
-            self._record(run, "queued", queued_at, time.time(), _Phase(), None)
+            self._record(run, Phase.QUEUED, queued_at, time.time(), _Phase(), None)
         worker = worker_half(proof_type, self.storage)
-        with self._phase(run, "synthesize"):
+        with self._phase(run, Phase.SYNTHESIZE):
             key = self._key(proof_type, worker, job_input)
             work = worker.work(job_input, partition, key, self.backend)
             public = worker.public_inputs(job_input, partition, key, work)
@@ -179,12 +183,12 @@ class WorkerRuntime:
         finally:
             if reservation is not None:
                 reservation.release()
-        with self._phase(run, "finalize"):
+        with self._phase(run, Phase.FINALIZE):
             proof = groth16.finalize(key, parts)
             encoded = worker.part(proof.to_bytes(), public)
-        with self._phase(run, "verify"):
+        with self._phase(run, Phase.VERIFY):
             if not groth16.verify(key.vk, public, proof):
-                raise PartitionFailed("verify", "the proof does not pass the pairing check "
+                raise PartitionFailed(Phase.VERIFY, "the proof does not pass the pairing check "
                                       "(the witness does not satisfy the circuit, or a "
                                       "backend computed a wrong MSM or quotient)",
                                       Failure.PERMANENT)
@@ -210,9 +214,9 @@ class WorkerRuntime:
     def _memory_phase(self, run: _PartitionRun, locks: PartitionLocks, key: ProvingKey,
                       work: UnitWork) -> tuple[Any, Reservation | None]:
         """Pre-stage when the ledger grants it; (None, None) means: stream in compute."""
-        with self._phase(run, "mem_wait"):
+        with self._phase(run, Phase.MEM_WAIT):
             held = locks.memory(should_stop=run.is_cancelled)
-        with held, self._phase(run, "mem", fence=held.fence) as phase:
+        with held, self._phase(run, Phase.MEM, fence=held.fence) as phase:
             fenced = fence(self.backend, held)
             # the key's bases upload once, under this lock, either path
             self.residency.make_resident(key, fenced)
@@ -241,9 +245,10 @@ class WorkerRuntime:
                        work: UnitWork, staged: Any) -> groth16.MsmParts:
         """Compute under the lock; on any failure the partition's device buffers are freed."""
         try:
-            with self._phase(run, "compute_wait"):
+            with self._phase(run, Phase.COMPUTE_WAIT):
                 held = locks.compute(should_stop=run.is_cancelled)
-            with held, self._phase(run, "compute", fence=held.fence, path=run.staged_path):
+            with held, self._phase(run, Phase.COMPUTE, fence=held.fence,
+                                     path=run.staged_path):
                 fenced = fence(self.backend, held)
                 if staged is None:
                     staged = work.stage(key, fenced)

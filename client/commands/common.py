@@ -11,6 +11,8 @@ from typing import Any
 
 import click
 
+from config.settings import get_settings
+
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="print JSON for scripts")
 
 
@@ -72,3 +74,9 @@ def output_path(path: str) -> Path:
     except OSError as exc:
         raise BadInput(f"{path}: cannot write in {target.parent} ({exc.strerror})") from None
     return target
+
+
+def read_job_file(path: str) -> bytes:
+    """A job input file's bytes (a C1, …), read no further than ``max_input_bytes``."""
+    return read_input(path, get_settings().max_input_bytes,
+                      "max_input_bytes, PROOFQ_MAX_INPUT_BYTES")

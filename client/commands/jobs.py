@@ -26,8 +26,7 @@ import redis
 
 from client.api import Client, JobError, JobNotFound
 from client.batch import NoWorkers, Outcome, Summary, check_workers, run_batch, unit_of
-from client.commands.common import JSON_OPTION, BadInput, output_path, reports
-from client.commands.local import read_job_file
+from client.commands.common import JSON_OPTION, BadInput, output_path, read_job_file, reports
 from client.intake import INTAKE_STREAM, Intake, serving_here
 from client.local_cluster import Cluster, ClusterError, open_cluster
 from client.progress import status_line
@@ -35,7 +34,6 @@ from config.settings import SettingsError, get_settings
 from snark.files import write_atomic
 from snark.porep.c1 import C1Error, parse_size
 from snark.job_input import InputLimits
-from snark.porep.seal import seal
 from snark.proof_types import Storage
 from snark.filecoin.errors import FilecoinError
 from snark.filecoin.job import filecoin_envelope
@@ -368,6 +366,8 @@ def batch(proof_type: str, c1_path: str | None, key_id: str | None, witnesses: t
     elif proof_type == "filecoin":
         job_input = _test_sector_job(key_id or "development", as_json)
     else:
+        from snark.porep.seal import seal  # the Poseidon library: not for every command
+
         job_input = seal(parse_size(sector_size), partitions, challenges)
         if not as_json:
             click.echo(f"sealed a {sector_size} sector: {job_input.circuit_name}, "

@@ -24,7 +24,8 @@ from rich.console import Console
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TaskID,
                            TextColumn, TimeElapsedColumn, TimeRemainingColumn)
 
-from client.commands.common import JSON_OPTION, BadInput, output_path, read_input, reports
+from client.commands.common import (JSON_OPTION, BadInput, output_path, read_input,
+                                    read_job_file, reports)
 from config.settings import SettingsError, get_settings
 from snark.backend import BackendUnavailable
 from snark.filecoin.errors import FilecoinError
@@ -119,12 +120,6 @@ def filecoin_job(path: str, raw: bytes, key_kind: str):
                                     InputLimits.of(get_settings()))
     except FilecoinError as exc:
         raise FilecoinError(f"{path}: {exc}") from None
-
-
-def read_job_file(path: str) -> bytes:
-    """A job input file's bytes (a C1, …), read no further than ``max_input_bytes``."""
-    return read_input(path, get_settings().max_input_bytes,
-                      "max_input_bytes, PROOFQ_MAX_INPUT_BYTES")
 
 
 # -- output -------------------------------------------------------------------------------

@@ -14,8 +14,17 @@ import redis
 
 from client.view.snapshot import snapshot
 from tasks.jobs import JobStore
+from workers.phase_events import PHASES, WAITS
 
-PAGE = files("client.view").joinpath("page.html").read_bytes()
+def _page() -> bytes:
+    """The page, with the phases' words and order from ``Phase`` (one list for the events,
+    the metrics and the page)."""
+    text = files("client.view").joinpath("page.html").read_text()
+    text = text.replace("__PHASES__", json.dumps([p.value for p in PHASES]))
+    return text.replace("__WAITS__", json.dumps([p.value for p in WAITS])).encode()
+
+
+PAGE = _page()
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -1,5 +1,6 @@
-"""What the job view shows, as JSON: the newest jobs with their partitions' phases, and
-each device's compute time, from the job store and ``proofq:events``."""
+"""What the job view shows, as JSON: the newest jobs with their partitions' phases, each
+device's compute time, and the workers quarantined for a kind of work, from the job store,
+``proofq:events`` and ``proofq:quarantine``."""
 
 from __future__ import annotations
 
@@ -7,17 +8,18 @@ from collections import defaultdict
 from typing import Any
 
 from tasks.jobs import JobStore
-from workers.phase_events import PhaseEvent, current_phases, recent_events
+from workers.phase_events import Phase, PhaseEvent, current_phases, recent_events
+from workers.quarantine import quarantined
 
 #: Lock waits: the phases a partition spends queued for a GPU lock.
-LOCK_WAITS = ("mem_wait", "compute_wait")
+LOCK_WAITS = (Phase.MEM_WAIT, Phase.COMPUTE_WAIT)
 
 
 def snapshot(store: JobStore, *, jobs: int = 30, events: int = 20000) -> dict[str, Any]:
     """The view's data: ``jobs`` newest jobs, the newest ``events`` phase events."""
     seconds, micros = store.redis.time()
     now = seconds + micros / 1e6
-    log = recent_events(store.redis, events)
+    log = recent_events(store.redis, events, store.keys.events)
     by_job: dict[str, list[PhaseEvent]] = defaultdict(list)
     for event in log:
         by_job[event.job].append(event)
@@ -26,7 +28,8 @@ def snapshot(store: JobStore, *, jobs: int = 30, events: int = 20000) -> dict[st
     start = min([e.start for e in log] + [j["created"] for j in shown] + [now])
     return {"now": now, "window": [start, now], "jobs": shown,
             "devices": _devices(log, start, now), "lock_waits": _lock_waits(log),
-            "events": len(log)}
+            "events": len(log),
+            "quarantined": [q.to_json() for q in quarantined(store.redis, store.keys)]}
 
 
 def _job(state: dict[str, Any], events: list[PhaseEvent], now: float) -> dict[str, Any]:

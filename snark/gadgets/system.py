@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from snark.errors import InvalidInput
 from snark.fields import FR_MODULUS
 
 R = FR_MODULUS
@@ -55,7 +56,7 @@ def input_index(key: int) -> int:
     return -key - 2
 
 
-class UnsatisfiedRow(ValueError):
+class UnsatisfiedRow(InvalidInput):
     """A row evaluated on a witness is not satisfied; the message says which."""
 
 

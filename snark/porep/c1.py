@@ -36,6 +36,7 @@ from typing import Annotated, Any, Generic, Literal, TypeVar
 from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer,
                       StringConstraints, ValidationError, model_validator)
 
+from snark.errors import InvalidInput
 from snark.fields import FR_MODULUS
 from snark.job_input import load_json, too_large
 
@@ -49,7 +50,7 @@ _HEX = re.compile(r"0x[0-9a-fA-F]{64}")
 _UNITS = {"": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
 
 
-class C1Error(ValueError):
+class C1Error(InvalidInput):
     """A C1 is malformed or its vanilla proofs are wrong; one line naming the field."""
 
 

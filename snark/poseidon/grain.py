@@ -77,7 +77,7 @@ class GrainLFSR:
 
 def round_constants(lfsr: GrainLFSR, count: int, n: int, modulus: int) -> list[int]:
     """``count`` field elements by rejection sampling on n-bit integers."""
-    out = []
+    out: list[int] = []
     while len(out) < count:
         candidate = lfsr.integer(n)
         if candidate < modulus:

@@ -13,8 +13,10 @@ from pathlib import Path
 
 import numpy as np
 
+from snark.errors import InvalidInput
 
-class SnarkjsFormatError(ValueError):
+
+class SnarkjsFormatError(InvalidInput):
     """A snarkjs/circom file that cannot be used; the message names the file and field."""
 
 

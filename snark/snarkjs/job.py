@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from snark.errors import InvalidInput
 from snark.job_input import load_json, resolve_shared, shared_relative_path, too_large
 from snark.snarkjs.wtns import read_wtns
 
@@ -34,7 +35,7 @@ ID_HEX_DIGITS = 32
 _HEX = frozenset("0123456789abcdef")
 
 
-class CircomJobError(ValueError):
+class CircomJobError(InvalidInput):
     """A circom job input that cannot be used; the message names the field."""
 
 
