@@ -27,7 +27,7 @@ import redis
 from client.api import Client, JobError, JobNotFound
 from client.batch import NoWorkers, Outcome, Summary, check_workers, run_batch, unit_of
 from client.commands.common import JSON_OPTION, BadInput, output_path, reports
-from client.commands.local import read_job_file
+from client.commands.local import porep_demo_c1, read_job_file
 from client.intake import INTAKE_STREAM, Intake, serving_here
 from client.local_cluster import Cluster, ClusterError, open_cluster
 from client.progress import status_line
@@ -52,8 +52,10 @@ _ERRORS = (SubmitError, JobNotFound, JobError, ClusterError, NoWorkers, Settings
 
 def _one_of(choices: list[str], then: Callable[[str], str] = str) -> Callable:
     """A click callback refusing a value outside ``choices`` in one line (exit 2), not
-    click's usage block."""
-    def check(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    click's usage block (None, an option left out without a default, passes)."""
+    def check(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+        if value is None:
+            return None
         if value not in choices:
             raise BadInput(f"{param.opts[0]}: {value!r} is not one of "
                            f"{', '.join(choices)}")
@@ -61,10 +63,14 @@ def _one_of(choices: list[str], then: Callable[[str], str] = str) -> Callable:
     return check
 
 
-TYPE_OPTION = click.option("--type", "proof_type", metavar=f"[{'|'.join(names())}]",
-                           default="porep-demo", show_default=True,
-                           callback=_one_of(names(), lambda name: proof_type_named(name).name),
-                           help="proof type (groth16: circom's name in 0.1)")
+def _type_option(default: str | None, told: str = "") -> Callable:
+    return click.option("--type", "proof_type", metavar=f"[{'|'.join(names())}]",
+                        default=default, show_default=default is not None,
+                        callback=_one_of(names(), lambda name: proof_type_named(name).name),
+                        help=f"proof type (groth16: circom's name in 0.1){told}")
+
+
+TYPE_OPTION = _type_option("porep-demo")
 PRIORITY_OPTION = click.option("--priority", metavar=f"[{'|'.join(PRIORITIES)}]",
                                default="normal", show_default=True,
                                callback=_one_of(list(PRIORITIES)),
@@ -165,6 +171,19 @@ def _refuse_witnesses_without_key(inputs: tuple[str, ...]) -> None:
                            f"--key KEY_ID (proofq keys list shows the imported keys)")
 
 
+def _told_type(inputs: tuple[str, ...]) -> str:
+    """The proof type of a submit without ``--type``, told from its one file as ``prove``
+    tells it: a JSON object not the stand-in's C1 is a Filecoin job (a c1.json, or one
+    with its key), a circom job names its ``witnesses``; anything else is porep-demo's."""
+    if len(inputs) != 1:
+        return "porep-demo"
+    with open(inputs[0], "rb") as fh:
+        head = fh.read(200)
+    if not head.lstrip().startswith(b"{") or porep_demo_c1(head):
+        return "porep-demo"
+    return "circom" if b'"witnesses"' in head else "filecoin"
+
+
 def _job_input(proof_type: str, inputs: tuple[str, ...], key_id: str | None) -> Any:
     if key_id is None:
         _refuse_witnesses_without_key(inputs)
@@ -220,7 +239,8 @@ def _deliver_snarkjs(result: bytes, output: str | None, as_json: bool, state: Jo
 @click.command()
 @click.argument("inputs", metavar="INPUT...", nargs=-1, required=True,
                 type=click.Path(dir_okay=False))
-@TYPE_OPTION
+@_type_option(None, " [default: told from the file: a porep-demo or Filecoin C1, a circom "
+                    "job]")
 @KEY_OPTION
 @PRIORITY_OPTION
 @click.option("--job-id", default=None,
@@ -232,20 +252,21 @@ def _deliver_snarkjs(result: bytes, output: str | None, as_json: bool, state: Jo
                    "directory for proof-<i>.json and public-<i>.json)")
 @JSON_OPTION
 @one_line_errors
-def submit(inputs: tuple[str, ...], proof_type: str, key_id: str | None, priority: str,
+def submit(inputs: tuple[str, ...], proof_type: str | None, key_id: str | None, priority: str,
            job_id: str | None, wait_s: float | None, output: str | None,
            as_json: bool) -> None:
     """Submit a proof job; prints its id (or, with --wait, its proof).
 
-    INPUT is the job's input file: a porep C1, a Filecoin c1.json (--type filecoin; --key
-    development for proofq's own key of the circuit), or a circom job JSON; with --type
-    circom --key KEY_ID, one or more .wtns files, one proof each.
+    INPUT is the job's input file: a porep C1, a Filecoin c1.json (--key development for
+    proofq's own key of the circuit), or a circom job JSON, each told from the file without
+    --type; with --type circom --key KEY_ID, one or more .wtns files, one proof each.
     It uses the cluster named by PROOFQ_REDIS_URL (redis://host:port/db); without it,
     --wait starts a private cluster for the job, and a plain submit stops with an error.
     Exit codes: 0 submitted (or proved), 1 the job failed, 2 bad input, 3 --wait ran out.
     """
     if output is not None:
         output_path(output)
+    proof_type = proof_type or _told_type(inputs)
     job_input = _job_input(proof_type, inputs, key_id)
     if wait_s is not None and get_settings().redis_url is None:
         _checked_input(job_input, proof_type)  # refused before a private cluster starts

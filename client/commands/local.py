@@ -105,10 +105,16 @@ def read_c1(path: str) -> C1:
     return c1
 
 
+def porep_demo_c1(head: bytes) -> bool:
+    """Whether a C1 file whose first bytes are ``head`` is the stand-in's (its format field
+    comes first) rather than Filecoin's."""
+    return b'"format"' in head[:200] and b"proofq-porep-c1" in head[:200]
+
+
 def filecoin_job(path: str, raw: bytes, key_kind: str):
     """A Filecoin C1 file as a job under ``key_kind``, or None for the stand-in's C1 (told
     apart by its format field)."""
-    if b'"format"' in raw[:200] and b"proofq-porep-c1" in raw[:200]:
+    if porep_demo_c1(raw):
         return None
     from snark.filecoin.job import filecoin_envelope
     from snark.filecoin.proof_type import FilecoinType
@@ -378,7 +384,6 @@ def verify(c1_path: str | None, update_path: str | None, proof_path: str,
 
 def _verify_filecoin(c1_path: str, job, proof_path: str, as_json: bool,
                      miner_id: int | None) -> None:
-    from snark.filecoin.params import verifying_key_for
     from snark.filecoin.prove import statement
     from snark.filecoin.prove import verify_c1 as verify_filecoin
 
@@ -393,8 +398,7 @@ def _verify_filecoin(c1_path: str, job, proof_path: str, as_json: bool,
         said = ("replica_id as the C1 states it: no miner or sector ids, so the statement is "
                 "the C1's replica_id, comm_d, comm_r and seed (give --miner-id to derive "
                 "replica_id as verify_seal does)")
-    settings = get_settings()
-    vk = verifying_key_for(job.proof, job.key, settings.params_dir, settings.filecoin_params_dir)
+    vk = filecoin_verifying_key(job.proof, job.key)
     partitions = job.proof.partitions
     proof = read_input(proof_path, partitions * PROOF_BYTES,
                        f"{partitions} proofs of {PROOF_BYTES} bytes")
@@ -410,6 +414,22 @@ def _verify_filecoin(c1_path: str, job, proof_path: str, as_json: bool,
           f"{job.proof.name}, {job.key} key)", f"statement: {said}"])
     if not valid:
         sys.exit(1)
+
+
+def filecoin_verifying_key(proof, key_kind: str):
+    """The verifying key of a Filecoin circuit under ``key_kind``; a missing official one
+    says that a development-key proof is verified with ``--key development``."""
+    from snark.filecoin.params import verifying_key_for
+
+    settings = get_settings()
+    try:
+        return verifying_key_for(proof, key_kind, settings.params_dir,
+                                 settings.filecoin_params_dir)
+    except KeyFileError as exc:
+        if key_kind != "official":
+            raise
+        raise KeyFileError(f"{exc} (a proof made with --key development is verified with "
+                           "--key development)") from None
 
 
 @click.command()

@@ -203,13 +203,10 @@ def prove_post(job_path, output, backend_name, key_kind, as_json) -> None:
 @reports_bad_input
 def verify_post(job_path, proof_path, key_kind, as_json) -> None:
     """Check a PoSt partition's proof (exit 0 valid, 1 invalid, 2 bad input)."""
-    from snark.filecoin.params import verifying_key_for
     from snark.filecoin.post.prove import Partition, verify_partition
 
     job = _post_job(job_path, key_kind)
-    settings = get_settings()
-    vk = verifying_key_for(job.proof, key_kind, settings.params_dir,
-                           settings.filecoin_params_dir)
+    vk = local.filecoin_verifying_key(job.proof, key_kind)
     proof = read_input(proof_path, PROOF_BYTES, f"one proof of {PROOF_BYTES} bytes")
     valid = verify_partition(Partition(job.sectors, job.randomness, job.partition_index), vk,
                              proof)

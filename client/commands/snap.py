@@ -137,14 +137,12 @@ def prove_update_file(update_path: str, target: Path, backend_name: str | None,
 def verify_update_file(update_path: str, proof_path: str, as_json: bool,
                        key_kind: str) -> None:
     """``proofq verify --update``: exit 0 valid, 1 invalid, 2 bad input."""
-    from snark.filecoin.params import verifying_key_for
     from snark.filecoin.snap.prove import verify_update
     from client.commands.common import read_input
 
     job = read_update(update_path, key_kind)
-    settings = get_settings()
     shape = job.update.shape
-    vk = verifying_key_for(shape, key_kind, settings.params_dir, settings.filecoin_params_dir)
+    vk = local.filecoin_verifying_key(shape, key_kind)
     proof = read_input(proof_path, shape.partitions * PROOF_BYTES,
                        f"{shape.partitions} proofs of {PROOF_BYTES} bytes")
     try:
