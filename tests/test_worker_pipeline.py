@@ -285,6 +285,28 @@ def test_cancel_at_a_phase_boundary_holds_nothing(runtime_factory, porep):
     assert runtime.ledger.reserved_bytes() == key_bytes(load_or_setup_key(c1, base / "params"))
 
 
+def test_cancel_during_compute_stops_at_the_next_device_call(runtime_factory, porep,
+                                                               monkeypatch):
+    """Before: a running compute phase saw a cancel only when it ended (71 s on the CPU),
+    its device busy all that time."""
+    import workers.runtime
+
+    monkeypatch.setattr(workers.runtime, "CANCEL_POLL_S", 0.0, raising=False)
+    c1, base = porep
+    runtime = runtime_factory()
+    seen = []
+    with pytest.raises(PartitionCancelled, match="cancelled during compute"):
+        runtime.prove_partition(job_id="j-cancel-c", partition=0, proof_type=POREP,
+                                job_input=c1, progress=lambda phase, info: seen.append(phase),
+                                cancelled=lambda: "compute" in seen)
+    assert seen[-1] == "compute"
+    [compute] = [e for e in read_events(runtime.client, job="j-cancel-c")
+                 if e.phase == "compute"]
+    assert "cancelled during compute" in compute.error
+    assert runtime.locks.mem.holder() is None and runtime.locks.compute.holder() is None
+    assert runtime.ledger.reserved_bytes() == key_bytes(load_or_setup_key(c1, base / "params"))
+
+
 def test_forged_leaf_fails_in_synthesize_naming_the_challenge(runtime_factory, porep):
     c1, _ = porep
     data = json.loads(c1.to_json())

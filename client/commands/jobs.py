@@ -325,7 +325,8 @@ def result(job_id: str, output: str | None, wait_s: float, as_json: bool) -> Non
 @JSON_OPTION
 @one_line_errors
 def cancel(job_id: str, as_json: bool) -> None:
-    """Cancel a job: queued partitions are dropped, running ones stop at their next phase.
+    """Cancel a job: queued partitions are dropped, running ones stop at their next phase
+    (in the compute phase, at its next device call).
 
     It uses the cluster named by PROOFQ_REDIS_URL (redis://host:port/db); without it the
     command stops with an error."""
