@@ -221,6 +221,18 @@ def test_every_option_has_help():
     assert missing == []
 
 
+@pytest.mark.parametrize("command, markers", [
+    ("seal", ["--sector-size", "--registered-proof"]),
+    ("prove", ["--c1", "--update", "--zkey", "--post"]),
+    ("verify", ["--c1", "--update", "--vk", "--post"]),
+])
+def test_a_command_of_several_input_forms_has_one_usage_block(command, markers):
+    """Before: one whole help per form, each with its own Usage line."""
+    text = run(command, "--help")
+    assert text.count("Usage:") == 1 and text.startswith("Usage:"), text
+    assert all(marker in text for marker in markers), text
+
+
 @pytest.mark.parametrize("command", ["submit", "status", "result", "cancel", "intake"])
 def test_cluster_commands_say_they_use_proofq_redis_url(command):
     assert "PROOFQ_REDIS_URL" in run(command, "--help")
