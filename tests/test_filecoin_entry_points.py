@@ -90,10 +90,13 @@ def test_submit_and_prove_from_the_cli_refuse_in_one_line(redis_url, rng, tmp_pa
     assert redis.Redis.from_url(redis_url).keys("proofq:job:*") == []
 
 
-def _proofq(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+def _proofq(*args: str, env: dict[str, str], stdin: bytes | None = None
+            ) -> subprocess.CompletedProcess:
     base = {k: v for k, v in os.environ.items() if not k.startswith("PROOFQ_")}
-    return subprocess.run([PROOFQ, *args], capture_output=True, text=True,
-                          env={**base, **env}, timeout=300)
+    run = subprocess.run([PROOFQ, *args], capture_output=True, input=stdin,
+                         env={**base, **env}, timeout=300)
+    return subprocess.CompletedProcess(run.args, run.returncode, run.stdout.decode(),
+                                       run.stderr.decode())
 
 
 def test_submit_tells_a_filecoin_c1_from_the_file(redis_url, rng, tmp_path):
@@ -107,10 +110,16 @@ def test_submit_tells_a_filecoin_c1_from_the_file(redis_url, rng, tmp_path):
         run = _proofq("submit", *key, str(path), "--json", env=env)
         assert run.returncode == 0, (key, run.stderr)
         assert json.loads(run.stdout)["proof_type"] == "filecoin", key
+    run = _proofq("submit", "-", "--job-id", "from-stdin", "--json", env=env,
+                  stdin=path.read_bytes())  # before: '-: No such file or directory'
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["proof_type"] == "filecoin"
     bad, expected = _bad_c1s(rng)["sector size"]
     path.write_bytes(bad)
     run = _proofq("submit", str(path), env=env)
     assert run.returncode == 2 and expected in _one_line(run.stderr), run.stderr
+    run = _proofq("verify", "--c1", "-", "--proof", str(path), env=env, stdin=bad)
+    assert run.returncode == 2 and _one_line(run.stderr).startswith("Error: -: SectorSize: 4096")
 
 
 def test_verify_without_the_official_key_names_the_development_key(rng, tmp_path):

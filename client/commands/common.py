@@ -7,7 +7,7 @@ import functools
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import click
 
@@ -44,16 +44,31 @@ def reports(*errors: type[BaseException]) -> Callable[[Callable], Callable]:
 _CHUNK = 1 << 20
 
 
+#: The input path that means stdin, as in most Unix tools.
+STDIN = "-"
+_stdin: list[bytes] = []  # stdin's bytes once read: a command may read its input twice
+
+
 def read_input(path: str, limit: int, why: str) -> bytes:
-    """A file's bytes, refused once more than ``limit`` are read (``/dev/zero`` ends too);
-    ``why`` names the limit."""
+    """A file's bytes (``-``: stdin's, kept for a second reading), refused once more than
+    ``limit`` are read (``/dev/zero`` ends too); ``why`` names the limit."""
+    if path != STDIN:
+        with open(path, "rb") as fh:
+            return _read_bounded(fh, path, limit, why)
+    if not _stdin:
+        _stdin.append(_read_bounded(click.get_binary_stream("stdin"), "stdin", limit, why))
+    if len(_stdin[0]) > limit:
+        raise BadInput(f"stdin: more than {limit} bytes ({why})")
+    return _stdin[0]
+
+
+def _read_bounded(fh: BinaryIO, name: str, limit: int, why: str) -> bytes:
     chunks, size = [], 0
-    with open(path, "rb") as fh:
-        while chunk := fh.read(min(_CHUNK, limit + 1 - size)):
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > limit:
-                raise BadInput(f"{path}: more than {limit} bytes ({why})")
+    while chunk := fh.read(min(_CHUNK, limit + 1 - size)):
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            raise BadInput(f"{name}: more than {limit} bytes ({why})")
     return b"".join(chunks)
 
 

@@ -26,7 +26,7 @@ import redis
 
 from client.api import Client, JobError, JobNotFound
 from client.batch import NoWorkers, Outcome, Summary, check_workers, run_batch, unit_of
-from client.commands.common import JSON_OPTION, BadInput, output_path, reports
+from client.commands.common import STDIN, JSON_OPTION, BadInput, output_path, reports
 from client.commands.local import porep_demo_c1, read_job_file
 from client.intake import INTAKE_STREAM, Intake, serving_here
 from client.local_cluster import Cluster, ClusterError, open_cluster
@@ -177,8 +177,11 @@ def _told_type(inputs: tuple[str, ...]) -> str:
     with its key), a circom job names its ``witnesses``; anything else is porep-demo's."""
     if len(inputs) != 1:
         return "porep-demo"
-    with open(inputs[0], "rb") as fh:
-        head = fh.read(200)
+    if inputs[0] == STDIN:
+        head = read_job_file(STDIN)[:200]
+    else:
+        with open(inputs[0], "rb") as fh:
+            head = fh.read(200)
     if not head.lstrip().startswith(b"{") or porep_demo_c1(head):
         return "porep-demo"
     return "circom" if b'"witnesses"' in head else "filecoin"
@@ -260,6 +263,7 @@ def submit(inputs: tuple[str, ...], proof_type: str | None, key_id: str | None, 
     INPUT is the job's input file: a porep C1, a Filecoin c1.json (--key development for
     proofq's own key of the circuit), or a circom job JSON, each told from the file without
     --type; with --type circom --key KEY_ID, one or more .wtns files, one proof each.
+    INPUT - reads the job from stdin.
     It uses the cluster named by PROOFQ_REDIS_URL (redis://host:port/db); without it,
     --wait starts a private cluster for the job, and a plain submit stops with an error.
     Exit codes: 0 submitted (or proved), 1 the job failed, 2 bad input, 3 --wait ran out.

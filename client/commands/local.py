@@ -43,7 +43,7 @@ BAD_INPUT_ERRORS = (C1Error, FilecoinError, ProofFormatError, KeyFileError, Sett
                     BackendUnavailable, ParamsDirError, OSError)
 
 C1_HELP = ("C1 JSON file: Filecoin's (Curio's c1.json, proofq seal --registered-proof) or "
-           "the porep stand-in's (proofq seal)")
+           "the porep stand-in's (proofq seal); - reads stdin")
 C1_OPTION = click.option("--c1", "c1_path", required=True, type=click.Path(), help=C1_HELP)
 #: ``prove`` and ``verify`` take a C1, or a SnapDeals update (``client.commands.snap``).
 C1_OR_UPDATE_OPTIONS = (
