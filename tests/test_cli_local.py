@@ -233,6 +233,24 @@ def test_a_command_of_several_input_forms_has_one_usage_block(command, markers):
     assert all(marker in text for marker in markers), text
 
 
+@pytest.mark.parametrize("command", [["status", "some-job"], ["jobs"], ["cancel", "some-job"]])
+def test_an_unreachable_redis_is_named_by_its_setting(command):
+    """Before: 'Error 111 connecting to 127.0.0.1:N. Connection refused.', no setting named."""
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PROOFQ_")}
+    done = subprocess.run([sys.executable, "-m", "client", *command], capture_output=True,
+                          text=True, timeout=120,
+                          env={**env, "PROOFQ_REDIS_URL": f"redis://127.0.0.1:{port}/0"})
+    assert done.returncode == 2
+    [line] = done.stderr.strip().splitlines()
+    assert f"127.0.0.1:{port}" in line and line.endswith(
+        "(the Redis that PROOFQ_REDIS_URL names: is it running, and reachable from here?)"), line
+
+
 @pytest.mark.parametrize("command", ["submit", "status", "result", "cancel", "intake"])
 def test_cluster_commands_say_they_use_proofq_redis_url(command):
     assert "PROOFQ_REDIS_URL" in run(command, "--help")

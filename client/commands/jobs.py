@@ -13,6 +13,7 @@ has not finished yet (``result`` or ``submit --wait`` ran out of time).
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import Callable
@@ -26,7 +27,8 @@ import redis
 
 from client.api import Client, JobError, JobNotFound
 from client.batch import NoWorkers, Outcome, Summary, check_workers, run_batch, unit_of
-from client.commands.common import STDIN, JSON_OPTION, BadInput, output_path, reports
+from client.commands.common import (STDIN, JSON_OPTION, BadInput, one_line, output_path,
+                                    reports)
 from client.commands.local import porep_demo_c1, read_job_file
 from client.intake import INTAKE_STREAM, Intake, serving_here
 from client.local_cluster import Cluster, ClusterError, open_cluster
@@ -80,7 +82,29 @@ KEY_OPTION = click.option("--key", "key_id", default=None, metavar="KEY_ID",
                                "filecoin: official (default) or development")
 
 
-one_line_errors = reports(*_ERRORS)
+#: A Redis that does not answer: the error then names the setting that points at it.
+_UNREACHABLE = (redis.ConnectionError, redis.TimeoutError, kombu.exceptions.OperationalError)
+
+
+def one_line_errors(command: Callable) -> Callable:
+    """``_ERRORS`` as one line each (exit 2); an unreachable Redis names PROOFQ_REDIS_URL."""
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except _UNREACHABLE as exc:
+            raise BadInput(f"{one_line(exc)} ({_which_redis()})") from None
+
+    return reports(*_ERRORS)(wrapper)
+
+
+def _which_redis() -> str:
+    try:
+        configured = get_settings().redis_url is not None
+    except SettingsError:
+        configured = True
+    return ("the Redis that PROOFQ_REDIS_URL names: is it running, and reachable from here?"
+            if configured else "the private cluster's Redis stopped answering")
 
 
 class NotFinished(click.ClickException):
