@@ -233,6 +233,17 @@ def test_a_command_of_several_input_forms_has_one_usage_block(command, markers):
     assert all(marker in text for marker in markers), text
 
 
+def test_counts_of_one_are_singular(tmp_path):
+    """Before: 'sealed porep-2KiB-k2 (1 partitions)', the quickstart's first line."""
+    from client.commands.common import plural
+
+    out = run("seal", "-o", str(tmp_path / "c1.json"))
+    assert out.startswith("sealed porep-2KiB-k2 (1 partition) in "), out
+    out = run("seal", "--partitions", "2", "-o", str(tmp_path / "c2.json"))
+    assert out.startswith("sealed porep-2KiB-k2 (2 partitions) in "), out
+    assert [plural(n, "proof") for n in (0, 1, 2)] == ["0 proofs", "1 proof", "2 proofs"]
+
+
 @pytest.mark.parametrize("command", [["status", "some-job"], ["jobs"], ["cancel", "some-job"]])
 def test_an_unreachable_redis_is_named_by_its_setting(command):
     """Before: 'Error 111 connecting to 127.0.0.1:N. Connection refused.', no setting named."""

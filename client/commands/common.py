@@ -14,6 +14,11 @@ import click
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="print JSON for scripts")
 
 
+def plural(count: int, noun: str) -> str:
+    """``1 partition``, ``2 partitions``: a count and its noun, for output lines."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 class BadInput(click.ClickException):
     exit_code = 2
 

@@ -28,7 +28,7 @@ import redis
 from client.api import Client, JobError, JobNotFound
 from client.batch import NoWorkers, Outcome, Summary, check_workers, run_batch, unit_of
 from client.commands.common import (STDIN, JSON_OPTION, BadInput, one_line, output_path,
-                                    reports)
+                                    plural, reports)
 from client.commands.local import porep_demo_c1, read_job_file
 from client.intake import INTAKE_STREAM, Intake, serving_here
 from client.local_cluster import Cluster, ClusterError, open_cluster
@@ -421,7 +421,7 @@ def batch(proof_type: str, c1_path: str | None, key_id: str | None, witnesses: t
         job_input = seal(parse_size(sector_size), partitions, challenges)
         if not as_json:
             click.echo(f"sealed a {sector_size} sector: {job_input.circuit_name}, "
-                       f"{partitions} partitions")
+                       f"{plural(partitions, 'partition')}")
     with cluster(may_start=True) as (running, client), \
             status_line(client.store.redis, enabled=not as_json) as line:
         show: Callable[[Outcome], None] | None = None if as_json else (

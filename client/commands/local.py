@@ -24,7 +24,8 @@ from rich.console import Console
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TaskID,
                            TextColumn, TimeElapsedColumn, TimeRemainingColumn)
 
-from client.commands.common import JSON_OPTION, BadInput, output_path, read_input, reports
+from client.commands.common import (JSON_OPTION, BadInput, output_path, plural, read_input,
+                                    reports)
 from config.settings import SettingsError, get_settings
 from snark.backend import BackendUnavailable
 from snark.filecoin.errors import FilecoinError
@@ -214,7 +215,8 @@ def seal(sector_size: str, partitions: int, challenges: int, output: str,
                    "partitions": c1.partitions, "challenges": c1.challenges,
                    "comm_d": f"0x{c1.comm_d:064x}", "comm_r": f"0x{c1.comm_r:064x}",
                    "seconds": round(seconds, 3)},
-         [f"sealed {c1.circuit_name} ({c1.partitions} partitions) in {seconds:.2f}s → {output}",
+         [f"sealed {c1.circuit_name} ({plural(c1.partitions, 'partition')}) in "
+          f"{seconds:.2f}s → {output}",
           f"comm_r 0x{c1.comm_r:064x}"])
 
 
@@ -297,7 +299,7 @@ def prove(c1_path: str | None, update_path: str | None, output: str,
     emit(as_json, {"proof": output, "bytes": len(proof), "partitions": c1.partitions,
                    "backend": backend.name, "circuit_id": key.circuit_id,
                    "seconds": round(seconds, 3)},
-         [f"proved {c1.partitions} partitions of {c1.circuit_name} on {backend.name} "
+         [f"proved {plural(c1.partitions, 'partition')} of {c1.circuit_name} on {backend.name} "
           f"in {seconds:.2f}s → {output} ({len(proof)} bytes)"])
 
 
@@ -323,7 +325,7 @@ def _prove_filecoin(c1_path: str, job, target: Path, backend_name: str | None, a
         task = progress.add_task(f"key of {job.proof.name} ({worker.key_kind(job)})", total=None)
         worker.make_key(job, fixed_base=fixed_base_for(backend), progress=setup_bars(progress))
         key = worker.load_key(job)
-        progress.update(task, description=f"proving {job.proof.partitions} partitions on "
+        progress.update(task, description=f"proving {plural(job.proof.partitions, 'partition')} on "
                                           f"{backend.name}")
         proof = prove_filecoin(job.c1, key, backend)
     write_atomic(target, proof)
@@ -331,8 +333,9 @@ def _prove_filecoin(c1_path: str, job, target: Path, backend_name: str | None, a
     emit(as_json, {"proof": str(target), "bytes": len(proof),
                    "partitions": job.proof.partitions, "backend": backend.name,
                    "key": job.key, "checked": check, "seconds": round(seconds, 3)},
-         [f"proved {job.proof.partitions} partitions of {job.proof.name} on {backend.name} "
-          f"under the {job.key} key in {seconds:.2f}s → {target} ({len(proof)} bytes)",
+         [f"proved {plural(job.proof.partitions, 'partition')} of {job.proof.name} on "
+          f"{backend.name} under the {job.key} key in {seconds:.2f}s → {target} "
+          f"({len(proof)} bytes)",
           f"C1 {checks}"])
 
 
@@ -370,14 +373,14 @@ def verify(c1_path: str | None, update_path: str | None, proof_path: str,
     proof = read_input(proof_path, c1.partitions * PROOF_BYTES,
                        f"{c1.partitions} proofs of {PROOF_BYTES} bytes")
     with progress_bar(not as_json) as progress:
-        progress.add_task(f"verifying {c1.partitions} proofs", total=None)
+        progress.add_task(f"verifying {plural(c1.partitions, 'proof')}", total=None)
         try:
             valid = verify_c1(c1, vk, proof, params_dir)
         except ProofFormatError as exc:
             raise ProofFormatError(f"{proof_path}: {exc}") from None
     emit(as_json, {"valid": valid, "proof": proof_path, "partitions": c1.partitions},
-         [f"{proof_path}: {'valid' if valid else 'INVALID'} ({c1.partitions} partitions of "
-          f"{c1.circuit_name})"])
+         [f"{proof_path}: {'valid' if valid else 'INVALID'} "
+          f"({plural(c1.partitions, 'partition')} of {c1.circuit_name})"])
     if not valid:
         sys.exit(1)
 
@@ -410,7 +413,7 @@ def _verify_filecoin(c1_path: str, job, proof_path: str, as_json: bool,
                    "key": job.key, "replica_id_derived": derived,
                    "replica_id": c1.replica_id.hex(), "sector_id": c1.sector_id,
                    "statement": said},
-         [f"{proof_path}: {'valid' if valid else 'INVALID'} ({partitions} partitions of "
+         [f"{proof_path}: {'valid' if valid else 'INVALID'} ({plural(partitions, 'partition')} of "
           f"{job.proof.name}, {job.key} key)", f"statement: {said}"])
     if not valid:
         sys.exit(1)
