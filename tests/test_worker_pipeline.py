@@ -382,6 +382,19 @@ def test_a_refused_budget_starts_no_heartbeat_thread(redis_url):
     assert after == before
 
 
+def test_a_cpu_worker_speaks_of_host_memory_not_vram(redis_url, caplog):
+    """Before: a CPU worker logged a 'VRAM budget'."""
+    import logging
+
+    from workers.runtime import WorkerRuntime
+
+    with caplog.at_level(logging.INFO, logger="workers.runtime"):
+        WorkerRuntime.start(redis_url=redis_url, gpu=None, worker_name="cpu-words",
+                            settings=load_settings(backend="cpu")).close()
+    [line] = [r.getMessage() for r in caplog.records if "cpu-words" in r.getMessage()]
+    assert "host memory budget" in line and "VRAM" not in line, line
+
+
 class CachingCpu(CpuBackend):
     """The CPU backend as a GPU's would be after a compute phase: ``cached`` bytes of
     scratch kept for reuse; notes when it was told to give them back."""

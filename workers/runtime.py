@@ -135,8 +135,10 @@ class WorkerRuntime:
         self.residency = Residency(backend, self._reserve_key)
         self._cache: Reservation | None = None  # what the backend keeps cached between partitions
         self.metrics: WSGIServer | None = None  # this process's /metrics, when configured
-        log.info("worker %s on %s (%s backend), VRAM budget %d bytes",
-                 worker_name, binding.gpu.key_prefix, backend.name, budget)
+        log.info("worker %s on %s (%s backend), %s %.1f GiB", worker_name,
+                 binding.gpu.key_prefix, backend.name,
+                 "host memory budget" if binding.device_id is None else "VRAM budget",
+                 budget / (1 << 30))
 
     # -- lifecycle ------------------------------------------------------------------------
     @classmethod
