@@ -18,12 +18,28 @@ import pytest
 import redis
 
 from client.embedded import EmbeddedRedis
+from tests.timing import LONG_TIMEOUT_S, TEST_TIMEOUT_S, TIME_FACTOR, scaled
 
 SESSION_SEED = int(os.environ.get("PROOFQ_TEST_SEED") or secrets.randbits(32))
 
 
-def pytest_report_header(config: pytest.Config) -> str:
-    return f"rng seed {SESSION_SEED} (replay: PROOFQ_TEST_SEED={SESSION_SEED})"
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    return [f"rng seed {SESSION_SEED} (replay: PROOFQ_TEST_SEED={SESSION_SEED})",
+            f"time limits x{TIME_FACTOR:.1f} (the load per core at the start; "
+            f"PROOFQ_TEST_TIME_FACTOR overrides): {scaled(TEST_TIMEOUT_S):.0f} s a test, "
+            f"{scaled(LONG_TIMEOUT_S):.0f} s a long one"]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Each test's pytest-timeout limit, scaled to this machine's load (tests.timing): its
+    own ``timeout`` mark's, a ``long`` test's, or the default."""
+    for item in items:
+        own = item.get_closest_marker("timeout")
+        if own is not None and own.args:
+            base = float(own.args[0])
+        else:
+            base = LONG_TIMEOUT_S if item.get_closest_marker("long") else TEST_TIMEOUT_S
+        item.add_marker(pytest.mark.timeout(scaled(base)), append=False)
 
 
 def _seed(request: pytest.FixtureRequest) -> int:

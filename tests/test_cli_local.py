@@ -221,6 +221,47 @@ def test_every_option_has_help():
     assert missing == []
 
 
+@pytest.mark.parametrize("command, markers", [
+    ("seal", ["--sector-size", "--registered-proof"]),
+    ("prove", ["--c1", "--update", "--zkey", "--post"]),
+    ("verify", ["--c1", "--update", "--vk", "--post"]),
+])
+def test_a_command_of_several_input_forms_has_one_usage_block(command, markers):
+    """Before: one whole help per form, each with its own Usage line."""
+    text = run(command, "--help")
+    assert text.count("Usage:") == 1 and text.startswith("Usage:"), text
+    assert all(marker in text for marker in markers), text
+
+
+def test_counts_of_one_are_singular(tmp_path):
+    """Before: 'sealed porep-2KiB-k2 (1 partitions)', the quickstart's first line."""
+    from client.commands.common import plural
+
+    out = run("seal", "-o", str(tmp_path / "c1.json"))
+    assert out.startswith("sealed porep-2KiB-k2 (1 partition) in "), out
+    out = run("seal", "--partitions", "2", "-o", str(tmp_path / "c2.json"))
+    assert out.startswith("sealed porep-2KiB-k2 (2 partitions) in "), out
+    assert [plural(n, "proof") for n in (0, 1, 2)] == ["0 proofs", "1 proof", "2 proofs"]
+
+
+@pytest.mark.parametrize("command", [["status", "some-job"], ["jobs"], ["cancel", "some-job"]])
+def test_an_unreachable_redis_is_named_by_its_setting(command):
+    """Before: 'Error 111 connecting to 127.0.0.1:N. Connection refused.', no setting named."""
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PROOFQ_")}
+    done = subprocess.run([sys.executable, "-m", "client", *command], capture_output=True,
+                          text=True, timeout=120,
+                          env={**env, "PROOFQ_REDIS_URL": f"redis://127.0.0.1:{port}/0"})
+    assert done.returncode == 2
+    [line] = done.stderr.strip().splitlines()
+    assert f"127.0.0.1:{port}" in line and line.endswith(
+        "(the Redis that PROOFQ_REDIS_URL names: is it running, and reachable from here?)"), line
+
+
 @pytest.mark.parametrize("command", ["submit", "status", "result", "cancel", "intake"])
 def test_cluster_commands_say_they_use_proofq_redis_url(command):
     assert "PROOFQ_REDIS_URL" in run(command, "--help")

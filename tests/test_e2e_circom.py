@@ -27,12 +27,13 @@ from config.settings import load_settings
 from snark.snarkjs.keystore import import_zkey
 from tasks.jobs import RESULTS_STREAM
 from tests.snarkjs_tools import snarkjs_fixtures
+from tests.timing import scaled
 
 pytestmark = pytest.mark.slow
 
 SEED = random.randrange(2**32)
 print(f"test_e2e_circom seed {SEED}")
-WAIT_S = 300
+WAIT_S = scaled(300)  # waits for proofs: tests/timing.py
 PROOFQ = str(Path(sys.executable).parent / "proofq")
 
 

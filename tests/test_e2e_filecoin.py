@@ -29,11 +29,12 @@ from snark.filecoin.worker import FilecoinWorker
 from snark.proof_types import Storage
 from tasks.jobs import RESULTS_STREAM
 from tests.filecoin_c1s import above_r
+from tests.timing import scaled
 
-WAIT_S = 900
+WAIT_S = scaled(900)
 MINER, SECTOR = 1000, 7
 GPU_OK, GPU_WHY = gpu.available()
-BACKENDS = [pytest.param("cpu", marks=pytest.mark.slow),
+BACKENDS = [pytest.param("cpu", marks=[pytest.mark.slow, pytest.mark.long]),
             pytest.param("gpu", marks=[pytest.mark.gpu,
                                        pytest.mark.skipif(not GPU_OK, reason=GPU_WHY)])]
 
@@ -55,7 +56,7 @@ def _result(server_url: str, entry: str, deadline: float) -> dict:
                     "done", "failed", "rejected"):
                 return fields
         time.sleep(1)
-    raise AssertionError(f"no result for intake entry {entry} in {WAIT_S} s")
+    raise AssertionError(f"no result for intake entry {entry} in {WAIT_S:.0f} s")
 
 
 def _sealed_above_r(name: str, rng) -> object:
@@ -83,7 +84,7 @@ def _prove_through_the_service(c1_path: Path, params: Path, backend: str,
                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
             with Client(server.url, settings) as probe:
-                worker.wait_ready(probe.app, 900, node="fc@%h")  # a fresh GPU compiles
+                worker.wait_ready(probe.app, scaled(900), node="fc@%h")  # a fresh GPU compiles
             host, port = server.url.removeprefix("redis://").split("/")[0].split(":")
             added = subprocess.run(
                 [_redis_cli(), "-h", host, "-p", port, "-x", "XADD", "proofq:intake", "*",
@@ -150,6 +151,7 @@ def c1_path_with_miner(c1, tmp_path: Path, sector: int) -> Path:
 
 
 @pytest.mark.slow  # one 2 KiB proof on the CPU (the session's development key: V1_1's files)
+@pytest.mark.long
 def test_a_synthetic_porep_sector_through_the_service(filecoin_2kib_dev_params, rng, tmp_path):
     """StackedDrg2KiBV1_1_Feat_SyntheticPoRep: the same circuit and key as V1_1, its
     challenges the seed's pick of the synthetic ones."""
@@ -165,8 +167,16 @@ def test_a_synthetic_porep_sector_through_the_service(filecoin_2kib_dev_params, 
                    str(MINER + 1)).returncode == 1
 
 
-@pytest.mark.slow  # sealing 8 MiB, its development key and one proof: tens of minutes here
-def test_a_sealed_8mib_sector_through_the_service(rng, tmp_path):
+@pytest.mark.slow
+@pytest.mark.long  # sealing 8 MiB, its development key (2^22) and one CPU proof: the suite's
+def test_a_sealed_8mib_sector_through_the_service(rng, tmp_path):  # only 8 MiB proof
+    """The whole path at 8 MiB (one partition of 2 challenges, 8-ary trees, a 2^22 domain):
+    a development key written as bellperson's .params/.vk and read back, the sector proved
+    by a worker, its proof verified from the .vk and by proofq verify, and refused for
+    another statement."""
+    from snark.filecoin.params import load_verifying_key
+    from snark.filecoin.prove import statement, verify_c1
+
     c1 = _sealed_above_r("StackedDrg8MiBV1_1", rng)
     c1_path = tmp_path / "c1.json"
     c1_path.write_bytes(curio_json(c1, SECTOR))
@@ -177,6 +187,9 @@ def test_a_sealed_8mib_sector_through_the_service(rng, tmp_path):
     verify = _verify(c1_path, proof_path, params, "--miner-id", str(MINER))
     assert verify.returncode == 0 and "derived" in verify.stdout, verify.stdout + verify.stderr
     assert _verify(c1_path, proof_path, params, "--miner-id", str(MINER + 1)).returncode == 1
+    _, vk_path = bellperson_files(c1.proof, "development", params, params)
+    stated, _ = statement(c1)
+    assert verify_c1(stated, load_verifying_key(vk_path), proof_path.read_bytes())
 
 
 def _verify(c1_path: Path, proof_path: Path, params: Path,

@@ -40,11 +40,12 @@ from workers.gpu_binding import host_name
 from workers.heartbeat import Heartbeat
 from workers.locks import GpuId, GpuLock
 from tasks.submission import SubmitError
+from tests.timing import scaled
 
 pytestmark = pytest.mark.slow
 
 SECTOR, K = 2048, 1
-WAIT_S = 300
+WAIT_S = scaled(300)  # waits for proofs: tests/timing.py
 MAX_RETRIES = 2
 LOCK_LEASE_S = 4  # a killed worker's place in the lock queue is given up after this
 PARK_LEASE_S = 120

@@ -22,8 +22,9 @@ from snark.filecoin.post.vanilla import encode
 from snark.filecoin.post.worker import PostWorker
 from snark.filecoin.seal import random_fields
 from snark.proof_types import Storage
+from tests.timing import scaled
 
-WAIT_S = 900
+WAIT_S = scaled(900)  # waits for proofs: tests/timing.py
 KINDS = {"window": (3, 10, 1), "winning": (4, 0, 0)}  # proof_kind, Go's number, partition
 
 

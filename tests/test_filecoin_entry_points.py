@@ -88,3 +88,53 @@ def test_submit_and_prove_from_the_cli_refuse_in_one_line(redis_url, rng, tmp_pa
     import redis
 
     assert redis.Redis.from_url(redis_url).keys("proofq:job:*") == []
+
+
+def _proofq(*args: str, env: dict[str, str], stdin: bytes | None = None
+            ) -> subprocess.CompletedProcess:
+    base = {k: v for k, v in os.environ.items() if not k.startswith("PROOFQ_")}
+    run = subprocess.run([PROOFQ, *args], capture_output=True, input=stdin,
+                         env={**base, **env}, timeout=300)
+    return subprocess.CompletedProcess(run.args, run.returncode, run.stdout.decode(),
+                                       run.stderr.decode())
+
+
+def test_submit_tells_a_filecoin_c1_from_the_file(redis_url, rng, tmp_path):
+    """Before: without --type a Curio c1.json was read as porep-demo's C1 ('c1: 9 required
+    fields are missing'), though prove and verify tell the type from the file."""
+    path = tmp_path / "c1.json"
+    path.write_bytes(curio_json(random_c1(registered_proof("StackedDrg2KiBV1_1"),
+                                          np.random.default_rng(rng.getrandbits(64))), 3))
+    env = {"PROOFQ_REDIS_URL": redis_url}
+    for key in ([], ["--key", "development"]):
+        run = _proofq("submit", *key, str(path), "--json", env=env)
+        assert run.returncode == 0, (key, run.stderr)
+        assert json.loads(run.stdout)["proof_type"] == "filecoin", key
+    run = _proofq("submit", "-", "--job-id", "from-stdin", "--json", env=env,
+                  stdin=path.read_bytes())  # before: '-: No such file or directory'
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["proof_type"] == "filecoin"
+    bad, expected = _bad_c1s(rng)["sector size"]
+    path.write_bytes(bad)
+    run = _proofq("submit", str(path), env=env)
+    assert run.returncode == 2 and expected in _one_line(run.stderr), run.stderr
+    run = _proofq("verify", "--c1", "-", "--proof", str(path), env=env, stdin=bad)
+    assert run.returncode == 2 and _one_line(run.stderr).startswith("Error: -: SectorSize: 4096")
+
+
+def test_verify_without_the_official_key_names_the_development_key(rng, tmp_path):
+    """Before: a development-key proof verified without --key development said only that
+    the official verifying key was missing."""
+    path = tmp_path / "c1.json"
+    path.write_bytes(curio_json(random_c1(registered_proof("StackedDrg2KiBV1_1"),
+                                          np.random.default_rng(rng.getrandbits(64))), 3))
+    proof = tmp_path / "proof.bin"
+    proof.write_bytes(bytes(192))
+    run = _proofq("verify", "--c1", str(path), "--proof", str(proof),
+                  env={"PROOFQ_PARAMS_DIR": str(tmp_path / "params"),
+                       "PROOFQ_FILECOIN_PARAMS_DIR": str(tmp_path / "official")})
+    assert run.returncode == 2, run.stdout + run.stderr
+    line = _one_line(run.stderr)
+    assert "no verifying key of StackedDrg2KiBV1_1 (official)" in line, line
+    assert line.endswith("(a proof made with --key development is verified with --key "
+                         "development)"), line

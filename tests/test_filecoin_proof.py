@@ -1,7 +1,7 @@
 """StackedCircuit on real-format C1s: witnesses satisfy bellperson's R1CS and public inputs
-are derived; an 8 MiB sector proved on the CPU under a development key in bellperson's
-formats. (A 2 KiB partition proved the same way: ``test_e2e_filecoin.py``, through the
-service, and ``test_gpu_filecoin.py``; 8 MiB on the GPU: ``bench/scale.py --type filecoin``.)"""
+are derived. (Proved: a 2 KiB and an 8 MiB sector under a development key in bellperson's
+formats, ``test_e2e_filecoin.py``, through the service; ``test_gpu_filecoin.py``; 8 MiB on
+the GPU: ``bench/scale.py --type filecoin``.)"""
 
 from __future__ import annotations
 
@@ -72,22 +72,3 @@ def test_a_sparse_512mib_shaped_partition_satisfies_every_row(rng):
     assignment = witness(shape, partition_data(c1, 0))
     assert check_rows(structure(shape), assignment.assignment()).size == 0
     assert assignment.public_inputs() == public_inputs(c1, 0)
-
-
-@pytest.mark.slow  # minutes on two cores: the 2^22 key's fixed-base products, one proof
-def test_a_sealed_8mib_sector_proves_on_the_cpu_under_a_development_key(rng, tmp_path):
-    """The whole path at 8 MiB (one partition of 2 challenges, 8-ary trees, a 2^22 domain):
-    a development key written as .params/.vk and read back, the proof verified from the
-    .vk, and the same proof refused for another sector's C1."""
-    from snark.cpu_backend import CpuBackend
-    from snark.filecoin.params import load_proving_key, load_verifying_key, make_development_key
-    from snark.filecoin.prove import prove_c1, verify_c1
-
-    proof = registered_proof("StackedDrg8MiBV1_1")
-    c1, other = (seal(proof, np_rng(rng)) for _ in range(2))
-    params_path, vk_path = make_development_key(proof, tmp_path)
-    proof_bytes = prove_c1(c1, load_proving_key(proof, params_path), CpuBackend())
-    vk = load_verifying_key(vk_path)
-    assert len(proof_bytes) == 192 * proof.partitions
-    assert verify_c1(c1, vk, proof_bytes)
-    assert not verify_c1(other, vk, proof_bytes)

@@ -65,6 +65,7 @@ def test_prove_checks_replica_id_against_the_miner(sealed, tmp_path):
 
 
 @pytest.mark.slow  # one 2 KiB proof on the CPU (and the session's development key)
+@pytest.mark.long
 def test_prove_checks_first_and_no_check_says_it_skipped_them(sealed, filecoin_2kib_dev_params,
                                                               tmp_path):
     """A C1 whose second proof names another comm_c satisfies the circuit (the circuit takes

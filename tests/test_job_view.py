@@ -32,11 +32,12 @@ from snark.porep.seal import seal
 from workers.gpu_binding import host_name
 from workers.heartbeat import Heartbeat
 from workers.locks import GpuId, GpuLock
+from tests.timing import scaled
 
 pytestmark = pytest.mark.slow
 
 SECTOR, K = 2048, 1
-WAIT_S = 300
+WAIT_S = scaled(300)  # waits for proofs: tests/timing.py
 PROOFQ = str(Path(sys.executable).parent / "proofq")
 
 

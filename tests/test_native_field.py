@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -151,3 +153,29 @@ def test_builds_are_cached_by_content_and_flags(tmp_path, monkeypatch):
     assert build.shared_library("one", [source], flags=["-O1"]) != first
     source.write_text('extern "C" int one() { return 2; }\n')
     assert build.shared_library("one", [source]) != first
+
+
+def test_a_build_says_so_before_it_starts_and_a_cached_one_is_silent(tmp_path):
+    """Before: the first command's native build was a minute with no output. Run as the CLI
+    runs it (logging unconfigured): the line goes to stderr."""
+    source = tmp_path / "one.cpp"
+    source.write_text('extern "C" int one() { return 1; }\n')
+    script = ("import sys; from pathlib import Path; from snark.native.build import "
+              "shared_library; shared_library('one', [Path(sys.argv[1])])")
+    env = {**os.environ, "PROOFQ_NATIVE_CACHE": str(tmp_path / "cache")}
+
+    def build_once() -> list[str]:
+        run = subprocess.run([sys.executable, "-c", script, str(source)], env=env,
+                             capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, run.stderr
+        return run.stderr.splitlines()
+
+    first = build_once()
+    assert first[0] == ("building the native library one (once per machine and version, "
+                        "about a minute on 2 cores) …"), first
+    assert re.fullmatch(r"built the native library one in \d+ s: .*one-\w+\.so", first[1]), first
+    assert build_once() == []
+    source.write_text('extern "C" int one() { return 2; }\n')
+    again = build_once()
+    assert re.fullmatch(r"building the native library one \(once per machine and version, "
+                        r"~\d+ s last time here\) …", again[0]), again

@@ -22,11 +22,12 @@ from snark.proof_types import Storage
 from snark.registry import names, proof_type, worker_half
 from tests import product_type  # registers toy-product in this process
 from tests.product_worker import ProductWorker
+from tests.timing import scaled
 
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
-WAIT_S = 300
+WAIT_S = scaled(300)  # waits for proofs: tests/timing.py
 
 
 @pytest.fixture(scope="module")

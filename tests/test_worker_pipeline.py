@@ -285,6 +285,28 @@ def test_cancel_at_a_phase_boundary_holds_nothing(runtime_factory, porep):
     assert runtime.ledger.reserved_bytes() == key_bytes(load_or_setup_key(c1, base / "params"))
 
 
+def test_cancel_during_compute_stops_at_the_next_device_call(runtime_factory, porep,
+                                                               monkeypatch):
+    """Before: a running compute phase saw a cancel only when it ended (71 s on the CPU),
+    its device busy all that time."""
+    import workers.runtime
+
+    monkeypatch.setattr(workers.runtime, "CANCEL_POLL_S", 0.0, raising=False)
+    c1, base = porep
+    runtime = runtime_factory()
+    seen = []
+    with pytest.raises(PartitionCancelled, match="cancelled during compute"):
+        runtime.prove_partition(job_id="j-cancel-c", partition=0, proof_type=POREP,
+                                job_input=c1, progress=lambda phase, info: seen.append(phase),
+                                cancelled=lambda: "compute" in seen)
+    assert seen[-1] == "compute"
+    [compute] = [e for e in read_events(runtime.client, job="j-cancel-c")
+                 if e.phase == "compute"]
+    assert "cancelled during compute" in compute.error
+    assert runtime.locks.mem.holder() is None and runtime.locks.compute.holder() is None
+    assert runtime.ledger.reserved_bytes() == key_bytes(load_or_setup_key(c1, base / "params"))
+
+
 def test_forged_leaf_fails_in_synthesize_naming_the_challenge(runtime_factory, porep):
     c1, _ = porep
     data = json.loads(c1.to_json())
@@ -358,6 +380,19 @@ def test_a_refused_budget_starts_no_heartbeat_thread(redis_url):
                             settings=load_settings(vram_headroom_bytes=1 << 62))
     after = {t for t in threading.enumerate() if t.name == "proofq-heartbeat"}
     assert after == before
+
+
+def test_a_cpu_worker_speaks_of_host_memory_not_vram(redis_url, caplog):
+    """Before: a CPU worker logged a 'VRAM budget'."""
+    import logging
+
+    from workers.runtime import WorkerRuntime
+
+    with caplog.at_level(logging.INFO, logger="workers.runtime"):
+        WorkerRuntime.start(redis_url=redis_url, gpu=None, worker_name="cpu-words",
+                            settings=load_settings(backend="cpu")).close()
+    [line] = [r.getMessage() for r in caplog.records if "cpu-words" in r.getMessage()]
+    assert "host memory budget" in line and "VRAM" not in line, line
 
 
 class CachingCpu(CpuBackend):

@@ -1,6 +1,7 @@
 """The backend as a worker uses it under a lock (docs/ARCHITECTURE.md §4): the lock's lease
 checked before every call that touches the device, so a worker whose lease expired stops
-before touching the GPU again (the next holder may be using it).
+before touching the GPU again (the next holder may be using it). The same place may stop a
+cancelled partition (``stop``): between device calls, never inside one.
 
 ``FencedBackend`` implements ``snark.backend.ProverBackend`` method by method, with the
 same signatures (keyword arguments pass through like any others); a proof type's device
@@ -10,6 +11,7 @@ steps come back fenced the same way, by their capability's own fenced form
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, cast
 
 import numpy as np
@@ -23,9 +25,10 @@ from workers.locks import HeldLock
 class FencedBackend:
     """``backend`` with ``held``'s lease checked before each device call."""
 
-    def __init__(self, backend: ProverBackend, held: HeldLock) -> None:
+    def __init__(self, backend: ProverBackend, held: HeldLock,
+                 stop: Callable[[], None] | None = None) -> None:
         self._backend = backend
-        self._check = held.check
+        self._check = held.check if stop is None else _both(held.check, stop)
         self.name = backend.name
 
     def prepare(self, key: ProvingKey) -> None:
@@ -84,8 +87,17 @@ class FencedProofMsmBackend(FencedBackend):
         return cast(ProofMsmBackend, self._backend).proof_msms(key, witness, h)
 
 
-def fence(backend: ProverBackend, held: HeldLock) -> FencedBackend:
-    """``backend`` fenced by ``held``, offering what it offers (``proof_msms`` or not)."""
+def _both(check: Callable[[], None], stop: Callable[[], None]) -> Callable[[], None]:
+    def checks() -> None:
+        check()
+        stop()
+    return checks
+
+
+def fence(backend: ProverBackend, held: HeldLock,
+          stop: Callable[[], None] | None = None) -> FencedBackend:
+    """``backend`` fenced by ``held``, offering what it offers (``proof_msms`` or not);
+    ``stop``, when given, runs after each lease check and may raise to end the work."""
     if isinstance(backend, ProofMsmBackend):
-        return FencedProofMsmBackend(backend, held)
-    return FencedBackend(backend, held)
+        return FencedProofMsmBackend(backend, held, stop)
+    return FencedBackend(backend, held, stop)

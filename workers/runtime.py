@@ -71,6 +71,10 @@ from workers.locks import LockPair, LockWaitAborted, PartitionLocks
 
 log = logging.getLogger(__name__)
 
+#: How often a compute phase reads whether its job was cancelled, at most (between device
+#: calls: a cancel stops it at the next call after the read, not at the phase's end).
+CANCEL_POLL_S = 0.5
+
 Progress = Callable[[str, dict], None]
 
 
@@ -90,8 +94,26 @@ class _PartitionRun:
     cancelled: Callable[[], bool] | None
     staged_path: str = ""
 
+    polled_at: float = 0.0
+
     def is_cancelled(self) -> bool:
         return bool(self.cancelled and self.cancelled())
+
+    def stop_if_cancelled(self) -> None:
+        """Between a compute phase's device calls (the fence's checks): a cancel read at
+        most every ``CANCEL_POLL_S`` (one Redis read, no device sync) ends the partition
+        there rather than when the phase ends; a Redis error leaves it to the next phase's
+        check."""
+        now = time.monotonic()
+        if now - self.polled_at < CANCEL_POLL_S:
+            return
+        self.polled_at = now
+        try:
+            cancelled = self.is_cancelled()
+        except redis.RedisError:
+            return
+        if cancelled:
+            raise PartitionCancelled(f"job {self.job} cancelled during compute")
 
 
 class WorkerRuntime:
@@ -117,8 +139,10 @@ class WorkerRuntime:
         self.residency = Residency(backend, self._reserve_key)
         self._cache: Reservation | None = None  # what the backend keeps cached between partitions
         self.metrics: WSGIServer | None = None  # this process's /metrics, when configured
-        log.info("worker %s on %s (%s backend), VRAM budget %d bytes",
-                 worker_name, binding.gpu.key_prefix, backend.name, budget)
+        log.info("worker %s on %s (%s backend), %s %.1f GiB", worker_name,
+                 binding.gpu.key_prefix, backend.name,
+                 "host memory budget" if binding.device_id is None else "VRAM budget",
+                 budget / (1 << 30))
 
     # -- lifecycle ------------------------------------------------------------------------
     @classmethod
@@ -249,7 +273,8 @@ class WorkerRuntime:
                 held = locks.compute(should_stop=run.is_cancelled)
             with held, self._phase(run, Phase.COMPUTE, fence=held.fence,
                                      path=run.staged_path):
-                fenced = fence(self.backend, held)
+                run.polled_at = time.monotonic()  # the phase's own check has just read it
+                fenced = fence(self.backend, held, stop=run.stop_if_cancelled)
                 if staged is None:
                     staged = work.stage(key, fenced)
                 staged = work.handle(key, staged, fenced)

@@ -7,13 +7,18 @@ import functools
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import click
 
 from config.settings import get_settings
 
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="print JSON for scripts")
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 partition``, ``2 partitions``: a count and its noun, for output lines."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 class BadInput(click.ClickException):
@@ -46,16 +51,31 @@ def reports(*errors: type[BaseException]) -> Callable[[Callable], Callable]:
 _CHUNK = 1 << 20
 
 
+#: The input path that means stdin, as in most Unix tools.
+STDIN = "-"
+_stdin: list[bytes] = []  # stdin's bytes once read: a command may read its input twice
+
+
 def read_input(path: str, limit: int, why: str) -> bytes:
-    """A file's bytes, refused once more than ``limit`` are read (``/dev/zero`` ends too);
-    ``why`` names the limit."""
+    """A file's bytes (``-``: stdin's, kept for a second reading), refused once more than
+    ``limit`` are read (``/dev/zero`` ends too); ``why`` names the limit."""
+    if path != STDIN:
+        with open(path, "rb") as fh:
+            return _read_bounded(fh, path, limit, why)
+    if not _stdin:
+        _stdin.append(_read_bounded(click.get_binary_stream("stdin"), "stdin", limit, why))
+    if len(_stdin[0]) > limit:
+        raise BadInput(f"stdin: more than {limit} bytes ({why})")
+    return _stdin[0]
+
+
+def _read_bounded(fh: BinaryIO, name: str, limit: int, why: str) -> bytes:
     chunks, size = [], 0
-    with open(path, "rb") as fh:
-        while chunk := fh.read(min(_CHUNK, limit + 1 - size)):
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > limit:
-                raise BadInput(f"{path}: more than {limit} bytes ({why})")
+    while chunk := fh.read(min(_CHUNK, limit + 1 - size)):
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            raise BadInput(f"{name}: more than {limit} bytes ({why})")
     return b"".join(chunks)
 
 
@@ -74,6 +94,12 @@ def output_path(path: str) -> Path:
     except OSError as exc:
         raise BadInput(f"{path}: cannot write in {target.parent} ({exc.strerror})") from None
     return target
+
+
+def porep_demo_c1(head: bytes) -> bool:
+    """Whether a C1 file whose first bytes are ``head`` is the stand-in's (its format field
+    comes first) rather than Filecoin's."""
+    return b'"format"' in head[:200] and b"proofq-porep-c1" in head[:200]
 
 
 def read_job_file(path: str) -> bytes:

@@ -21,7 +21,8 @@ import click
 import numpy as np
 
 from client.commands import local
-from client.commands.common import JSON_OPTION, BadInput, output_path, read_input, reports
+from client.commands.common import (JSON_OPTION, BadInput, output_path, plural, read_input,
+                                    reports)
 from client.commands.snarkjs import InputForms
 from config.settings import SettingsError, get_settings
 from snark.backend import BackendUnavailable
@@ -199,8 +200,9 @@ def check(c1_path: str, miner_id: int | None, as_json: bool) -> None:
         "replica_id_checked": bool(ids) or c1.prover_id is not None,
         "comm_r": c1.comm_r.hex(), "parse_seconds": round(parsed - started, 3),
         "check_seconds": round(checked - parsed, 3)},
-        [f"{c1_path}: {proof.name} C1 ({c1.encoding} encoding, {proof.partitions} partitions "
-         f"of {proof.challenges_per_partition} challenges) passes every check "
+        [f"{c1_path}: {proof.name} C1 ({c1.encoding} encoding, "
+         f"{plural(proof.partitions, 'partition')} of {proof.challenges_per_partition} "
+         f"challenges) passes every check "
          f"(parse {parsed - started:.2f}s, checks {checked - parsed:.2f}s)"])
 
 

@@ -13,6 +13,7 @@ has not finished yet (``result`` or ``submit --wait`` ran out of time).
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import Callable
@@ -26,7 +27,8 @@ import redis
 
 from client.api import Client, JobError, JobNotFound
 from client.batch import NoWorkers, Outcome, Summary, check_workers, run_batch, unit_of
-from client.commands.common import JSON_OPTION, BadInput, output_path, read_job_file, reports
+from client.commands.common import (STDIN, JSON_OPTION, BadInput, one_line, output_path,
+                                    plural, porep_demo_c1, read_job_file, reports)
 from client.intake import INTAKE_STREAM, Intake, serving_here
 from client.local_cluster import Cluster, ClusterError, open_cluster
 from client.progress import status_line
@@ -50,8 +52,10 @@ _ERRORS = (SubmitError, JobNotFound, JobError, ClusterError, NoWorkers, Settings
 
 def _one_of(choices: list[str], then: Callable[[str], str] = str) -> Callable:
     """A click callback refusing a value outside ``choices`` in one line (exit 2), not
-    click's usage block."""
-    def check(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    click's usage block (None, an option left out without a default, passes)."""
+    def check(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+        if value is None:
+            return None
         if value not in choices:
             raise BadInput(f"{param.opts[0]}: {value!r} is not one of "
                            f"{', '.join(choices)}")
@@ -59,10 +63,14 @@ def _one_of(choices: list[str], then: Callable[[str], str] = str) -> Callable:
     return check
 
 
-TYPE_OPTION = click.option("--type", "proof_type", metavar=f"[{'|'.join(names())}]",
-                           default="porep-demo", show_default=True,
-                           callback=_one_of(names(), lambda name: proof_type_named(name).name),
-                           help="proof type (groth16: circom's name in 0.1)")
+def _type_option(default: str | None, told: str = "") -> Callable:
+    return click.option("--type", "proof_type", metavar=f"[{'|'.join(names())}]",
+                        default=default, show_default=default is not None,
+                        callback=_one_of(names(), lambda name: proof_type_named(name).name),
+                        help=f"proof type (groth16: circom's name in 0.1){told}")
+
+
+TYPE_OPTION = _type_option("porep-demo")
 PRIORITY_OPTION = click.option("--priority", metavar=f"[{'|'.join(PRIORITIES)}]",
                                default="normal", show_default=True,
                                callback=_one_of(list(PRIORITIES)),
@@ -72,7 +80,29 @@ KEY_OPTION = click.option("--key", "key_id", default=None, metavar="KEY_ID",
                                "filecoin: official (default) or development")
 
 
-one_line_errors = reports(*_ERRORS)
+#: A Redis that does not answer: the error then names the setting that points at it.
+_UNREACHABLE = (redis.ConnectionError, redis.TimeoutError, kombu.exceptions.OperationalError)
+
+
+def one_line_errors(command: Callable) -> Callable:
+    """``_ERRORS`` as one line each (exit 2); an unreachable Redis names PROOFQ_REDIS_URL."""
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except _UNREACHABLE as exc:
+            raise BadInput(f"{one_line(exc)} ({_which_redis()})") from None
+
+    return reports(*_ERRORS)(wrapper)
+
+
+def _which_redis() -> str:
+    try:
+        configured = get_settings().redis_url is not None
+    except SettingsError:
+        configured = True
+    return ("the Redis that PROOFQ_REDIS_URL names: is it running, and reachable from here?"
+            if configured else "the private cluster's Redis stopped answering")
 
 
 class NotFinished(click.ClickException):
@@ -163,6 +193,22 @@ def _refuse_witnesses_without_key(inputs: tuple[str, ...]) -> None:
                            f"--key KEY_ID (proofq keys list shows the imported keys)")
 
 
+def _told_type(inputs: tuple[str, ...]) -> str:
+    """The proof type of a submit without ``--type``, told from its one file as ``prove``
+    tells it: a JSON object not the stand-in's C1 is a Filecoin job (a c1.json, or one
+    with its key), a circom job names its ``witnesses``; anything else is porep-demo's."""
+    if len(inputs) != 1:
+        return "porep-demo"
+    if inputs[0] == STDIN:
+        head = read_job_file(STDIN)[:200]
+    else:
+        with open(inputs[0], "rb") as fh:
+            head = fh.read(200)
+    if not head.lstrip().startswith(b"{") or porep_demo_c1(head):
+        return "porep-demo"
+    return "circom" if b'"witnesses"' in head else "filecoin"
+
+
 def _job_input(proof_type: str, inputs: tuple[str, ...], key_id: str | None) -> Any:
     if key_id is None:
         _refuse_witnesses_without_key(inputs)
@@ -218,7 +264,8 @@ def _deliver_snarkjs(result: bytes, output: str | None, as_json: bool, state: Jo
 @click.command()
 @click.argument("inputs", metavar="INPUT...", nargs=-1, required=True,
                 type=click.Path(dir_okay=False))
-@TYPE_OPTION
+@_type_option(None, " [default: told from the file: a porep-demo or Filecoin C1, a circom "
+                    "job]")
 @KEY_OPTION
 @PRIORITY_OPTION
 @click.option("--job-id", default=None,
@@ -230,20 +277,22 @@ def _deliver_snarkjs(result: bytes, output: str | None, as_json: bool, state: Jo
                    "directory for proof-<i>.json and public-<i>.json)")
 @JSON_OPTION
 @one_line_errors
-def submit(inputs: tuple[str, ...], proof_type: str, key_id: str | None, priority: str,
+def submit(inputs: tuple[str, ...], proof_type: str | None, key_id: str | None, priority: str,
            job_id: str | None, wait_s: float | None, output: str | None,
            as_json: bool) -> None:
     """Submit a proof job; prints its id (or, with --wait, its proof).
 
-    INPUT is the job's input file: a porep C1, a Filecoin c1.json (--type filecoin; --key
-    development for proofq's own key of the circuit), or a circom job JSON; with --type
-    circom --key KEY_ID, one or more .wtns files, one proof each.
+    INPUT is the job's input file: a porep C1, a Filecoin c1.json (--key development for
+    proofq's own key of the circuit), or a circom job JSON, each told from the file without
+    --type; with --type circom --key KEY_ID, one or more .wtns files, one proof each.
+    INPUT - reads the job from stdin.
     It uses the cluster named by PROOFQ_REDIS_URL (redis://host:port/db); without it,
     --wait starts a private cluster for the job, and a plain submit stops with an error.
     Exit codes: 0 submitted (or proved), 1 the job failed, 2 bad input, 3 --wait ran out.
     """
     if output is not None:
         output_path(output)
+    proof_type = proof_type or _told_type(inputs)
     job_input = _job_input(proof_type, inputs, key_id)
     if wait_s is not None and get_settings().redis_url is None:
         _checked_input(job_input, proof_type)  # refused before a private cluster starts
@@ -302,7 +351,8 @@ def result(job_id: str, output: str | None, wait_s: float, as_json: bool) -> Non
 @JSON_OPTION
 @one_line_errors
 def cancel(job_id: str, as_json: bool) -> None:
-    """Cancel a job: queued partitions are dropped, running ones stop at their next phase.
+    """Cancel a job: queued partitions are dropped, running ones stop at their next phase
+    (in the compute phase, at its next device call).
 
     It uses the cluster named by PROOFQ_REDIS_URL (redis://host:port/db); without it the
     command stops with an error."""
@@ -371,7 +421,7 @@ def batch(proof_type: str, c1_path: str | None, key_id: str | None, witnesses: t
         job_input = seal(parse_size(sector_size), partitions, challenges)
         if not as_json:
             click.echo(f"sealed a {sector_size} sector: {job_input.circuit_name}, "
-                       f"{partitions} partitions")
+                       f"{plural(partitions, 'partition')}")
     with cluster(may_start=True) as (running, client), \
             status_line(client.store.redis, enabled=not as_json) as line:
         show: Callable[[Outcome], None] | None = None if as_json else (

@@ -24,8 +24,8 @@ from rich.console import Console
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TaskID,
                            TextColumn, TimeElapsedColumn, TimeRemainingColumn)
 
-from client.commands.common import (JSON_OPTION, BadInput, output_path, read_input,
-                                    read_job_file, reports)
+from client.commands.common import (JSON_OPTION, BadInput, output_path, plural,
+                                    porep_demo_c1, read_input, read_job_file, reports)
 from config.settings import SettingsError, get_settings
 from snark.backend import BackendUnavailable
 from snark.filecoin.errors import FilecoinError
@@ -44,7 +44,7 @@ BAD_INPUT_ERRORS = (C1Error, FilecoinError, ProofFormatError, KeyFileError, Sett
                     BackendUnavailable, ParamsDirError, OSError)
 
 C1_HELP = ("C1 JSON file: Filecoin's (Curio's c1.json, proofq seal --registered-proof) or "
-           "the porep stand-in's (proofq seal)")
+           "the porep stand-in's (proofq seal); - reads stdin")
 C1_OPTION = click.option("--c1", "c1_path", required=True, type=click.Path(), help=C1_HELP)
 #: ``prove`` and ``verify`` take a C1, or a SnapDeals update (``client.commands.snap``).
 C1_OR_UPDATE_OPTIONS = (
@@ -109,7 +109,7 @@ def read_c1(path: str) -> C1:
 def filecoin_job(path: str, raw: bytes, key_kind: str):
     """A Filecoin C1 file as a job under ``key_kind``, or None for the stand-in's C1 (told
     apart by its format field)."""
-    if b'"format"' in raw[:200] and b"proofq-porep-c1" in raw[:200]:
+    if porep_demo_c1(raw):
         return None
     from snark.filecoin.job import filecoin_envelope
     from snark.filecoin.proof_type import FilecoinType
@@ -203,7 +203,8 @@ def seal(sector_size: str, partitions: int, challenges: int, output: str,
                    "partitions": c1.partitions, "challenges": c1.challenges,
                    "comm_d": f"0x{c1.comm_d:064x}", "comm_r": f"0x{c1.comm_r:064x}",
                    "seconds": round(seconds, 3)},
-         [f"sealed {c1.circuit_name} ({c1.partitions} partitions) in {seconds:.2f}s → {output}",
+         [f"sealed {c1.circuit_name} ({plural(c1.partitions, 'partition')}) in "
+          f"{seconds:.2f}s → {output}",
           f"comm_r 0x{c1.comm_r:064x}"])
 
 
@@ -286,7 +287,7 @@ def prove(c1_path: str | None, update_path: str | None, output: str,
     emit(as_json, {"proof": output, "bytes": len(proof), "partitions": c1.partitions,
                    "backend": backend.name, "circuit_id": key.circuit_id,
                    "seconds": round(seconds, 3)},
-         [f"proved {c1.partitions} partitions of {c1.circuit_name} on {backend.name} "
+         [f"proved {plural(c1.partitions, 'partition')} of {c1.circuit_name} on {backend.name} "
           f"in {seconds:.2f}s → {output} ({len(proof)} bytes)"])
 
 
@@ -312,7 +313,7 @@ def _prove_filecoin(c1_path: str, job, target: Path, backend_name: str | None, a
         task = progress.add_task(f"key of {job.proof.name} ({worker.key_kind(job)})", total=None)
         worker.make_key(job, fixed_base=fixed_base_for(backend), progress=setup_bars(progress))
         key = worker.load_key(job)
-        progress.update(task, description=f"proving {job.proof.partitions} partitions on "
+        progress.update(task, description=f"proving {plural(job.proof.partitions, 'partition')} on "
                                           f"{backend.name}")
         proof = prove_filecoin(job.c1, key, backend)
     write_atomic(target, proof)
@@ -320,8 +321,9 @@ def _prove_filecoin(c1_path: str, job, target: Path, backend_name: str | None, a
     emit(as_json, {"proof": str(target), "bytes": len(proof),
                    "partitions": job.proof.partitions, "backend": backend.name,
                    "key": job.key, "checked": check, "seconds": round(seconds, 3)},
-         [f"proved {job.proof.partitions} partitions of {job.proof.name} on {backend.name} "
-          f"under the {job.key} key in {seconds:.2f}s → {target} ({len(proof)} bytes)",
+         [f"proved {plural(job.proof.partitions, 'partition')} of {job.proof.name} on "
+          f"{backend.name} under the {job.key} key in {seconds:.2f}s → {target} "
+          f"({len(proof)} bytes)",
           f"C1 {checks}"])
 
 
@@ -359,21 +361,20 @@ def verify(c1_path: str | None, update_path: str | None, proof_path: str,
     proof = read_input(proof_path, c1.partitions * PROOF_BYTES,
                        f"{c1.partitions} proofs of {PROOF_BYTES} bytes")
     with progress_bar(not as_json) as progress:
-        progress.add_task(f"verifying {c1.partitions} proofs", total=None)
+        progress.add_task(f"verifying {plural(c1.partitions, 'proof')}", total=None)
         try:
             valid = verify_c1(c1, vk, proof, params_dir)
         except ProofFormatError as exc:
             raise ProofFormatError(f"{proof_path}: {exc}") from None
     emit(as_json, {"valid": valid, "proof": proof_path, "partitions": c1.partitions},
-         [f"{proof_path}: {'valid' if valid else 'INVALID'} ({c1.partitions} partitions of "
-          f"{c1.circuit_name})"])
+         [f"{proof_path}: {'valid' if valid else 'INVALID'} "
+          f"({plural(c1.partitions, 'partition')} of {c1.circuit_name})"])
     if not valid:
         sys.exit(1)
 
 
 def _verify_filecoin(c1_path: str, job, proof_path: str, as_json: bool,
                      miner_id: int | None) -> None:
-    from snark.filecoin.params import verifying_key_for
     from snark.filecoin.prove import statement
     from snark.filecoin.prove import verify_c1 as verify_filecoin
 
@@ -388,8 +389,7 @@ def _verify_filecoin(c1_path: str, job, proof_path: str, as_json: bool,
         said = ("replica_id as the C1 states it: no miner or sector ids, so the statement is "
                 "the C1's replica_id, comm_d, comm_r and seed (give --miner-id to derive "
                 "replica_id as verify_seal does)")
-    settings = get_settings()
-    vk = verifying_key_for(job.proof, job.key, settings.params_dir, settings.filecoin_params_dir)
+    vk = filecoin_verifying_key(job.proof, job.key)
     partitions = job.proof.partitions
     proof = read_input(proof_path, partitions * PROOF_BYTES,
                        f"{partitions} proofs of {PROOF_BYTES} bytes")
@@ -401,10 +401,26 @@ def _verify_filecoin(c1_path: str, job, proof_path: str, as_json: bool,
                    "key": job.key, "replica_id_derived": derived,
                    "replica_id": c1.replica_id.hex(), "sector_id": c1.sector_id,
                    "statement": said},
-         [f"{proof_path}: {'valid' if valid else 'INVALID'} ({partitions} partitions of "
+         [f"{proof_path}: {'valid' if valid else 'INVALID'} ({plural(partitions, 'partition')} of "
           f"{job.proof.name}, {job.key} key)", f"statement: {said}"])
     if not valid:
         sys.exit(1)
+
+
+def filecoin_verifying_key(proof, key_kind: str):
+    """The verifying key of a Filecoin circuit under ``key_kind``; a missing official one
+    says that a development-key proof is verified with ``--key development``."""
+    from snark.filecoin.params import verifying_key_for
+
+    settings = get_settings()
+    try:
+        return verifying_key_for(proof, key_kind, settings.params_dir,
+                                 settings.filecoin_params_dir)
+    except KeyFileError as exc:
+        if key_kind != "official":
+            raise
+        raise KeyFileError(f"{exc} (a proof made with --key development is verified with "
+                           "--key development)") from None
 
 
 @click.command()

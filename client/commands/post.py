@@ -36,12 +36,13 @@ from snark.proof import PROOF_BYTES, ProofFormatError
 
 reports_bad_input = reports(FilecoinError, SettingsError, BackendUnavailable, KeyFileError,
                             ProofFormatError, OSError)
-KIND_OPTION = click.option("--kind", required=True, type=click.Choice(["window", "winning"]))
+KIND_OPTION = click.option("--kind", required=True, type=click.Choice(["window", "winning"]),
+                           help="WindowPoSt or WinningPoSt")
 PROOF_OPTION = click.option("--registered-proof", "go_id", required=True, type=int,
                             help="Go's RegisteredPoStProof number (0-4 Winning, 5-9 Window "
                                  "V1, 10-14 Window V1_1)")
 PARTITION_OPTION = click.option("--partition-index", type=click.IntRange(min=0), default=0,
-                                show_default=True)
+                                show_default=True, help="which partition of the PoSt")
 #: A 32 GiB sector's element is 24,960 bytes, WinningPoSt's 164 KB; this bounds a file read.
 MAX_VPROOF_BYTES = 1 << 20
 
@@ -65,7 +66,8 @@ def post() -> None:
 @KIND_OPTION
 @PROOF_OPTION
 @click.option("--randomness", required=True, help="32 bytes hex, masked as Curio sends it")
-@click.option("--miner-id", type=click.IntRange(min=0), required=True)
+@click.option("--miner-id", type=click.IntRange(min=0), required=True,
+              help="the proving miner (actor id): its prover_id is derived from it")
 @PARTITION_OPTION
 @click.argument("vproofs", metavar="VPROOF…", nargs=-1, required=True,
                 type=click.Path(dir_okay=False))
@@ -97,7 +99,8 @@ def check(kind, go_id, randomness, miner_id, partition_index, vproofs, as_json) 
               help="sectors in the partition (WinningPoSt: 1)")
 @PARTITION_OPTION
 @click.option("--randomness", help="32 bytes hex (default: random, masked)")
-@click.option("--miner-id", type=click.IntRange(min=0), default=1000, show_default=True)
+@click.option("--miner-id", type=click.IntRange(min=0), default=1000, show_default=True,
+              help="the made-up miner (actor id) the test sectors belong to")
 @click.option("--sparse", is_flag=True, help="sparse trees: any size, 32 GiB and 64 GiB "
                                              "included (2 KiB and 8 MiB are whole by default)")
 @click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False),
@@ -197,19 +200,17 @@ def prove_post(job_path, output, backend_name, key_kind, as_json) -> None:
 
 @click.command("verify")
 @POST_JOB_OPTION
-@click.option("--proof", "proof_path", required=True, type=click.Path(dir_okay=False))
+@click.option("--proof", "proof_path", required=True, type=click.Path(dir_okay=False),
+              help="the 192-byte proof (from proofq prove --post)")
 @local.FILECOIN_KEY_OPTION
 @JSON_OPTION
 @reports_bad_input
 def verify_post(job_path, proof_path, key_kind, as_json) -> None:
     """Check a PoSt partition's proof (exit 0 valid, 1 invalid, 2 bad input)."""
-    from snark.filecoin.params import verifying_key_for
     from snark.filecoin.post.prove import Partition, verify_partition
 
     job = _post_job(job_path, key_kind)
-    settings = get_settings()
-    vk = verifying_key_for(job.proof, key_kind, settings.params_dir,
-                           settings.filecoin_params_dir)
+    vk = local.filecoin_verifying_key(job.proof, key_kind)
     proof = read_input(proof_path, PROOF_BYTES, f"one proof of {PROOF_BYTES} bytes")
     valid = verify_partition(Partition(job.sectors, job.randomness, job.partition_index), vk,
                              proof)

@@ -21,7 +21,7 @@ import click
 import numpy as np
 
 from client.commands import local
-from client.commands.common import JSON_OPTION, BadInput, output_path
+from client.commands.common import JSON_OPTION, BadInput, output_path, plural
 from config.settings import get_settings
 from snark.files import write_atomic
 from snark.filecoin.errors import FilecoinError
@@ -98,8 +98,8 @@ def check_command(update_path: str, as_json: bool) -> None:
     shape = job.update.shape
     local.emit(as_json, {"valid": True, "sector_size": shape.sector_size,
                          "partitions": shape.partitions, "challenges": shape.challenges},
-               [f"{update_path}: a valid {shape.size_name} update ({shape.partitions} "
-                f"partitions × {shape.challenges} challenges)"])
+               [f"{update_path}: a valid {shape.size_name} update "
+                f"({plural(shape.partitions, 'partition')} × {shape.challenges} challenges)"])
 
 
 def prove_update_file(update_path: str, target: Path, backend_name: str | None,
@@ -121,7 +121,7 @@ def prove_update_file(update_path: str, target: Path, backend_name: str | None,
         worker.make_key(job, fixed_base=fixed_base_for(backend),
                         progress=local.setup_bars(progress))
         key = worker.load_key(job)
-        progress.update(task, description=f"proving {shape.partitions} partitions on "
+        progress.update(task, description=f"proving {plural(shape.partitions, 'partition')} on "
                                           f"{backend.name}")
         proof = prove_update(job.update, key, backend)
     write_atomic(target, proof)
@@ -129,7 +129,8 @@ def prove_update_file(update_path: str, target: Path, backend_name: str | None,
     local.emit(as_json, {"proof": str(target), "bytes": len(proof),
                          "partitions": shape.partitions, "backend": backend.name,
                          "key": key_kind, "seconds": round(seconds, 3)},
-               [f"proved {shape.partitions} partitions of the {shape.size_name} update on "
+               [f"proved {plural(shape.partitions, 'partition')} of the {shape.size_name} "
+                f"update on "
                 f"{backend.name} under the {key_kind} key in {seconds:.2f}s → {target} "
                 f"({len(proof)} bytes)"])
 
@@ -137,14 +138,12 @@ def prove_update_file(update_path: str, target: Path, backend_name: str | None,
 def verify_update_file(update_path: str, proof_path: str, as_json: bool,
                        key_kind: str) -> None:
     """``proofq verify --update``: exit 0 valid, 1 invalid, 2 bad input."""
-    from snark.filecoin.params import verifying_key_for
     from snark.filecoin.snap.prove import verify_update
     from client.commands.common import read_input
 
     job = read_update(update_path, key_kind)
-    settings = get_settings()
     shape = job.update.shape
-    vk = verifying_key_for(shape, key_kind, settings.params_dir, settings.filecoin_params_dir)
+    vk = local.filecoin_verifying_key(shape, key_kind)
     proof = read_input(proof_path, shape.partitions * PROOF_BYTES,
                        f"{shape.partitions} proofs of {PROOF_BYTES} bytes")
     try:

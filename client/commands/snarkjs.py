@@ -12,6 +12,7 @@ accepts what ``prove`` writes. Exit codes as in ``local``: 0 valid, 1 invalid, 2
 
 from __future__ import annotations
 
+import inspect
 import json
 import sys
 import time
@@ -55,11 +56,26 @@ class InputForms(click.Command):
         if any(arg.split("=", 1)[0] in self.markers for arg in args):
             return self.other.make_context(info_name, args, parent=parent, **extra)
         if any(arg in ("-h", "--help") for arg in args):
-            for command in self.forms():
-                click.echo(command.get_help(click.Context(command, info_name=info_name,
-                                                          parent=parent)) + "\n")
+            click.echo(self.combined_help(info_name, parent), nl=False)
             raise click.exceptions.Exit(0)
         return self.usual.make_context(info_name, args, parent=parent, **extra)
+
+    def combined_help(self, info_name: str | None, parent: click.Context | None) -> str:
+        """One usage line and what the command does, then each form: its description and
+        its options (not one whole help per form, each with its own usage)."""
+        ctx = click.Context(self, info_name=info_name, parent=parent)
+        formatter = ctx.make_formatter()
+        formatter.write_usage(ctx.command_path, "[OPTIONS]")
+        formatter.write_paragraph()
+        with formatter.indentation():
+            formatter.write_text(self.short_help or "")
+        for form in self.forms():
+            formatter.write_paragraph()
+            formatter.write_text(inspect.cleandoc(form.help or "").split("\n\n")[0])
+            with formatter.indentation():
+                form.format_options(click.Context(form, info_name=info_name, parent=parent),
+                                    formatter)
+        return formatter.getvalue()
 
 
 def read_json(path: str, what: str) -> Any:

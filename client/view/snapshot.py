@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from client.view.sectors import sector_of
 from tasks.jobs import JobStore
 from workers.phase_events import Phase, PhaseEvent, current_phases, recent_events
 from workers.quarantine import quarantined
@@ -23,28 +24,37 @@ def snapshot(store: JobStore, *, jobs: int = 30, events: int = 20000) -> dict[st
     by_job: dict[str, list[PhaseEvent]] = defaultdict(list)
     for event in log:
         by_job[event.job].append(event)
-    shown = [_job(state.to_json(), by_job.get(state.job_id, []), now)
+    shown = [_job(state.to_json(), by_job.get(state.job_id, []), now) | sector_of(store, state)
              for state in store.recent(jobs)]
     start = min([e.start for e in log] + [j["created"] for j in shown] + [now])
+    running = [phase for job in shown for unit in job["units"] for phase in unit["phases"]
+               if phase.get("running")]
     return {"now": now, "window": [start, now], "jobs": shown,
-            "devices": _devices(log, start, now), "lock_waits": _lock_waits(log),
+            "devices": _devices(log, running, start, now), "lock_waits": _lock_waits(log),
             "events": len(log),
             "quarantined": [q.to_json() for q in quarantined(store.redis, store.keys)]}
 
 
 def _job(state: dict[str, Any], events: list[PhaseEvent], now: float) -> dict[str, Any]:
+    """The job and its partitions' phases; a partition's current phase runs up to now, in a
+    cancelled job too when it began before the cancel (a worker stops at the next phase, so
+    the device is still busy with it)."""
     partitions: dict[int, list[dict]] = defaultdict(list)
     for event in events:
         partitions[event.partition].append(_phase(event))
-    running = current_phases(events, state["job"]) if state["status"] == "proving" else {}
+    running = (current_phases(events, state["job"])
+               if state["status"] in ("proving", "cancelled") else {})
     for partition, phase in running.items():
         last = partitions[partition][-1]
-        if not phase.endswith("failed"):  # its current phase, from the last end until now
+        begun = state["status"] == "proving" or last["end"] < (state["finished"] or now)
+        if begun and not phase.endswith("failed"):  # from the last end until now
             partitions[partition].append({"phase": phase, "start": last["end"], "end": now,
                                           "running": True, "device": last["device"],
-                                          "worker": last["worker"], "error": ""})
-    return {**state, "units": [{"partition": p, "phases": partitions[p]}
-                               for p in sorted(partitions)]}
+                                          "worker": last["worker"], "error": "",
+                                          "job": state["job"], "partition": partition})
+    units = [{"partition": p, "phases": partitions[p]} for p in sorted(partitions)]
+    still = sum(bool(u["phases"] and u["phases"][-1].get("running")) for u in units)
+    return {**state, "units": units, "still_running": still}
 
 
 def _phase(event: PhaseEvent) -> dict[str, Any]:
@@ -57,14 +67,19 @@ def _device(event: PhaseEvent) -> str:
     return f"{event.host}/{event.gpu}" if event.host else event.gpu
 
 
-def _devices(log: list[PhaseEvent], start: float, now: float) -> list[dict[str, Any]]:
-    """Each device's compute intervals (job, partition) and its busy share of the window."""
+def _devices(log: list[PhaseEvent], running: list[dict[str, Any]], start: float,
+             now: float) -> list[dict[str, Any]]:
+    """Each device's compute intervals (job, partition) and its busy share of the window;
+    a compute phase still running counts up to now (its event comes when it ends)."""
     busy: dict[str, list[list]] = defaultdict(list)
     for event in log:
         if event.phase == "compute":
             busy[_device(event)].append([event.start, event.end, event.job, event.partition])
         else:
             busy.setdefault(_device(event), [])
+    for phase in running:
+        if phase["phase"] == "compute":
+            busy[phase["device"]].append([phase["start"], now, phase["job"], phase["partition"]])
     span = max(now - start, 1e-9)
     return [{"device": name, "busy": spans,
              "busy_share": sum(end - begin for begin, end, *_ in spans) / span}

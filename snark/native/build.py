@@ -6,23 +6,34 @@ and headers' contents, the flags, the compiler's version and the machine (with
 ``-march=native``, the CPU's model and flags too), so a change to any of them builds a new
 one and parallel processes share the result. Sources compile in parallel (one g++ per
 file), then link; the finished file is renamed into place, so a reader never sees half of it.
+A build says so in one log line before it starts and one when done (a warning: the CLI,
+whose logging is unconfigured, prints it on stderr, and a worker's log shows it), since it
+is the first command's (or a worker's first job's) silent minute otherwise.
 ``gpu.hostlib`` builds its host copy of the kernel headers with this as well.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import platform
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 
 from snark.backend import BackendUnavailable
+
+
+log = logging.getLogger(__name__)
+
+#: What the first build of proofq-native took on a 2-core machine (README's fresh clone).
+FIRST_BUILD_GUESS = "about a minute on 2 cores"
 
 
 class NativeUnavailable(BackendUnavailable):
@@ -99,6 +110,14 @@ def shared_library(name: str, sources: Sequence[Path], *, headers: Sequence[Path
     if target.exists():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
+    took = target.parent / f"{name}.seconds"  # the last build's time here, for the next one
+    try:
+        guess = f"~{float(took.read_text()):.0f} s last time here"
+    except (OSError, ValueError):
+        guess = FIRST_BUILD_GUESS
+    log.warning("building the native library %s (once per machine and version, %s) …",
+                name, guess)
+    started = time.monotonic()
     with tempfile.TemporaryDirectory(dir=target.parent, prefix=f".{name}-") as tmp:
         objects = [Path(tmp) / f"{i}-{s.stem}.o" for i, s in enumerate(sources)]
         with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
@@ -109,4 +128,7 @@ def shared_library(name: str, sources: Sequence[Path], *, headers: Sequence[Path
         _run(f"linking {name}", [cxx, *flags, "-shared", "-fPIC", *map(str, objects), "-o",
                                  str(built)])
         os.replace(built, target)  # atomic: parallel builds of one key are harmless
+    seconds = time.monotonic() - started
+    took.write_text(f"{seconds:.1f}")
+    log.warning("built the native library %s in %.0f s: %s", name, seconds, target)
     return target
