@@ -76,8 +76,9 @@ def _elements(value) -> list[bytes]:
     return out
 
 
-def post_job(kind: str | None, registered_proof: int, vanilla_proofs: list[bytes], randomness: bytes,
-             miner_id: int, partition_index: int, key: str | None = None) -> PostJob:
+def post_job(kind: str | None, registered_proof: int, vanilla_proofs: list[bytes],
+             randomness: bytes, miner_id: int, partition_index: int,
+             key: str | None = None) -> PostJob:
     """A job from a request's fields, checked (``FilecoinError`` naming the field); ``kind``
     None takes the registered proof's."""
     proof = post_proof(registered_proof, kind)
