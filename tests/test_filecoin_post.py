@@ -227,3 +227,39 @@ def test_official_keys_are_named_and_their_digests_checked(tmp_path):
     vk_path.write_bytes(b"not the ceremony's key")
     with pytest.raises(FilecoinError, match="is not parameters.json's 0f8ec542485568fa"):
         check_digest(vk_path)
+
+
+@pytest.mark.parametrize("go_id", [13, 14])
+def test_sparse_large_sectors_satisfy_the_circuit(np_rng, go_id):
+    """Sparse 32 GiB (8-8-0, Sub) and 64 GiB (8-8-2, Top) sectors: their vanilla proofs pass
+    the checks, and two of them satisfy the per-sector circuit of that tree shape."""
+    proof = post_proof(go_id)
+    made = vanilla.decode(vanilla.encode(generate.sparse_proofs(proof, np_rng, [11, 12],
+                                                                RANDOMNESS, 5)), proof)
+    checks.check_partition(made, RANDOMNESS, 5)
+    shape = PostShape(proof.nodes, proof.shape, 2, proof.challenge_count)
+    assignment = witness(shape, PostData.of(made))
+    assert check_rows(structure(shape), assignment.assignment()).size == 0
+    expected = []
+    for i, sector_id in enumerate(made.sector_ids):
+        leaves = challenges.sector_challenges(proof, RANDOMNESS, sector_id, 5 * 2349 + i)
+        expected += [int.from_bytes(made.comm_r[i].tobytes(), "little"), *leaves.tolist()]
+    assert assignment.public_inputs() == expected
+    bad = PostData.of(made)
+    bad.path[3].siblings[1, 4, 0] += 1
+    assert check_rows(structure(shape), witness(shape, bad).assignment()).size > 0
+
+
+@pytest.mark.slow
+def test_a_full_32gib_window_partition_is_built_and_checked(np_rng):
+    """2,349 sparse 32 GiB sectors (58.6 MB of bincode): decoded, every api check, public
+    inputs (about 5 minutes here, most of it Poseidon on two shared cores)."""
+    proof = post_proof(13)
+    made = generate.sparse_proofs(proof, np_rng, list(range(1000, 1000 + 2349)), RANDOMNESS, 2)
+    elements = vanilla.encode(made)
+    assert sum(map(len, elements)) == 2349 * 24_960
+    decoded = vanilla.decode(elements, proof)
+    checks.check_partition(decoded, RANDOMNESS, 2)
+    inputs = public_inputs(proof, RANDOMNESS, decoded.sector_ids,
+                           [c.tobytes() for c in decoded.comm_r], 2)
+    assert len(inputs) == 25_839
