@@ -50,7 +50,7 @@ def check_partition(sectors: SectorProofs, randomness: bytes, partition_index: i
     """Every check above; ``FilecoinError`` naming the first failing field."""
     proof = sectors.proof
     randomness = check_randomness(randomness)
-    _check_count(proof, len(sectors), partition_index)
+    check_count(proof, len(sectors), partition_index)
     seen: dict[int, int] = {}
     for i, sector_id in enumerate(sectors.sector_ids):
         if sector_id in seen:
@@ -81,7 +81,8 @@ def check_partition(sectors: SectorProofs, randomness: bytes, partition_index: i
         f"{where}[{i[1]}]", "does not hash to its root (a sibling or the leaf is wrong)"))
 
 
-def _check_count(proof: PostProof, count: int, partition_index: int) -> None:
+def check_count(proof: PostProof, count: int, partition_index: int) -> None:
+    """WinningPoSt: one sector at partition 0; WindowPoSt: at most a partition's sectors."""
     if proof.kind == WINNING:
         if count != 1:
             raise FilecoinError(f"vanilla_proofs: WinningPoSt proves one sector, got {count}")

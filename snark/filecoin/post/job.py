@@ -33,7 +33,7 @@ from pathlib import Path
 
 from snark.filecoin.errors import FilecoinError
 from snark.filecoin.job import KEYS
-from snark.filecoin.post.checks import check_randomness
+from snark.filecoin.post.checks import check_count, check_randomness
 from snark.filecoin.post.registry import PostProof, post_proof
 from snark.filecoin.post.vanilla import SectorProofs, decode, record_dtype
 from snark.files import write_atomic
@@ -76,7 +76,7 @@ class PostJob:
         with open(where, "rb") as fh:
             data = fh.read(limit + 1)
         sectors = decode(split_vec(data, self.proof), self.proof)
-        _check_sectors(self.kind, self.proof, len(sectors), self.partition_index)
+        check_count(self.proof, len(sectors), self.partition_index)
         return sectors
 
 
@@ -94,15 +94,6 @@ def split_vec(data: bytes, proof: PostProof) -> list[bytes]:
                             f"expected a u64 count from 1 to {proof.sector_count} and that "
                             f"many {size}-byte {proof.name} sector proofs")
     return [data[8 + i * size:8 + (i + 1) * size] for i in range(count)]
-
-
-def _check_sectors(kind: str, proof: PostProof, count: int, partition_index: int) -> None:
-    if kind == "winning" and (count != 1 or partition_index != 0):
-        raise FilecoinError("vanilla_proofs: WinningPoSt is one sector's proof at partition 0, "
-                            f"got {count} at partition {partition_index}")
-    if count > proof.sector_count:
-        raise FilecoinError(f"vanilla_proofs: {count} sectors, a {proof.name} "
-                            f"partition holds at most {proof.sector_count}")
 
 
 def _int(doc: dict, name: str, limit: int) -> int:
@@ -146,7 +137,7 @@ def post_job(kind: str | None, registered_proof: int, vanilla_proofs: list[bytes
                        path)
     elements = tuple(bytes(v) for v in vanilla_proofs)
     sectors = decode(list(elements), proof)
-    _check_sectors(kind, proof, len(elements), partition_index)
+    check_count(proof, len(elements), partition_index)
     return PostJob(kind, proof, randomness, miner_id, partition_index, elements, key, sectors)
 
 
