@@ -253,7 +253,8 @@ def test_sparse_large_sectors_satisfy_the_circuit(np_rng, go_id):
 @pytest.mark.slow
 def test_a_full_32gib_window_partition_is_built_and_checked(np_rng):
     """2,349 sparse 32 GiB sectors (58.6 MB of bincode): decoded, every api check, public
-    inputs (about 5 minutes here, most of it Poseidon on two shared cores)."""
+    inputs (9 minutes on two busy shared cores, nearly all of it Poseidon: 235,000 arity-8
+    hashes to make the trees and as many to check the paths)."""
     proof = post_proof(13)
     made = generate.sparse_proofs(proof, np_rng, list(range(1000, 1000 + 2349)), RANDOMNESS, 2)
     elements = vanilla.encode(made)
@@ -263,3 +264,16 @@ def test_a_full_32gib_window_partition_is_built_and_checked(np_rng):
     inputs = public_inputs(proof, RANDOMNESS, decoded.sector_ids,
                            [c.tobytes() for c in decoded.comm_r], 2)
     assert len(inputs) == 25_839
+
+
+@pytest.mark.slow
+def test_a_whole_8mib_sector_passes_and_satisfies_the_window_circuit(np_rng):
+    proof = post_proof(11)
+    sector = generate.whole_sector(proof, np_rng, 77)
+    made = generate.vanilla_proofs(proof, [sector], RANDOMNESS, 4)
+    checks.check_partition(made, RANDOMNESS, 4)
+    shape = PostShape.of(proof)
+    assignment = witness(shape, PostData.of(checks.circuit_sectors(made)))
+    assert check_rows(structure(shape), assignment.assignment()).size == 0
+    assert assignment.public_inputs() == public_inputs(proof, RANDOMNESS, [77],
+                                                       [sector.comm_r()], 4)
