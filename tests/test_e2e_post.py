@@ -54,6 +54,10 @@ def test_curio_request_fields_are_checked():
     fields = list(_request("window", rng))
     name, text = curio_request(*fields)
     assert name == "window-post" and '"registered_proof":10' in text
+    assert curio_request(*fields, sector_size=2048)[1] == text
+    with pytest.raises(FilecoinError, match="sector_size: 8388608 is not the size of "
+                                            "StackedDrgWindow2KiBV1_1"):
+        curio_request(*fields, sector_size=8 << 20)
     with pytest.raises(FilecoinError, match="proof_kind: 2"):
         curio_request(2, *fields[1:])
     with pytest.raises(FilecoinError, match="registered_proof: 10 is StackedDrgWindow2KiBV1_1, "

@@ -62,6 +62,9 @@ def test_window_challenges_match_the_vectors_and_v1_2_drops_the_sector_index():
         got = challenges.sector_challenges(v1_2, RANDOMNESS, 1234, sector_index)
         assert got.tolist() == vectors["V1_2 any sector_index"]
     assert vectors["V1_0 sector_index 2"] != vectors["V1_2 any sector_index"]
+    for version in PostApiVersion:  # 1.1 counts as 1.0 does; 1.2 drops the sector index
+        expected = 7 if version == PostApiVersion.V1_2 else 2 * 10 + 7
+        assert challenges.challenge_index(version, 2, 10, 7) == expected
     got = challenges.sector_challenges(post_proof(10), RANDOMNESS, 7, 1)
     assert got.tolist() == POST["window_2KiB_sector_7_V1_2"]
 

@@ -174,19 +174,24 @@ def parse_post_job(raw: str | bytes, kind: str | None, *, max_bytes: int) -> Pos
 
 def curio_request(proof_kind: int, registered_proof: int, vanilla_proofs: list[bytes],
                   randomness: bytes, miner_id: int, partition_index: int,
-                  key: str | None = None, *, max_inline: int | None = None,
+                  key: str | None = None, *, sector_size: int | None = None,
+                  max_inline: int | None = None,
                   witness_dir: Path | None = None) -> tuple[str, str]:
     """The gRPC door's call: a ``SubmitProofRequest``'s PoSt fields (``proof_kind`` 3
     WINDOW_POST_PARTITION or 4 WINNING_POST) → (proof type name, the job's JSON), checked
-    here. A job whose JSON is longer than ``max_inline`` (the door's
-    ``PROOFQ_MAX_INPUT_BYTES``) has its vanilla proofs written once to ``witness_dir``
-    (``post-vanilla/<sha256>.bin``) and names them by path."""
+    here (``sector_size``, where the request gives it, against the registered proof). A job
+    whose JSON is longer than ``max_inline`` (the door's ``PROOFQ_MAX_INPUT_BYTES``) has its
+    vanilla proofs written once to ``witness_dir`` (``post-vanilla/<sha256>.bin``) and names
+    them by path."""
     kinds = {3: "window", 4: "winning"}
     if proof_kind not in kinds:
         raise FilecoinError(f"proof_kind: {proof_kind} is not a PoSt kind (3 "
                             "WINDOW_POST_PARTITION, 4 WINNING_POST)")
     job = post_job(kinds[proof_kind], registered_proof, vanilla_proofs, randomness, miner_id,
                    partition_index, key)
+    if sector_size is not None and sector_size != job.proof.sector_size:
+        raise FilecoinError(f"sector_size: {sector_size} is not the size of {job.proof.name} "
+                            f"({job.proof.sector_size})")
     text = job.to_json()
     if max_inline is not None and len(text) > max_inline:
         if witness_dir is None:
