@@ -15,6 +15,7 @@ inputs repeated. The gadgets are PoRep's (``snark.filecoin.circuit``), stamped i
 from __future__ import annotations
 
 from dataclasses import dataclass
+
 import numpy as np
 
 from snark.filecoin.c1 import PathLevel, map_arrays
