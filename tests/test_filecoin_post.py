@@ -79,6 +79,9 @@ def test_winning_challenges_and_sector_choice_match_the_vectors():
     assert prover_id.hex() == choice["prover_id_hex"]
     assert challenges.winning_sector(prover_id, RANDOMNESS, choice["sector_set_len"]) == \
         choice["index"]
+    for actor, text in POST["prover_id"].items():  # "e8070000…(zeros)"
+        head = text.split("\u2026")[0]
+        assert prover_id_for_miner(int(actor)).hex() == head.ljust(64, "0")
 
 
 @pytest.fixture(scope="module")
