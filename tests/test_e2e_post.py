@@ -55,6 +55,10 @@ def test_curio_request_fields_are_checked():
     fields = list(_request("window", rng))
     name, text = curio_request(*fields)
     assert name == "window-post" and '"registered_proof":10' in text
+    assert curio_request(*fields, sector_size=2048)[1] == text
+    with pytest.raises(FilecoinError, match="sector_size: 8388608 is not the size of "
+                                            "StackedDrgWindow2KiBV1_1"):
+        curio_request(*fields, sector_size=8 << 20)
     with pytest.raises(FilecoinError, match="proof_kind: 2"):
         curio_request(2, *fields[1:])
     with pytest.raises(FilecoinError, match="registered_proof: 10 is StackedDrgWindow2KiBV1_1, "
@@ -68,11 +72,33 @@ def test_curio_request_fields_are_checked():
         parse_post_job(text[:-1] + ',"extra":1}', "window", max_bytes=1 << 20)
 
 
+def test_a_large_request_goes_by_shared_storage(tmp_path):
+    rng = np.random.default_rng(2)
+    fields = _request("window", rng)
+    name, text = curio_request(*fields, max_inline=1000, witness_dir=tmp_path)
+    assert '"vanilla_proofs_path":"post-vanilla/' in text and len(text) < 1000
+    job = parse_post_job(text, "window", max_bytes=1000)
+    assert job.sectors is None
+    worker = PostWorker(Storage(tmp_path / "params", tmp_path))
+    worker.check(job)
+    assert worker.partition(job).sectors.sector_ids == job.load_sectors(tmp_path).sector_ids
+    with pytest.raises(FilecoinError, match="no witness_dir"):
+        curio_request(*fields, max_inline=1000)
+    (tmp_path / job.path).write_bytes(b"\2" + bytes(7) + fields[2][0])
+    with pytest.raises(FilecoinError, match="vanilla_proofs_path: is 5688 bytes with a count "
+                                            "of 2"):
+        job.load_sectors(tmp_path)
+    with pytest.raises(FilecoinError, match="must be a relative path"):
+        parse_post_job(text.replace('"post-vanilla/', '"/post-vanilla/'), "window",
+                       max_bytes=1000)
+
+
 @pytest.mark.slow
 def test_post_jobs_through_a_celery_worker(post_dev_params, rng, tmp_path):
     nprng = np.random.default_rng(rng.getrandbits(64))
+    shared = tmp_path / "shared"
     env = {"PROOFQ_PARAMS_DIR": str(post_dev_params), "PROOFQ_BACKEND": "cpu",
-           "PROOFQ_FILECOIN_KEY": "development"}
+           "PROOFQ_FILECOIN_KEY": "development", "PROOFQ_WITNESS_DIR": str(shared)}
     requests = {kind: _request(kind, nprng) for kind in KINDS}
     bad = list(_request("window", nprng))
     tampered = bytearray(bad[2][0])
@@ -88,14 +114,19 @@ def test_post_jobs_through_a_celery_worker(post_dev_params, rng, tmp_path):
                 ids = {kind: client.submit(curio_request(*fields)[1],
                                            proof_type=curio_request(*fields)[0])
                        for kind, fields in requests.items()}
+                by_path = curio_request(*requests["window"], max_inline=1000,
+                                        witness_dir=shared)[1]
+                ids["window by path"] = client.submit(by_path, proof_type="window-post")
                 bad_id = client.submit(curio_request(*bad)[1], proof_type="window-post")
                 proofs = {kind: client.result(job, WAIT_S) for kind, job in ids.items()}
                 with pytest.raises(JobError, match=r"vanilla_proofs\[0\]\.comm_r"):
                     client.result(bad_id, WAIT_S)
         finally:
             worker.stop(graceful=False)
+    assert proofs["window by path"] != proofs["window"]  # fresh r, s; the same statement
+    requests["window by path"] = requests["window"]
     for kind, fields in requests.items():
-        job = parse_post_job(curio_request(*fields)[1], kind, max_bytes=1 << 26)
+        job = parse_post_job(curio_request(*fields)[1], None, max_bytes=1 << 26)
         vk = verifying_key_for(job.proof, "development", post_dev_params, post_dev_params)
         partition = Partition(job.sectors, job.randomness, job.partition_index)
         assert len(proofs[kind]) == 192 and verify_partition(partition, vk, proofs[kind])

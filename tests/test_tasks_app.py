@@ -120,7 +120,7 @@ PRODUCER_SAFE = ("workers", "workers.redis_faults")
 
 @pytest.mark.parametrize("statement", [
     "import client.api", "import tasks", "from tasks.submission import accept, enqueue",
-    "import client.intake"])
+    "import client.intake", "from snark.filecoin.post.job import curio_request"])
 def test_producers_do_not_import_the_worker_machinery(statement):
     loaded = _modules_after(statement)
     pulled = sorted(m for m in loaded if (m.split(".")[0] in WORKER_ONLY or m in WORKER_ONLY)

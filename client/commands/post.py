@@ -173,7 +173,7 @@ POST_JOB_OPTION = click.option("--post", "job_path", required=True,
 def prove_post(job_path, output, backend_name, key_kind, as_json) -> None:
     """Prove one WindowPoSt / WinningPoSt partition."""
     from client.commands.common import output_path
-    from snark.filecoin.post.prove import Partition, prove_partition
+    from snark.filecoin.post.prove import prove_partition
     from snark.filecoin.post.worker import PostWorker
     from snark.proof_types import Storage
     from workers.backend_choice import fixed_base_for, make_backend
@@ -188,8 +188,7 @@ def prove_post(job_path, output, backend_name, key_kind, as_json) -> None:
         progress.add_task(f"key of {job.proof.name} ({key_kind})", total=None)
         worker.make_key(job, fixed_base=fixed_base_for(backend),
                         progress=local.setup_bars(progress))
-        proof = prove_partition(Partition(job.sectors, job.randomness, job.partition_index),
-                                worker.load_key(job), backend)
+        proof = prove_partition(worker.partition(job), worker.load_key(job), backend)
     write_atomic(target, proof)
     seconds = time.perf_counter() - started
     local.emit(as_json, {"proof": str(target), "bytes": len(proof), "backend": backend.name,
@@ -207,13 +206,14 @@ def prove_post(job_path, output, backend_name, key_kind, as_json) -> None:
 @reports_bad_input
 def verify_post(job_path, proof_path, key_kind, as_json) -> None:
     """Check a PoSt partition's proof (exit 0 valid, 1 invalid, 2 bad input)."""
-    from snark.filecoin.post.prove import Partition, verify_partition
+    from snark.filecoin.post.prove import verify_partition
+    from snark.filecoin.post.worker import PostWorker
+    from snark.proof_types import Storage
 
     job = _post_job(job_path, key_kind)
     vk = local.filecoin_verifying_key(job.proof, key_kind)
     proof = read_input(proof_path, PROOF_BYTES, f"one proof of {PROOF_BYTES} bytes")
-    valid = verify_partition(Partition(job.sectors, job.randomness, job.partition_index), vk,
-                             proof)
+    valid = verify_partition(PostWorker(Storage.of(get_settings())).partition(job), vk, proof)
     local.emit(as_json, {"valid": valid, "proof": proof_path, "key": key_kind},
                [f"{proof_path}: {'valid' if valid else 'INVALID'} ({job.proof.name}, "
                 f"{key_kind} key)"])

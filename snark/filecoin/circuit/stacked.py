@@ -32,6 +32,7 @@ from snark.filecoin.circuit.poseidon import poseidon_hash
 from snark.poseidon.neptune import PoseidonConstants
 from snark.gadgets.blocks import block
 from snark.gadgets.boolean import Boolean, alloc_bit, is_bit
+from snark.gadgets.family import flat_values, numbered
 from snark.gadgets.num import (AllocatedNum, add, alloc_num, inputize, pack_into_inputs,
                                to_bits_le)
 
@@ -123,23 +124,13 @@ class PartitionData:
     def flatten(self) -> np.ndarray:
         """Every value in ``_replace``'s order, as one object array: what a witness plan
         made from ``symbolic`` data reads by index."""
-        parts: list[np.ndarray] = []
-        self._replace(lambda a: parts.append(np.asarray(a, dtype=object).reshape(-1)) or a)
-        return np.concatenate(parts)
+        return flat_values(self._replace)
 
     @classmethod
     def symbolic(cls, shape: StackedShape) -> "PartitionData":
         """The blank data of ``shape`` with every value replaced by its position in
         ``flatten`` (same shapes and dtypes, so the same templates)."""
-        count = [0]
-
-        def ids(a: np.ndarray) -> np.ndarray:
-            a = np.asarray(a)
-            out = np.arange(count[0], count[0] + a.size).reshape(a.shape).astype(a.dtype)
-            count[0] += a.size
-            return out
-
-        return cls.blank(shape)._replace(ids)
+        return numbered(cls.blank(shape)._replace)
 
 
 def _value(v) -> dict:

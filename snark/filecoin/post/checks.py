@@ -25,7 +25,7 @@ from snark.filecoin.domain import DOMAIN_BYTES, canonical, from_limbs, to_limbs
 from snark.filecoin.errors import FilecoinError
 from snark.filecoin.post.challenges import sector_challenges
 from snark.filecoin.post.registry import WINNING, PostProof
-from snark.filecoin.post.vanilla import SectorProofs
+from snark.filecoin.post.vanilla import SectorProofs, fail_first
 from snark.filecoin.trees import path_roots, poseidon_nodes
 from snark.poseidon.neptune import poseidon_many
 
@@ -50,7 +50,7 @@ def check_partition(sectors: SectorProofs, randomness: bytes, partition_index: i
     """Every check above; ``FilecoinError`` naming the first failing field."""
     proof = sectors.proof
     randomness = check_randomness(randomness)
-    _check_count(proof, len(sectors), partition_index)
+    check_count(proof, len(sectors), partition_index)
     seen: dict[int, int] = {}
     for i, sector_id in enumerate(sectors.sector_ids):
         if sector_id in seen:
@@ -60,28 +60,29 @@ def check_partition(sectors: SectorProofs, randomness: bytes, partition_index: i
     paths = sectors.paths
     comm_r_last = paths.root[:, 0]
     where = "vanilla_proof.sectors[0].inclusion_proofs"
-    _fail((comm_r_of(sectors.comm_c, comm_r_last) == sectors.comm_r).all(axis=-1), lambda i: (
+    fail_first((comm_r_of(sectors.comm_c, comm_r_last) == sectors.comm_r).all(axis=-1), lambda i: (
         "comm_r", "is not Poseidon2(comm_c, comm_r_last) of its proof (wrong comm_r, or "
                   "comm_c and the paths of another sector)"))
-    _fail((paths.root == comm_r_last[:, None]).all(axis=-1), lambda i: (
+    fail_first((paths.root == comm_r_last[:, None]).all(axis=-1), lambda i: (
         f"{where}[{i[1]}].root", "differs from inclusion_proofs[0]'s (comm_r_last)"))
-    _fail((sectors.comm_r_last == comm_r_last).all(axis=-1), lambda i: (
+    fail_first((sectors.comm_r_last == comm_r_last).all(axis=-1), lambda i: (
         "vanilla_proof.sectors[0].comm_r_last", "is not the root of its inclusion proofs"))
     expected = np.stack([
         sector_challenges(proof, randomness, sector_id,
                           partition_index * proof.sector_count + i)
         for i, sector_id in enumerate(sectors.sector_ids)])
     opened = paths.node_index()
-    _fail(opened == expected, lambda i: (
+    fail_first(opened == expected, lambda i: (
         f"{where}[{i[1]}]", f"opens leaf {opened[i]}, the randomness derives {expected[i]} "
                             f"for sector {sectors.sector_ids[i[0]]} (wrong randomness, "
                             f"sector_id, partition_index or registered proof)"))
     roots = path_roots(paths, poseidon_nodes)
-    _fail((roots == paths.root).all(axis=-1), lambda i: (
+    fail_first((roots == paths.root).all(axis=-1), lambda i: (
         f"{where}[{i[1]}]", "does not hash to its root (a sibling or the leaf is wrong)"))
 
 
-def _check_count(proof: PostProof, count: int, partition_index: int) -> None:
+def check_count(proof: PostProof, count: int, partition_index: int) -> None:
+    """WinningPoSt: one sector at partition 0; WindowPoSt: at most a partition's sectors."""
     if proof.kind == WINNING:
         if count != 1:
             raise FilecoinError(f"vanilla_proofs: WinningPoSt proves one sector, got {count}")
@@ -93,14 +94,6 @@ def _check_count(proof: PostProof, count: int, partition_index: int) -> None:
                             f"at most {proof.sector_count}")
     if not 0 <= partition_index < 1 << 32:
         raise FilecoinError(f"partition_index: {partition_index} is out of range")
-
-
-def _fail(ok: np.ndarray, describe) -> None:
-    bad = np.argwhere(~np.asarray(ok, dtype=bool))
-    if len(bad):
-        index = tuple(int(i) for i in bad[0])
-        field, problem = describe(index)
-        raise FilecoinError(f"vanilla_proofs[{index[0]}].{field}: {problem}")
 
 
 def circuit_sectors(sectors: SectorProofs) -> SectorProofs:

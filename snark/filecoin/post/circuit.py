@@ -15,12 +15,11 @@ inputs repeated. The gadgets are PoRep's (``snark.filecoin.circuit``), stamped i
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 
 from snark.filecoin.c1 import PathLevel, map_arrays
-from snark.filecoin.circuit import _BOOK
+from snark.filecoin.circuit import BOOK
 from snark.filecoin.circuit.inputs import field_ints
 from snark.filecoin.circuit.por import enforce_equal, enforce_inclusion, level_data
 from snark.filecoin.circuit.poseidon import poseidon_hash
@@ -30,11 +29,8 @@ from snark.filecoin.post.challenges import circuit_challenges
 from snark.filecoin.post.registry import WINNING, PostProof
 from snark.filecoin.post.vanilla import SectorProofs
 from snark.filecoin.registry import TreeShape
-from snark.gadgets.assembly import Fingerprint, fingerprint, to_r1cs
-from snark.gadgets.evaluation import Witness, WitnessPlan
-from snark.gadgets.program import Program
+from snark.gadgets.family import CircuitFamily, flat_values, numbered
 from snark.poseidon.neptune import neptune_constants
-from snark.r1cs import R1CS
 
 
 @dataclass(frozen=True)
@@ -89,23 +85,17 @@ class PostData:
                        PathLevel(level.arity, field_ints(level.siblings),
                                  np.asarray(level.index, np.int64)) for level in p.levels))
 
+    def _replace(self, convert) -> "PostData":
+        return map_arrays(self, convert)
+
     def flatten(self) -> np.ndarray:
         """Every value, in field order, as one object array (what a plan reads by index)."""
-        parts: list[np.ndarray] = []
-        map_arrays(self, lambda a: parts.append(np.asarray(a, dtype=object).reshape(-1)) or a)
-        return np.concatenate(parts)
+        return flat_values(self._replace)
 
     @classmethod
     def symbolic(cls, shape: PostShape) -> "PostData":
         """The blank data with every value replaced by its position in ``flatten``."""
-        count = [0]
-
-        def ids(a: np.ndarray) -> np.ndarray:
-            out = np.arange(count[0], count[0] + a.size).reshape(a.shape).astype(a.dtype)
-            count[0] += a.size
-            return out
-
-        return map_arrays(cls.blank(shape), ids)
+        return numbered(cls.blank(shape)._replace)
 
 
 def _value(v) -> dict:
@@ -128,31 +118,12 @@ def synthesize(cs, shape: PostShape, data: PostData, constants_for) -> None:
             enforce_inclusion(cs, leaf, comm_r_last, path, arities, poseidon.get)
 
 
-@lru_cache(maxsize=4)
-def structure(shape: PostShape) -> Program:
-    program = Program(_BOOK)
-    synthesize(program, shape, PostData.blank(shape), neptune_constants)
-    return program
-
-
-def circuit_fingerprint(shape: PostShape) -> Fingerprint:
-    return fingerprint(structure(shape))
-
-
-@lru_cache(maxsize=2)
-def circuit_r1cs(shape: PostShape) -> R1CS:
-    return to_r1cs(structure(shape))
-
-
-@lru_cache(maxsize=4)
-def witness_plan(shape: PostShape) -> WitnessPlan:
-    program = Program(_BOOK, keep_data=True)
-    synthesize(program, shape, PostData.symbolic(shape), neptune_constants)
-    return WitnessPlan(program)
-
-
-def witness(shape: PostShape, data: PostData) -> Witness:
-    return witness_plan(shape).run(data.flatten())
+FALLBACK_POST = CircuitFamily(synthesize, PostData.blank, PostData.symbolic, PostData.flatten,
+                              neptune_constants, BOOK)
+structure = FALLBACK_POST.structure
+circuit_fingerprint = FALLBACK_POST.fingerprint
+circuit_r1cs = FALLBACK_POST.r1cs
+witness = FALLBACK_POST.witness
 
 
 def public_inputs(proof: PostProof, randomness: bytes, sector_ids: list[int],

@@ -85,22 +85,26 @@ class SectorProofs:
                             paths)
 
 
+def fail_first(ok: np.ndarray, describe) -> None:
+    """Raise at the first ``False`` of a mask whose leading axis is the sector:
+    ``describe(index) -> (field, problem)`` names the field inside that sector's element."""
+    bad = np.argwhere(~np.asarray(ok, dtype=bool))
+    if len(bad):
+        index = tuple(int(i) for i in bad[0])
+        field, problem = describe(index)
+        raise FilecoinError(f"vanilla_proofs[{index[0]}].{field}: {problem}")
+
+
 class _Fields:
-    """Finds the first failing element of a mask and names it."""
+    """Names the fields of an element's inclusion proofs."""
+
+    fail = staticmethod(fail_first)
 
     def __init__(self, proof: PostProof) -> None:
         self.shape = proof.shape.name
 
     def inclusion(self, n: int) -> str:
         return f"vanilla_proof.sectors[0].inclusion_proofs[{n}].data.{self.shape}"
-
-    @staticmethod
-    def fail(ok: np.ndarray, describe) -> None:
-        bad = np.argwhere(~np.asarray(ok, dtype=bool))
-        if len(bad):
-            index = tuple(int(i) for i in bad[0])
-            field, problem = describe(index)
-            raise FilecoinError(f"vanilla_proofs[{index[0]}].{field}: {problem}")
 
 
 def decode(elements: list[bytes], proof: PostProof) -> SectorProofs:

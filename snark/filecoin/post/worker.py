@@ -4,30 +4,38 @@ witness on the CPU, and the one 192-byte proof."""
 
 from __future__ import annotations
 
+import functools
+
 from config.settings import get_settings
 from snark.backend import ProverBackend
 from snark.filecoin.params import convert_key, resident_key_dir
 from snark.filecoin.post.job import PostJob
 from snark.filecoin.post.prove import Partition, verify_partition
+from snark.filecoin.post.vanilla import SectorProofs
 from snark.groth16 import FixedBaseMul, SetupProgress
 from snark.keys import ProvingKey, VerifyingKey
 from snark.proof_types import Storage
 from snark.unit_work import HostWitness
 
 
-def partition(job: PostJob) -> Partition:
-    return Partition(job.sectors, job.randomness, job.partition_index)
-
-
 class PostWorker:
     def __init__(self, storage: Storage) -> None:
         self.params_dir = storage.params_dir
+        self.shared_dir = storage.shared_dir
         settings = get_settings()
         self.official_dir = settings.filecoin_params_dir
         self.default_key = settings.filecoin_key
 
+    def partition(self, job: PostJob) -> Partition:
+        """The job's partition, its vanilla proofs decoded (read once from shared storage)."""
+        return Partition(self._sectors(job), job.randomness, job.partition_index)
+
+    @functools.lru_cache(maxsize=4)  # noqa: B019 - one worker half per host storage
+    def _sectors(self, job: PostJob) -> SectorProofs:
+        return job.load_sectors(self.shared_dir)
+
     def check(self, job_input: PostJob) -> None:
-        partition(job_input).check()
+        self.partition(job_input).check()
 
     def key_kind(self, job_input: PostJob) -> str:
         return job_input.key or self.default_key
@@ -50,11 +58,11 @@ class PostWorker:
 
     def work(self, job_input: PostJob, unit: int, key: ProvingKey,
              backend: ProverBackend) -> HostWitness:
-        return HostWitness(partition(job_input).witness().assignment())
+        return HostWitness(self.partition(job_input).witness().assignment())
 
     def public_inputs(self, job_input: PostJob, unit: int, key: ProvingKey,
                       work: HostWitness) -> list[int]:
-        return partition(job_input).public_inputs()
+        return self.partition(job_input).public_inputs()
 
     def part(self, proof: bytes, public: list[int]) -> bytes:
         return proof  # the request gives the public inputs back
@@ -65,4 +73,4 @@ class PostWorker:
 
     def verify(self, job_input: PostJob, result: bytes) -> bool:
         vk = VerifyingKey.load(self._key_dir(job_input))
-        return verify_partition(partition(job_input), vk, result)
+        return verify_partition(self.partition(job_input), vk, result)
