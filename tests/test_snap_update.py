@@ -113,6 +113,22 @@ def test_bincode_refuses_truncation_and_trailing_bytes(update_2kib, rng):
         decode_partition_proof(raw + b"\0", SnapShape(64))
 
 
+def test_bulk_and_field_by_field_reading_agree(update_32kib, rng):
+    """Random bytes changed: a proof comes back that writes the same bytes, or the first bad
+    field is named (never the reader's internal disagreement)."""
+    raw, shape = update_32kib.vanilla_proofs[1], update_32kib.shape
+    for _ in range(40):
+        mutated = bytearray(raw)
+        at = rng.randrange(len(raw))
+        mutated[at] = rng.randrange(256)
+        try:
+            proof = decode_partition_proof(bytes(mutated), shape)
+        except FilecoinError as exc:
+            assert str(exc).startswith("vanilla_proofs[0].")
+        else:
+            assert encode_partition_proof(proof) == bytes(mutated)
+
+
 # -- the request and the JSON form -----------------------------------------------------------
 def test_json_form_round_trips_as_protobuf_json(update_2kib):
     text = update_2kib.to_json()
@@ -238,3 +254,19 @@ def test_partitions_out_of_order_are_refused(update_32kib):
                                             r"proof_r_old: opens node \d+, the challenge is"):
         check_update(swapped)
     check_partition(update_32kib, 1)
+
+
+@pytest.mark.slow  # a whole 8 MiB sector encoded: tens of seconds
+def test_a_whole_8mib_update(rng):
+    """Four partitions of 10 challenges, h = 10 (rho changes every 2^8 nodes), 128 apex
+    leaves each: every check passes, and partitions in another order are refused."""
+    shape = SnapShape(1 << 18)
+    update = generate.generate_update(shape, np_rng(rng))
+    assert len(update.vanilla_proofs) == 4
+    again = parse_update(update.to_json())
+    check_update(again)
+    order = [1, 0, 2, 3]
+    swapped = dataclasses.replace(again, partitions=tuple(again.partitions[k] for k in order))
+    with pytest.raises(FilecoinError, match=r"^vanilla_proofs\[0\]\.challenge_proofs\[0\]\."
+                                            r"proof_r_old: opens node"):
+        check_update(swapped)
