@@ -13,11 +13,13 @@ import struct
 import numpy as np
 import pytest
 
+from snark.filecoin.c1 import MerklePath, PathLevel
 from snark.filecoin.domain import from_int, to_int
 from snark.filecoin.errors import FilecoinError
 from snark.filecoin.seal import random_fields
 from snark.filecoin.snap import generate
 from snark.filecoin.snap.bincode import decode_partition_proof, encode_partition_proof
+from snark.filecoin.snap.proofs import PartitionProof
 from snark.filecoin.snap.checks import check_partition, check_update, comm_r
 from snark.filecoin.snap.shape import SnapShape
 from snark.filecoin.snap.update import from_request, parse_update
@@ -72,6 +74,40 @@ def test_bincode_layout_of_a_2kib_partition(update_2kib):
     assert len(raw) == 32 + 8 + 8 * 32 + 8 + 10 * (2 * single_r + single_d)
     assert raw[:32] == update_2kib.partitions[0].comm_c.tobytes()
     assert struct.unpack_from("<Q", raw, 32)[0] == 8
+
+
+def _blank_partition(shape: SnapShape, rng) -> PartitionProof:
+    """A partition of ``shape``'s layout with random small domains and indices."""
+    k = shape.challenges
+
+    def domains(*lead: int) -> np.ndarray:
+        values = np.frombuffer(rng.randbytes(32 * int(np.prod(lead))), dtype=np.uint8)
+        values = values.reshape(*lead, 32).copy()
+        values[..., -1] &= 0x3F
+        return values
+
+    def path(variant: str, arities: list[int]) -> MerklePath:
+        return MerklePath(variant, domains(k), domains(k), tuple(
+            PathLevel(a, domains(k, a - 1), np.asarray([rng.randrange(a) for _ in range(k)]))
+            for a in arities))
+
+    return PartitionProof(domains(1)[0], domains(shape.apex_leaves),
+                          path(shape.tree.name, shape.tree_arities()),
+                          path("Single", [2] * shape.challenge_bits),
+                          path(shape.tree.name, shape.tree_arities()))
+
+
+@pytest.mark.parametrize("nodes, size", [(1 << 30, 561_768), (1 << 31, 575_528)])
+def test_bincode_of_32_and_64gib_partitions(nodes, size, rng):
+    """86 challenges, 128 apex leaves, tree R Sub (8-8-0: a proof of 2,484 bytes, as the
+    sheet gives for PoSt's) and Top (8-8-2)."""
+    shape = SnapShape(nodes)
+    raw = encode_partition_proof(_blank_partition(shape, rng))
+    assert len(raw) == size
+    single_d = 4 + 64 + 8 + shape.challenge_bits * 48
+    assert (size - 32 - 8 - 128 * 32 - 8) // 86 - single_d == 2 * (
+        2_484 if nodes == 1 << 30 else 2_484 + 8 + 8 + 32 + 8)
+    assert encode_partition_proof(decode_partition_proof(raw, shape)) == raw
 
 
 def _mutated(raw: bytes, at: int, value: bytes) -> bytes:
