@@ -58,32 +58,8 @@ def test_curios_c1_through_the_intake_to_a_verified_proof(backend, filecoin_2kib
     c1 = seal(registered_proof("StackedDrg2KiBV1_1"), np.random.default_rng(rng.getrandbits(64)))
     c1_path = tmp_path / "c1.json"
     c1_path.write_bytes(curio_json(c1, 7))
-    env = {"PROOFQ_PARAMS_DIR": str(filecoin_2kib_dev_params), "PROOFQ_BACKEND": backend,
-           "PROOFQ_FILECOIN_KEY": "development"}
-    with EmbeddedRedis() as server:
-        settings = load_settings(redis_url=server.url, params_dir=filecoin_2kib_dev_params,
-                                 backend=backend)
-        gpu_index = 0 if backend == "gpu" else None
-        worker = WorkerProcess(server.url, worker_command(gpu=gpu_index, concurrency=1,
-                                                          node="fc@%h"),
-                               log_dir=tmp_path, env=env).start()
-        intake = subprocess.Popen([sys.executable, "-m", "client", "intake"],
-                                  env={**os.environ, **env, "PROOFQ_REDIS_URL": server.url},
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        try:
-            with Client(server.url, settings) as probe:
-                worker.wait_ready(probe.app, 900, node="fc@%h")  # a fresh GPU compiles
-            host, port = server.url.removeprefix("redis://").split("/")[0].split(":")
-            added = subprocess.run(
-                [_redis_cli(), "-h", host, "-p", port, "-x", "XADD", "proofq:intake", "*",
-                 "type", "filecoin", "c1"], input=c1_path.read_bytes(), capture_output=True,
-                check=True)
-            entry = added.stdout.decode().strip()
-            result = _result(server.url, entry, time.monotonic() + WAIT_S)
-        finally:
-            intake.terminate()
-            worker.stop(graceful=False)
-        assert result["status"] == "done", json.dumps(result)[:2000] + worker.log_tail()
+    result = through_intake(filecoin_2kib_dev_params, backend, ("type", "filecoin", "c1"),
+                            c1_path.read_bytes(), tmp_path)
     proof_path = tmp_path / "proof.bin"
     proof_path.write_bytes(bytes.fromhex(result["proof"]))
     assert proof_path.stat().st_size == 192
@@ -97,6 +73,38 @@ def test_curios_c1_through_the_intake_to_a_verified_proof(backend, filecoin_2kib
     params_path, _ = bellperson_files(c1.proof, "development", filecoin_2kib_dev_params,
                                       filecoin_2kib_dev_params)
     assert is_development(params_path) and params_path.with_suffix(".json").exists()
+
+
+def through_intake(params: Path, backend: str, fields: tuple[str, ...], payload: bytes,
+                   tmp_path: Path) -> dict:
+    """``payload`` added to the intake stream with redis-cli (``fields`` name it and its
+    type), proved by a real worker under the development key in ``params``: the job's entry
+    in the results stream, which must say done."""
+    env = {"PROOFQ_PARAMS_DIR": str(params), "PROOFQ_BACKEND": backend,
+           "PROOFQ_FILECOIN_KEY": "development"}
+    with EmbeddedRedis() as server:
+        settings = load_settings(redis_url=server.url, params_dir=params, backend=backend)
+        gpu_index = 0 if backend == "gpu" else None
+        worker = WorkerProcess(server.url, worker_command(gpu=gpu_index, concurrency=1,
+                                                          node="fc@%h"),
+                               log_dir=tmp_path, env=env).start()
+        intake = subprocess.Popen([sys.executable, "-m", "client", "intake"],
+                                  env={**os.environ, **env, "PROOFQ_REDIS_URL": server.url},
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            with Client(server.url, settings) as probe:
+                worker.wait_ready(probe.app, 900, node="fc@%h")  # a fresh GPU compiles
+            host, port = server.url.removeprefix("redis://").split("/")[0].split(":")
+            added = subprocess.run(
+                [_redis_cli(), "-h", host, "-p", port, "-x", "XADD", "proofq:intake", "*",
+                 *fields], input=payload, capture_output=True, check=True)
+            entry = added.stdout.decode().strip()
+            result = _result(server.url, entry, time.monotonic() + WAIT_S)
+        finally:
+            intake.terminate()
+            worker.stop(graceful=False)
+        assert result["status"] == "done", json.dumps(result)[:2000] + worker.log_tail()
+    return result
 
 
 def _verify(c1_path: Path, proof_path: Path, params: Path) -> subprocess.CompletedProcess:

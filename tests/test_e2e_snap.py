@@ -11,23 +11,18 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from client.api import Client
-from client.embedded import EmbeddedRedis
-from client.local_cluster import WorkerProcess, worker_command
-from config.settings import load_settings
 from snark.filecoin.params import bellperson_files, is_development
 from snark.filecoin.snap.generate import generate_update
 from snark.filecoin.snap.job import SnapJob
 from snark.filecoin.snap.shape import SnapShape
 from snark.filecoin.snap.worker import SnapWorker
 from snark.proof_types import Storage
-from tests.test_e2e_filecoin import WAIT_S, _redis_cli, _result
+from tests.test_e2e_filecoin import through_intake
 
 pytestmark = pytest.mark.slow  # a 1.7 M-constraint key set up, proofs on the CPU: minutes
 
@@ -88,31 +83,8 @@ def test_a_tampered_update_is_refused_before_proving(snap_dev_params, rng, tmp_p
 
 def test_an_update_through_the_intake_to_a_verified_proof(snap_dev_params, rng, tmp_path):
     update = _write_update(tmp_path / "update.json", rng)
-    env = {"PROOFQ_PARAMS_DIR": str(snap_dev_params), "PROOFQ_BACKEND": "cpu",
-           "PROOFQ_FILECOIN_KEY": "development"}
-    with EmbeddedRedis() as server:
-        settings = load_settings(redis_url=server.url, params_dir=snap_dev_params,
-                                 backend="cpu")
-        worker = WorkerProcess(server.url, worker_command(gpu=None, concurrency=1,
-                                                          node="snap@%h"),
-                               log_dir=tmp_path, env=env).start()
-        intake = subprocess.Popen([sys.executable, "-m", "client", "intake"],
-                                  env={**os.environ, **env, "PROOFQ_REDIS_URL": server.url},
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        try:
-            with Client(server.url, settings) as probe:
-                worker.wait_ready(probe.app, 900, node="snap@%h")
-            host, port = server.url.removeprefix("redis://").split("/")[0].split(":")
-            added = subprocess.run(
-                [_redis_cli(), "-h", host, "-p", port, "-x", "XADD", "proofq:intake", "*",
-                 "type", "snap", "input"], input=update.read_bytes(), capture_output=True,
-                check=True)
-            entry = added.stdout.decode().strip()
-            result = _result(server.url, entry, time.monotonic() + WAIT_S)
-        finally:
-            intake.terminate()
-            worker.stop(graceful=False)
-        assert result["status"] == "done", json.dumps(result)[:2000] + worker.log_tail()
+    result = through_intake(snap_dev_params, "cpu", ("type", "snap", "input"),
+                            update.read_bytes(), tmp_path)
     proof = tmp_path / "proof.bin"
     proof.write_bytes(bytes.fromhex(result["proof"]))
     assert proof.stat().st_size == 192
