@@ -71,6 +71,16 @@ def _sealed_above_r(name: str, rng) -> object:
 def _prove_through_the_service(c1_path: Path, params: Path, backend: str,
                                tmp_path: Path) -> bytes:
     """The sector's proof, from the intake stream through a real worker."""
+    result = through_intake(params, backend, ("type", "filecoin", "c1"), c1_path.read_bytes(),
+                            tmp_path)
+    return bytes.fromhex(result["proof"])
+
+
+def through_intake(params: Path, backend: str, fields: tuple[str, ...], payload: bytes,
+                   tmp_path: Path) -> dict:
+    """``payload`` added to the intake stream with redis-cli (``fields`` name it and its
+    type), proved by a real worker under the development key in ``params``: the job's entry
+    in the results stream, which must say done."""
     env = {"PROOFQ_PARAMS_DIR": str(params), "PROOFQ_BACKEND": backend,
            "PROOFQ_FILECOIN_KEY": "development"}
     with EmbeddedRedis() as server:
@@ -88,15 +98,14 @@ def _prove_through_the_service(c1_path: Path, params: Path, backend: str,
             host, port = server.url.removeprefix("redis://").split("/")[0].split(":")
             added = subprocess.run(
                 [_redis_cli(), "-h", host, "-p", port, "-x", "XADD", "proofq:intake", "*",
-                 "type", "filecoin", "c1"], input=c1_path.read_bytes(), capture_output=True,
-                check=True)
+                 *fields], input=payload, capture_output=True, check=True)
             entry = added.stdout.decode().strip()
             result = _result(server.url, entry, time.monotonic() + WAIT_S)
         finally:
             intake.terminate()
             worker.stop(graceful=False)
         assert result["status"] == "done", json.dumps(result)[:2000] + worker.log_tail()
-    return bytes.fromhex(result["proof"])
+    return result
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

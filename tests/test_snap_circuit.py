@@ -114,3 +114,16 @@ def test_a_tampered_private_value_breaks_a_row(update_2kib, field, rng):
     tampered = dataclasses.replace(data, **{field: value})
     assignment = circuit.witness(shape, tampered)
     assert check_rows(circuit.structure(shape), assignment.assignment()).size > 0
+
+
+@pytest.mark.slow  # a whole 8 MiB sector encoded, a 10 M-row partition checked: a minute
+def test_an_8mib_partition_selects_h_10(rng):
+    """The first production shape whose ``hs`` are not all 1 (7…12, h = 10 selected by
+    h_select = 8): the last partition's witness satisfies every row."""
+    shape = SnapShape(1 << 18)
+    update = generate.generate_update(shape, np_rng(rng))
+    k = shape.partitions - 1
+    assignment = circuit.witness(shape, partition_data(update, k))
+    assert assignment.public_inputs() == public_inputs(update, k)
+    assert public_inputs(update, k)[0] == 35  # k | 8 << 2
+    assert check_rows(circuit.structure(shape), assignment.assignment()).size == 0

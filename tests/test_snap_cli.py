@@ -86,3 +86,21 @@ def test_job_from_curios_request_fields(update_file):
     with pytest.raises(FilecoinError, match=r"^vanilla_proofs\[0\]\.comm_c: ends at byte 10"):
         job_from_request(vanilla_proofs=[b"\0" * 10], registered_proof=0, sector_size=2048,
                          **fields)
+
+
+def test_the_worker_half_checks_before_the_fan_out(update_file, tmp_path):
+    """The worker half's ``check`` (run once per job before its partitions are fanned out)
+    refuses a partition in another update's place, naming it; its key is named by shape."""
+    from snark.filecoin.snap.worker import SnapWorker
+    from snark.proof_types import Storage
+
+    doc = json.loads(update_file.read_text())
+    worker = SnapWorker(Storage(tmp_path))
+    job = proof_type("snap").parse({"key": "development", "update": doc}, LIMITS)
+    worker.check(job)
+    assert not worker.has_key(job)
+    doc["comm_r_new"], doc["comm_r_old"] = doc["comm_r_old"], doc["comm_r_new"]
+    swapped = proof_type("snap").parse({"key": "development", "update": doc}, LIMITS)
+    with pytest.raises(FilecoinError, match=r"^vanilla_proofs\[0\]\.challenge_proofs\[0\]\."
+                                            r"proof_r_old\.root: Poseidon\(comm_c, root\)"):
+        worker.check(swapped)

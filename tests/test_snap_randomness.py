@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from snark.filecoin.errors import FilecoinError
+from snark.filecoin.params import OFFICIAL_DIGESTS, check_digest, load_proving_key, official_paths
 from snark.filecoin.snap import randomness
 from snark.filecoin.snap.shape import SnapShape, update_proof_shape
 
@@ -80,3 +81,20 @@ def test_go_numbering():
         update_proof_shape(5)
     with pytest.raises(FilecoinError, match="^sector_size: 2048 is not the 32GiB"):
         update_proof_shape(3, 2048)
+
+
+@pytest.mark.parametrize("entry", [f for f in ANSWERS["parameter_files"]["files"]
+                                   if f["kind"] == "snap"], ids=lambda f: str(f["sector_size"]))
+def test_official_digests_and_a_file_by_an_official_name_that_differs(entry, rng, tmp_path):
+    """parameters.json's digests are in the params table; a file by the official name with
+    other contents is refused, naming the expected digest."""
+    shape = SnapShape.of_size(entry["sector_size"])
+    assert OFFICIAL_DIGESTS[entry["name"]] == (entry["params_digest"], entry["vk_digest"])
+    params_path, vk_path = official_paths(shape, tmp_path)
+    assert params_path.name == f"{entry['name']}.params"
+    vk_path.write_bytes(rng.randbytes(100))
+    with pytest.raises(FilecoinError, match=f"not parameters.json's {entry['vk_digest']}"):
+        check_digest(vk_path)
+    params_path.write_bytes(rng.randbytes(1000))
+    with pytest.raises(FilecoinError, match=f"not parameters.json's {entry['params_digest']}"):
+        load_proving_key(shape, params_path)

@@ -13,11 +13,13 @@ import struct
 import numpy as np
 import pytest
 
+from snark.filecoin.c1 import MerklePath, PathLevel
 from snark.filecoin.domain import from_int, to_int
 from snark.filecoin.errors import FilecoinError
 from snark.filecoin.seal import random_fields
 from snark.filecoin.snap import generate
 from snark.filecoin.snap.bincode import decode_partition_proof, encode_partition_proof
+from snark.filecoin.snap.proofs import PartitionProof
 from snark.filecoin.snap.checks import check_partition, check_update, comm_r
 from snark.filecoin.snap.shape import SnapShape
 from snark.filecoin.snap.update import from_request, parse_update
@@ -74,6 +76,40 @@ def test_bincode_layout_of_a_2kib_partition(update_2kib):
     assert struct.unpack_from("<Q", raw, 32)[0] == 8
 
 
+def _blank_partition(shape: SnapShape, rng) -> PartitionProof:
+    """A partition of ``shape``'s layout with random small domains and indices."""
+    k = shape.challenges
+
+    def domains(*lead: int) -> np.ndarray:
+        values = np.frombuffer(rng.randbytes(32 * int(np.prod(lead))), dtype=np.uint8)
+        values = values.reshape(*lead, 32).copy()
+        values[..., -1] &= 0x3F
+        return values
+
+    def path(variant: str, arities: list[int]) -> MerklePath:
+        return MerklePath(variant, domains(k), domains(k), tuple(
+            PathLevel(a, domains(k, a - 1), np.asarray([rng.randrange(a) for _ in range(k)]))
+            for a in arities))
+
+    return PartitionProof(domains(1)[0], domains(shape.apex_leaves),
+                          path(shape.tree.name, shape.tree_arities()),
+                          path("Single", [2] * shape.challenge_bits),
+                          path(shape.tree.name, shape.tree_arities()))
+
+
+@pytest.mark.parametrize("nodes, size", [(1 << 30, 561_768), (1 << 31, 575_528)])
+def test_bincode_of_32_and_64gib_partitions(nodes, size, rng):
+    """86 challenges, 128 apex leaves, tree R Sub (8-8-0: a proof of 2,484 bytes, as the
+    sheet gives for PoSt's) and Top (8-8-2)."""
+    shape = SnapShape(nodes)
+    raw = encode_partition_proof(_blank_partition(shape, rng))
+    assert len(raw) == size
+    single_d = 4 + 64 + 8 + shape.challenge_bits * 48
+    assert (size - 32 - 8 - 128 * 32 - 8) // 86 - single_d == 2 * (
+        2_484 if nodes == 1 << 30 else 2_484 + 8 + 8 + 32 + 8)
+    assert encode_partition_proof(decode_partition_proof(raw, shape)) == raw
+
+
 def _mutated(raw: bytes, at: int, value: bytes) -> bytes:
     return raw[:at] + value + raw[at + len(value):]
 
@@ -111,6 +147,22 @@ def test_bincode_refuses_truncation_and_trailing_bytes(update_2kib, rng):
         decode_partition_proof(raw[:cut], SnapShape(64))
     with pytest.raises(FilecoinError, match=r"^vanilla_proofs\[0\]: 1 bytes left after"):
         decode_partition_proof(raw + b"\0", SnapShape(64))
+
+
+def test_bulk_and_field_by_field_reading_agree(update_32kib, rng):
+    """Random bytes changed: a proof comes back that writes the same bytes, or the first bad
+    field is named (never the reader's internal disagreement)."""
+    raw, shape = update_32kib.vanilla_proofs[1], update_32kib.shape
+    for _ in range(40):
+        mutated = bytearray(raw)
+        at = rng.randrange(len(raw))
+        mutated[at] = rng.randrange(256)
+        try:
+            proof = decode_partition_proof(bytes(mutated), shape)
+        except FilecoinError as exc:
+            assert str(exc).startswith("vanilla_proofs[0].")
+        else:
+            assert encode_partition_proof(proof) == bytes(mutated)
 
 
 # -- the request and the JSON form -----------------------------------------------------------
@@ -238,3 +290,19 @@ def test_partitions_out_of_order_are_refused(update_32kib):
                                             r"proof_r_old: opens node \d+, the challenge is"):
         check_update(swapped)
     check_partition(update_32kib, 1)
+
+
+@pytest.mark.slow  # a whole 8 MiB sector encoded: tens of seconds
+def test_a_whole_8mib_update(rng):
+    """Four partitions of 10 challenges, h = 10 (rho changes every 2^8 nodes), 128 apex
+    leaves each: every check passes, and partitions in another order are refused."""
+    shape = SnapShape(1 << 18)
+    update = generate.generate_update(shape, np_rng(rng))
+    assert len(update.vanilla_proofs) == 4
+    again = parse_update(update.to_json())
+    check_update(again)
+    order = [1, 0, 2, 3]
+    swapped = dataclasses.replace(again, partitions=tuple(again.partitions[k] for k in order))
+    with pytest.raises(FilecoinError, match=r"^vanilla_proofs\[0\]\.challenge_proofs\[0\]\."
+                                            r"proof_r_old: opens node"):
+        check_update(swapped)

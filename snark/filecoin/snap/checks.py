@@ -24,6 +24,7 @@ from snark.filecoin.errors import FilecoinError
 from snark.filecoin.snap import randomness
 from snark.filecoin.snap.proofs import PartitionProof
 from snark.filecoin.snap.shape import SnapShape
+from snark.filecoin.snap.update import SnapUpdate
 from snark.filecoin.trees import path_roots, poseidon_nodes, sha256_nodes
 from snark.fields import FR_MODULUS
 from snark.poseidon.neptune import poseidon_hash
@@ -65,11 +66,9 @@ def apex_root(apex_leaves: np.ndarray) -> np.ndarray:
     return row[0]
 
 
-def check_partition(update, k: int) -> None:
-    """Partition ``k`` of ``update`` (a ``SnapUpdate``); ``FilecoinError`` naming the first
-    failure."""
-    shape: SnapShape = update.shape
-    proof: PartitionProof = update.partitions[k]
+def check_partition(update: SnapUpdate, k: int) -> None:
+    """Partition ``k`` of ``update``; ``FilecoinError`` naming the first failure."""
+    shape, proof = update.shape, update.partitions[k]
     where = f"vanilla_proofs[{k}]"
     comm_c = to_int(proof.comm_c)
     root_r_old, root_r_new = proof.r_old.root[0], proof.r_new.root[0]
@@ -89,7 +88,7 @@ def check_partition(update, k: int) -> None:
     _check_apex(shape, proof, nodes, comm_d, where)
 
 
-def _check_labels(update, proof: PartitionProof, nodes: np.ndarray, where: str) -> None:
+def _check_labels(update: SnapUpdate, proof: PartitionProof, nodes: np.ndarray, where: str) -> None:
     phi = randomness.phi(to_int(update.comm_d_new), to_int(update.comm_r_old))
     rhos = randomness.rhos(update.shape, phi, nodes)
     old, data, new = (_field_ints(p.leaf) for p in (proof.r_old, proof.d_new, proof.r_new))
@@ -135,7 +134,7 @@ def _children(node: np.ndarray, level, first: bool = False) -> np.ndarray:
     return np.stack([left, right], axis=1)
 
 
-def check_update(update) -> None:
+def check_update(update: SnapUpdate) -> None:
     """Every partition, in order."""
     for k in range(update.shape.partitions):
         check_partition(update, k)

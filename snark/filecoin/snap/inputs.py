@@ -17,6 +17,7 @@ from snark.filecoin.c1 import MerklePath
 from snark.filecoin.circuit.inputs import field_ints
 from snark.filecoin.domain import to_int
 from snark.filecoin.snap.circuit import SnapData
+from snark.filecoin.snap.update import SnapUpdate
 
 
 def _siblings(path: MerklePath, levels: slice = slice(None)) -> np.ndarray:
@@ -27,7 +28,7 @@ def _siblings(path: MerklePath, levels: slice = slice(None)) -> np.ndarray:
             else np.zeros((count, 0), dtype=object))
 
 
-def partition_data(update, k: int) -> SnapData:
+def partition_data(update: SnapUpdate, k: int) -> SnapData:
     shape, proof = update.shape, update.partitions[k]
 
     def one(value) -> np.ndarray:
@@ -44,7 +45,7 @@ def partition_data(update, k: int) -> SnapData:
         path_d=_siblings(proof.d_new, slice(0, shape.below_apex)))
 
 
-def public_inputs(update, k: int) -> list[int]:
+def public_inputs(update: SnapUpdate, k: int) -> list[int]:
     """The partition's public inputs without ONE."""
     return [update.shape.k_and_h_select(k), to_int(update.comm_r_old),
             to_int(update.comm_d_new), to_int(update.comm_r_new)]
