@@ -19,11 +19,12 @@ class _ProofqGroup(click.Group):
         if self.commands:
             return
         try:
-            from client.commands import filecoin, jobs, local, snarkjs
+            from client.commands import filecoin, grpc, jobs, local, snarkjs
         except SettingsError as exc:
             click.echo(f"Error: {exc}", err=True)
             ctx.exit(2)
-        for command in (*local.COMMANDS, *jobs.COMMANDS, *snarkjs.COMMANDS, *filecoin.COMMANDS):
+        for command in (*local.COMMANDS, *jobs.COMMANDS, *snarkjs.COMMANDS, *filecoin.COMMANDS,
+                        *grpc.COMMANDS):
             self.add_command(command)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
