@@ -10,7 +10,7 @@ import click
 
 from client.api import Client
 from client.commands.common import BadInput
-from client.cuzk.server import DEFAULT_LISTEN, ListenError, Tls, make_server, token_from_env
+from client.cuzk.server import DEFAULT_LISTEN, ListenError, Tls, make_server
 from client.cuzk.service import ProvingEngine
 from config.settings import get_settings
 
@@ -37,7 +37,7 @@ def grpc_command(listen: tuple[str, ...], tls_cert: str | None, tls_key: str | N
     settings = get_settings()
     if settings.redis_url is None:
         raise BadInput("PROOFQ_REDIS_URL is not set: point it at the proofq cluster")
-    token = token_from_env()
+    token = settings.grpc_token or None
     if token_file is not None:
         with open(token_file, encoding="utf-8") as handle:
             token = handle.read().strip() or None

@@ -10,7 +10,6 @@ adds them (docs/curio.md). Messages up to 256 MiB both ways, as Curio's client a
 from __future__ import annotations
 
 import hmac
-import os
 import stat
 from concurrent import futures
 from dataclasses import dataclass
@@ -102,7 +101,3 @@ def make_server(engine: ProvingEngine, listen: list[str], *, tls: Tls | None = N
         _bind(server, address, tls)
     server.start()
     return server
-
-
-def token_from_env() -> str | None:
-    return os.environ.get("PROOFQ_GRPC_TOKEN") or None
