@@ -67,8 +67,13 @@ def go_client(tmp_path_factory) -> Path:
 class Gateway:
     """``proofq grpc`` as a process: TCP and a unix socket."""
 
-    def __init__(self, redis_url: str, log_dir: Path) -> None:
+    def __init__(self, redis_url: str, log_dir: Path, *, args: tuple[str, ...] = (),
+                 env: dict[str, str] | None = None,
+                 client_env: dict[str, str] | None = None) -> None:
         self.redis_url = redis_url
+        self.args = args
+        self.env = env or {}
+        self.client_env = client_env or {}
         self.port = _free_port()
         self.socket = log_dir / "cuzk.sock"
         self.log_path = log_dir / "gateway.log"
@@ -82,12 +87,13 @@ class Gateway:
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "client", "grpc", "--listen", self.address,
-                 "--listen", f"unix://{self.socket}"], stdout=log, stderr=subprocess.STDOUT,
-                env={**os.environ, "PROOFQ_REDIS_URL": self.redis_url,
-                     "PYTHONPATH": str(ROOT)}, cwd=ROOT)
+                 "--listen", f"unix://{self.socket}", *self.args], stdout=log,
+                stderr=subprocess.STDOUT, env={**os.environ, **self.env,
+                                               "PROOFQ_REDIS_URL": self.redis_url,
+                                               "PYTHONPATH": str(ROOT)}, cwd=ROOT)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
-            if call(go, self.address, "metrics").get("prometheus_text"):
+            if call(go, self.address, "metrics", env=self.client_env).get("prometheus_text"):
                 return self
             assert self.proc.poll() is None, self.log()
             time.sleep(0.3)
@@ -116,10 +122,11 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-def call(go: Path, address: str, *args: str, timeout: float = 900) -> dict:
+def call(go: Path, address: str, *args: str, timeout: float = 900,
+         env: dict[str, str] | None = None) -> dict:
     """One RPC through the Go client: its JSON answer (an error as {"code", "message"})."""
     done = subprocess.run([str(go), address, *args], capture_output=True, text=True,
-                          timeout=timeout)
+                          timeout=timeout, env={**os.environ, **(env or {})})
     assert done.returncode in (0, 3), done.stdout + done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -262,6 +269,26 @@ def test_redis_stopped_during_a_prove_is_unavailable(go_client, tmp_path, rng):
             assert "queues" in call(go_client, gate.address, "status")
         finally:
             gate.stop()
+
+
+def test_a_token_and_tls_for_remote_use(go_client, redis_url, tmp_path):
+    cert, key = tmp_path / "tls.crt", tmp_path / "tls.key"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1",
+                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
+    token = os.urandom(16).hex()
+    good = {"PROOFQ_TLS_CA": str(cert), "PROOFQ_TOKEN": token}
+    gate = Gateway(redis_url, tmp_path, args=("--tls-cert", str(cert), "--tls-key", str(key)),
+                   env={"PROOFQ_GRPC_TOKEN": token}, client_env=good).start(go_client)
+    try:
+        assert "queues" in call(go_client, gate.address, "status", env=good)
+        wrong = call(go_client, gate.address, "status", env={**good, "PROOFQ_TOKEN": "nope"})
+        assert wrong["code"] == "Unauthenticated", wrong
+        plain = call(go_client, gate.address, "status", env={"PROOFQ_TOKEN": token},
+                     timeout=60)
+        assert plain["code"] == "Unavailable", plain  # no TLS: no connection at all
+    finally:
+        gate.stop()
 
 
 # -- through a worker ---------------------------------------------------------------------

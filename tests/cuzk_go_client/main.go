@@ -11,7 +11,8 @@
 //	cuzkclient ADDR preload | evict CIRCUIT_ID
 //
 // Prints the response as one JSON line; a gRPC error as {"code", "message"}, exit 3.
-// PROOFQ_TOKEN, when set, goes out as "authorization: Bearer <token>".
+// PROOFQ_TOKEN, when set, goes out as "authorization: Bearer <token>"; PROOFQ_TLS_CA, when
+// set, dials TLS trusting that PEM certificate (Curio itself dials without TLS).
 package main
 
 import (
@@ -25,6 +26,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
@@ -55,7 +57,15 @@ func main() {
 	if !strings.Contains(target, "://") && !strings.HasPrefix(target, "unix:") {
 		target = "dns:///" + target
 	}
-	conn, err := grpc.Dial(target, grpc.WithInsecure(),
+	security := grpc.WithInsecure()
+	if ca := os.Getenv("PROOFQ_TLS_CA"); ca != "" {
+		creds, err := credentials.NewClientTLSFromFile(ca, "")
+		if err != nil {
+			fail(err)
+		}
+		security = grpc.WithTransportCredentials(creds)
+	}
+	conn, err := grpc.Dial(target, security,
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256<<20), grpc.MaxCallSendMsgSize(256<<20)))
 	if err != nil {
 		fail(err)
