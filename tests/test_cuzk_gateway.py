@@ -235,8 +235,10 @@ def test_submit_await_cancel_and_a_new_attempt(go_client, gateway, redis_url, tm
     assert call(go_client, gateway.address, "await", job, "0")["status"] == 3  # CANCELLED
     retry = call(go_client, gateway.address, "submit", request)
     assert retry["job_id"] == f"{job}.2"  # a cancelled job is proved again under a new id
-    assert redis.Redis.from_url(redis_url).hget(f"proofq:job:{job}.2", "request_id") == (
-        f"porep-{miner}-{sector}".encode())
+    shown = subprocess.run([sys.executable, "-m", "client", "status", f"{job}.2", "--json"],
+                           capture_output=True, text=True, cwd=ROOT,
+                           env={**os.environ, "PROOFQ_REDIS_URL": redis_url})
+    assert json.loads(shown.stdout)["request_id"] == f"porep-{miner}-{sector}", shown
     missing = call(go_client, gateway.address, "await", "no-such-job", "0")
     assert missing["code"] == "NotFound"
     metrics = call(go_client, gateway.address, "metrics")["prometheus_text"]
