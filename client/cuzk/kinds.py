@@ -72,6 +72,8 @@ class Kind:
 
 
 _NUMBER = rb'\s*:\s*(-?\d+)'
+#: base64 characters read first for the C1's registered proof (its first field).
+_HEAD_CHARS = 4096
 
 
 def _wrapper_number(text: bytes, name: str) -> int | None:
@@ -82,17 +84,23 @@ def _wrapper_number(text: bytes, name: str) -> int | None:
 
 
 def _c1_registered_proof(text: bytes) -> str | None:
-    """The registered proof the wrapped C1 names (its base64 decoded, the field found by
-    its key); None where that cannot be read so (the full parse then says why)."""
-    found = re.search(rb'"Phase1Out"\s*:\s*"([A-Za-z0-9+/=]*)"', text)
+    """The registered proof the wrapped C1 names, read from its base64 by the field's key:
+    from the payload's head (serde writes the field first), else from all of it; None where
+    it cannot be read so (the full parse then says why)."""
+    found = re.search(rb'"Phase1Out"\s*:\s*"', text)
     if found is None:
         return None
-    try:
-        inner = binascii.a2b_base64(found.group(1))
-    except binascii.Error:
-        return None
-    name = re.search(rb'"registered_proof"\s*:\s*"([A-Za-z0-9_]+)"', inner)
-    return None if name is None else name.group(1).decode()
+    end = text.find(b'"', found.end())
+    payload = text[found.end():end if end >= 0 else len(text)]
+    for part in (payload[:_HEAD_CHARS], payload):
+        try:
+            inner = binascii.a2b_base64(part[:len(part) // 4 * 4])
+        except binascii.Error:
+            return None
+        name = re.search(rb'"registered_proof"\s*:\s*"([A-Za-z0-9_]+)"', inner)
+        if name is not None:
+            return name.group(1).decode()
+    return None
 
 
 def seal_proof(number: int) -> str:
