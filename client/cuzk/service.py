@@ -117,6 +117,8 @@ class ProvingEngine(pb_grpc.ProvingEngineServicer):
             self.jobs.refuse(job_id, message)
             return job_id, message
         except SubmitError as exc:  # the proof type's producer refused the input
+            if str(exc).startswith("enqueue: "):  # stored or not, Redis took no message
+                raise _Abort(grpc.StatusCode.UNAVAILABLE, _one_line(str(exc))) from None
             message = f"{kind.input_field}: {_one_line(str(exc))}"
             if str(exc).startswith("job_id: "):
                 message = (f"request_id: {request.request_id!r} names job {job_id}, which "
