@@ -168,11 +168,16 @@ def test_bad_requests_get_clear_answers_and_the_server_keeps_serving(go_client, 
     text = c1.read_bytes()
     truncated = tmp_path / "truncated.json"
     truncated.write_bytes(text[:len(text) // 2])
+    cut_inside = tmp_path / "cut-inside.json"  # base64 ends early, the wrapper closes
+    start = text.index(b'"Phase1Out":"') + 13
+    cut_inside.write_bytes(text[:start] + text[start:start + (len(text) - start) // 2 // 4 * 4]
+                           + text[text.index(b'"', start):])
     go = lambda name, **kw: call(go_client, gateway.address, "prove",  # noqa: E731
                                  str(request_file(tmp_path, name, miner=miner, sector=sector,
                                                   **kw)))
     answers = {
         "truncated": go("truncated", c1=truncated),
+        "cut inside": go("cut-inside", c1=cut_inside),
         "wrong registered proof": go("wrong-proof", c1=c1, proof=0),
         "wrong sector size": go("wrong-size", c1=c1, size=8 << 20),
         "NI-PoRep": go("niporep", c1=c1, proof=15),
@@ -182,7 +187,8 @@ def test_bad_requests_get_clear_answers_and_the_server_keeps_serving(go_client, 
         "window": go("window", c1=None, kind=WINDOW),
     }
     expected = {
-        "truncated": "vanilla_proof: job: not valid JSON",
+        "truncated": "vanilla_proof: Phase1Out: the string does not end",
+        "cut inside": "vanilla_proof: Phase1Out: not valid JSON",
         "wrong registered proof": "registered_proof: 0 is StackedDrg2KiBV1, but the C1 is a "
                                   "StackedDrg2KiBV1_1 one",
         "wrong sector size": "sector_size: 8388608 is not the sector size of StackedDrg2KiBV1_1",

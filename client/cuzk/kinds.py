@@ -72,35 +72,49 @@ class Kind:
 
 
 _NUMBER = rb'\s*:\s*(-?\d+)'
+_PHASE1 = re.compile(rb'"Phase1Out"\s*:\s*"')
 #: base64 characters read first for the C1's registered proof (its first field).
 _HEAD_CHARS = 4096
 
 
-def _wrapper_number(text: bytes, name: str) -> int | None:
-    """A number field of the wrapper, read without parsing it (its base64 holds no quote,
-    so a quoted key is found only where the wrapper has it); None unless exactly once."""
-    found = re.findall(rb'"' + name.encode() + rb'"' + _NUMBER, text)
-    return int(found[0]) if len(found) == 1 else None
+@dataclass(frozen=True)
+class _Wrapper:
+    """Curio's wrapper cut around its ``Phase1Out`` string, without a JSON parse: the
+    payload's bounds, and the text outside it (the other fields: a few dozen bytes)."""
 
+    text: bytes
+    start: int  # first base64 character
+    end: int    # its closing quote
 
-def _c1_registered_proof(text: bytes) -> str | None:
-    """The registered proof the wrapped C1 names, read from its base64 by the field's key:
-    from the payload's head (serde writes the field first), else from all of it; None where
-    it cannot be read so (the full parse then says why)."""
-    found = re.search(rb'"Phase1Out"\s*:\s*"', text)
-    if found is None:
+    @classmethod
+    def cut(cls, text: bytes) -> "_Wrapper | None":
+        found = _PHASE1.search(text)
+        end = -1 if found is None else text.find(b'"', found.end())
+        return None if end < 0 else cls(text, found.end(), end)
+
+    @property
+    def outside(self) -> bytes:
+        return self.text[:self.start] + self.text[self.end:]
+
+    def number(self, name: str) -> int | None:
+        """A number field outside the payload; None unless there exactly once."""
+        found = re.findall(rb'"' + name.encode() + rb'"' + _NUMBER, self.outside)
+        return int(found[0]) if len(found) == 1 else None
+
+    def registered_proof(self) -> str | None:
+        """The registered proof the wrapped C1 names, read from its base64 by the field's
+        key: from the payload's head (serde writes the field first), else from all of it;
+        None where it cannot be read so (the full parse then says why)."""
+        payload = memoryview(self.text)[self.start:self.end]
+        for part in (payload[:_HEAD_CHARS], payload):
+            try:
+                inner = binascii.a2b_base64(part[:len(part) // 4 * 4])
+            except binascii.Error:
+                return None
+            name = re.search(rb'"registered_proof"\s*:\s*"([A-Za-z0-9_]+)"', inner)
+            if name is not None:
+                return name.group(1).decode()
         return None
-    end = text.find(b'"', found.end())
-    payload = text[found.end():end if end >= 0 else len(text)]
-    for part in (payload[:_HEAD_CHARS], payload):
-        try:
-            inner = binascii.a2b_base64(part[:len(part) // 4 * 4])
-        except binascii.Error:
-            return None
-        name = re.search(rb'"registered_proof"\s*:\s*"([A-Za-z0-9_]+)"', inner)
-        if name is not None:
-            return name.group(1).decode()
-    return None
 
 
 def seal_proof(number: int) -> str:
@@ -124,29 +138,33 @@ def porep_job(request: pb.SubmitProofRequest) -> bytes:
     if request.sector_size != proof.sector_size:
         raise Refused(f"sector_size: {request.sector_size} is not the sector size of {name} "
                       f"({proof.sector_size})")
-    text = request.vanilla_proof.strip()
-    if not text:
+    text = request.vanilla_proof
+    opening = len(text) - len(text.lstrip())
+    if opening == len(text):
         raise Refused("vanilla_proof: empty (PoRep C2 takes Curio's C1 wrapper JSON)")
-    if not text.startswith(b"{") or b'"Phase1Out"' not in text:
+    wrapper = _Wrapper.cut(text)
+    if wrapper is None and _PHASE1.search(text) is not None:
+        raise Refused("vanilla_proof: Phase1Out: the string does not end (a truncated C1 "
+                      "wrapper?)")
+    if text[opening:opening + 1] != b"{" or wrapper is None:
         raise Refused('vanilla_proof: not Curio\'s C1 wrapper {"SectorNum", "Phase1Out", '
                       '"SectorSize"}')
-    if b'"MinerId"' in text:
+    if b'"MinerId"' in wrapper.outside:
         raise Refused("vanilla_proof: the wrapper has a MinerId field; the miner is the "
                       "request's miner_id")
-    sector_num = _wrapper_number(text, "SectorNum")
+    sector_num = wrapper.number("SectorNum")
     if sector_num is not None and sector_num != request.sector_number:
         raise Refused(f"sector_number: {request.sector_number}, but the C1 wrapper's "
                       f"SectorNum is {sector_num}")
-    size = _wrapper_number(text, "SectorSize")
+    size = wrapper.number("SectorSize")
     if size is not None and size != request.sector_size:
         raise Refused(f"sector_size: {request.sector_size}, but the C1 wrapper's SectorSize "
                       f"is {size}")
-    inner = _c1_registered_proof(text)
+    inner = wrapper.registered_proof()
     if inner is not None and inner != name:
         raise Refused(f"registered_proof: {request.registered_proof} is {name}, but the C1 is "
                       f"a {inner} one")
-    return b'{"MinerId":%d,' % request.miner_id + text[1:].lstrip()
-
+    return b'{"MinerId":%d,' % request.miner_id + memoryview(text)[opening + 1:]
 
 KINDS: dict[int, Kind] = {kind.number: kind for kind in (
     Kind(pb.POREP_SEAL_COMMIT, "porep-c2", "porep_c2", "porep", "normal", "filecoin",
