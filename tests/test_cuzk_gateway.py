@@ -10,6 +10,7 @@ registered proof number, NORMAL priority, request id ``porep-<miner>-<sector>``.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import shutil
@@ -302,6 +303,7 @@ def test_a_token_and_tls_for_remote_use(go_client, redis_url, tmp_path):
 # -- through a worker ---------------------------------------------------------------------
 
 @pytest.mark.slow
+@pytest.mark.timeout(2400)  # three 2 KiB sectors on the CPU, and the key made first
 def test_prove_through_celery_verified_idempotent_and_across_a_gateway_kill(
         go_client, filecoin_2kib_dev_params, tmp_path, rng):
     miner = rng.randrange(1000, 1 << 40)
@@ -319,7 +321,7 @@ def test_prove_through_celery_verified_idempotent_and_across_a_gateway_kill(
             first = request_file(tmp_path, "first", c1=c1s[0], miner=miner, sector=sectors[0])
             answer = call(go_client, gate.address, "prove", str(first))["result"]
             assert answer.get("status") == 1, (answer, worker.log_tail(), gate.log())
-            proof = bytes(__import__("base64").b64decode(answer["proof"]))
+            proof = base64.b64decode(answer["proof"])
             assert len(proof) == 192
             assert answer["total_ms"] >= answer.get("gpu_compute_ms", 0) > 0
             assert answer.get("synthesis_ms", 0) > 0
@@ -357,7 +359,7 @@ def test_prove_through_celery_verified_idempotent_and_across_a_gateway_kill(
             assert cut["code"] == "Unavailable", cut
             gate.start(go_client)
             retried = call(go_client, gate.address, "prove", str(third))["result"]
-            assert retried["status"] == 1 and len(__import__("base64").b64decode(
+            assert retried["status"] == 1 and len(base64.b64decode(
                 retried["proof"])) == 192, retried
             assert store.zcard(JOBS_INDEX) == 3
             assert "Prove job=porep-" in gate.log()
