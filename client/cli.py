@@ -11,7 +11,7 @@ from config.settings import SettingsError
 
 #: The modules of the subcommands, the job commands first: asking for one of them (``proofq
 #: submit``) loads no other, so a producer's command never imports the prover.
-COMMAND_MODULES = ("jobs", "local", "snarkjs", "filecoin", "snap", "post")
+COMMAND_MODULES = ("jobs", "local", "snarkjs", "filecoin", "snap", "post", "grpc")
 
 
 class _ProofqGroup(click.Group):

@@ -115,6 +115,8 @@ class Settings(BaseSettings):
     results_maxlen: int = Field(10_000, gt=0, description="cap of the proofq:results stream")
     job_ttl_s: int = Field(7 * 24 * 3600, gt=0,
                            description="how long a finished job's state and result are kept")
+    grpc_token: str | None = Field(None, description="a bearer token every call to proofq "
+                                                     "grpc must carry (unset: none)")
 
     # GPU worker runtime.
     workers_per_gpu: int = Field(2, ge=1)

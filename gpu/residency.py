@@ -83,6 +83,10 @@ class Residency:
         """The resident keys, least recently used first."""
         return [e.key for e in self._entries.values() if e.hold is not None]
 
+    def resident_by_name(self) -> dict[Hashable, ProvingKey]:
+        """The resident keys by the names ``key`` was given."""
+        return {n: e.key for n, e in self._entries.items() if e.hold is not None}
+
     def evict(self, name: Hashable) -> None:
         """Free the key's device state, hand its reservation back, drop it."""
         entry = self._entries.pop(name)

@@ -1,4 +1,4 @@
-"""The Celery app: JSON only, late acks, one task in hand per process, three priorities.
+"""The Celery app: JSON only, late acks, one task in hand per process, four priorities.
 
 Everything a worker, Flower or a client needs to agree on lives here: the broker URL, the
 queues and how priorities map onto the Redis transport. Priorities follow the transport's
@@ -19,8 +19,9 @@ from kombu import Queue
 from config.redis_keys import RedisKeys
 from config.settings import Settings, get_settings
 
-#: Priority name → Redis transport priority step (lower is served first).
-PRIORITIES: dict[str, int] = {"high": 0, "normal": 3, "low": 6}
+#: Priority name → Redis transport priority step (lower is served first).  ``critical`` is
+#: ahead of all (cuzk's CRITICAL: a WinningPoSt must be proved within its epoch).
+PRIORITIES: dict[str, int] = {"critical": 0, "high": 3, "normal": 6, "low": 9}
 DEFAULT_PRIORITY = "normal"
 
 #: Job-level work (key setup, fan-out) and per-partition proving.  Listed jobs-first so a

@@ -9,7 +9,8 @@ Keys of job ``<id>`` (in the default namespace: ``proofq:`` is the cluster's
                               seconds), error (``partition P: phase: reason``),
                               fan_out_task (the submit task that owns the fan-out),
                               fanned_out (set once the partition tasks are sent),
-                              setup (while the job waits for its key to be made: since)
+                              setup (while the job waits for its key to be made: since),
+                              request_id (a job from ``proofq grpc``: Curio's request id)
 - ``proofq:job:<id>:parts``   hash: partition → its part, hex (``ProofWorker.part``: the
                               192-byte proof, for circom followed by its public signals)
 - ``proofq:job:<id>:attempts`` hash: partition → times a worker started proving it
@@ -269,6 +270,7 @@ class JobState:
     finished: float | None
     error: str | None
     setup: float | None = None  # since when the job waits for its key to be made
+    request_id: str | None = None  # the request it answers (jobs from ``proofq grpc``)
 
     @property
     def terminal(self) -> bool:
@@ -295,7 +297,8 @@ class JobState:
                 "priority": self.priority, "created": self.created, "started": self.started,
                 "proved": self.proved, "finished": self.finished, "error": self.error,
                 "stage": self.stage, "setup": self.setup,
-                "queue_s": self.queue_s, "prove_s": self.prove_s}
+                "queue_s": self.queue_s, "prove_s": self.prove_s,
+                **({"request_id": self.request_id} if self.request_id else {})}
 
 
 def _time(value: bytes | None) -> float | None:
@@ -416,7 +419,8 @@ class JobStore:
                         started=_time(get.get("started")), proved=_time(get.get("proved")),
                         finished=_time(get.get("finished")),
                         error=get["error"].decode() if "error" in get else None,
-                        setup=_time(get.get("setup")))
+                        setup=_time(get.get("setup")),
+                        request_id=get["request_id"].decode() if "request_id" in get else None)
 
     def fanned_out(self, job_id: str) -> bool:
         return bool(self.redis.hexists(self.key(job_id), "fanned_out"))

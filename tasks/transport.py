@@ -26,6 +26,7 @@ import redis
 from kombu.transport import redis as kombu_redis
 from kombu.transport.virtual import Empty
 
+from tasks.application import PRIORITY_STEPS
 from workers.redis_faults import Backoff, refuses_writes
 
 log = logging.getLogger(__name__)
@@ -59,6 +60,9 @@ class QoS(kombu_redis.QoS):
 
 class Channel(kombu_redis.Channel):
     QoS = QoS
+    #: kombu clamps a message's priority to 0-9; proofq's steps go further (four priorities
+    #: of three steps each, ``tasks.application``).
+    max_priority = max(PRIORITY_STEPS)
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)

@@ -50,13 +50,16 @@ def test_higher_priorities_are_served_first_and_unnamed_messages_are_normal(app)
     app.send_task("proofq.probe", args=["unnamed, by name"])
     probe.apply_async(["high"], priority=PRIORITIES["high"])
     probe.apply_async(["normal"], priority=PRIORITIES["normal"])
+    probe.apply_async(["critical"], priority=PRIORITIES["critical"])
+    probe.apply_async(["low, behind"], priority=PRIORITIES["low"] + 2)
     with gpu_queue(app) as queue:
         served = []
-        for _ in range(5):
+        for _ in range(7):
             message = queue.get(timeout=30)
             served.append(message.decode()[0][0])
             message.ack()
-    assert served == ["high", "unnamed", "unnamed, by name", "normal", "low"]
+    assert served == ["critical", "high", "unnamed", "unnamed, by name", "normal", "low",
+                      "low, behind"]
     with pytest.raises(PriorityError, match="priority: unknown priority 'urgent'"):
         priority_level("urgent")
 

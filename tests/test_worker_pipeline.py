@@ -29,6 +29,7 @@ from snark.porep.seal import seal
 from workers.events import PhaseEvent, read_events
 from snark.cpu_backend import CpuBackend
 from workers.gpu_binding import bind_cpu, host_name
+from workers.card import read_cards
 from workers.ledger import key_bytes, partition_bytes
 from workers.failures import PartitionCancelled, PartitionFailed
 from workers.runtime import WorkerRuntime
@@ -249,8 +250,14 @@ def test_staging_path_and_the_proof_is_valid(runtime_factory, porep, overrides, 
     runtime = runtime_factory(**overrides)
     partition = rng.randrange(c1.partitions)
     seen = []
+    cards = []  # the worker's card as readers see it, at each phase
+
+    def progress(phase, info):
+        seen.append(phase)
+        cards.append(next(c for c in read_cards(runtime.client) if c.worker == "inproc0"))
+
     proof = runtime.prove_partition(job_id="j-path", partition=partition, proof_type=POREP,
-                                    job_input=c1, progress=lambda phase, info: seen.append(phase))
+                                    job_input=c1, progress=progress)
     assert seen == ["synthesize", "mem_wait", "mem", "compute_wait", "compute", "finalize",
                     "verify"]
     assert verify_partition(c1, partition, load_or_setup_key(c1, base / "params").vk, proof)
@@ -258,6 +265,14 @@ def test_staging_path_and_the_proof_is_valid(runtime_factory, porep, overrides, 
     assert [e.path for e in events if e.phase in ("mem", "compute")] == [path, path]
     # Only the resident key stays reserved once the partition is done.
     assert runtime.ledger.reserved_bytes() == key_bytes(load_or_setup_key(c1, base / "params"))
+    # The card said what the worker proved, and says which key it holds now.
+    assert {(c.job, c.partition, c.proof_type) for c in cards} == {("j-path", partition,
+                                                                   POREP.name)}
+    assert not cards[0].keys and cards[-1].keys  # resident from the memory phase on
+    [after] = read_cards(runtime.client)
+    assert (after.job, after.partition, after.ordinal, after.device_name) == (
+        "", -1, 0, "CPU (cpu backend)")
+    assert list(after.keys.values()) == [key_bytes(load_or_setup_key(c1, base / "params"))]
 
 
 def test_budget_for_exactly_the_key_and_one_partition(runtime_factory, porep):

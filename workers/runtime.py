@@ -58,6 +58,7 @@ from snark.registry import worker_half
 from snark.unit_work import UnitWork
 from workers import gpu_binding
 from workers.backend_choice import fixed_base_for, make_backend
+from workers.card import Card, WorkerCard
 from workers.events import (CACHE_RETURNED, PARTITION_FAILURES, STAGING, EventLog, PhaseEvent,
                             serve_metrics)
 from workers.failures import (Failure, PartitionCancelled, PartitionFailed, classify,
@@ -137,6 +138,10 @@ class WorkerRuntime:
                                  lease_s=settings.lock_lease_s, heartbeat=self.heartbeat)
         self.events = EventLog(client, settings.events_maxlen, RedisKeys.of(settings).events)
         self.residency = Residency(backend, self._reserve_key)
+        self.card = WorkerCard(client, _card(worker_name, binding, backend),
+                               settings.lock_lease_s)
+        self.heartbeat.register(self.card)
+        self._update_card()
         self._cache: Reservation | None = None  # what the backend keeps cached between partitions
         self.metrics: WSGIServer | None = None  # this process's /metrics, when configured
         log.info("worker %s on %s (%s backend), %s %.1f GiB", worker_name,
@@ -172,6 +177,10 @@ class WorkerRuntime:
         if self._cache is not None:
             self._cache.release()
         self.heartbeat.close()
+        try:
+            self.card.remove()
+        except redis.RedisError:  # it expires by itself
+            pass
         if self.metrics is not None:
             self.metrics.shutdown()
             self.metrics.server_close()
@@ -195,6 +204,14 @@ class WorkerRuntime:
         run = _PartitionRun(job_id, partition, progress, cancelled)
         if queued_at is not None:
             self._record(run, Phase.QUEUED, queued_at, time.time(), _Phase(), None)
+        self._update_card(job=job_id, partition=partition, proof_type=proof_type.name)
+        try:
+            return self._prove(run, proof_type, job_input)
+        finally:
+            self._update_card(job="", partition=-1, proof_type="")
+
+    def _prove(self, run: _PartitionRun, proof_type: ProofType, job_input: Any) -> bytes:
+        partition = run.partition
         worker = worker_half(proof_type, self.storage)
         with self._phase(run, Phase.SYNTHESIZE):
             key = self._key(proof_type, worker, job_input)
@@ -226,6 +243,16 @@ class WorkerRuntime:
 
         return self.residency.key((proof_type.name, proof_type.key_name(job_input)), load)
 
+    def _update_card(self, **fields) -> None:
+        """The card with ``fields`` and the keys resident now; never fails the work (the
+        card is for readers, and the heartbeat writes it again)."""
+        keys = {"/".join(map(str, name)): key_bytes(key)
+                for name, key in self.residency.resident_by_name().items()}
+        try:
+            self.card.update(keys=keys, **fields)
+        except redis.RedisError as exc:
+            log.debug("card not written: %s", exc)
+
     def _reserve_key(self, key: ProvingKey, *, force: bool) -> Reservation | None:
         """The ledger's reservation of a resident key's bases, matrices and tables: the
         GPU's one for a key its processes share, else this process's own."""
@@ -244,6 +271,7 @@ class WorkerRuntime:
             fenced = fence(self.backend, held)
             # the key's bases upload once, under this lock, either path
             self.residency.make_resident(key, fenced)
+            self._update_card()
             run.staged_path = phase.path = "stream"
             if not self.settings.prestage:
                 STAGING.labels(path="stream_disabled").inc()
@@ -362,6 +390,21 @@ def _as_failure(phase: str, exc: BaseException, run: _PartitionRun) -> BaseExcep
     failure = PartitionFailed(phase, describe(exc), classify(exc))
     PARTITION_FAILURES.labels(phase=phase, transient=str(failure.transient).lower()).inc()
     return failure
+
+
+def _card(worker_name: str, binding: Binding, backend: ProverBackend) -> Card:
+    """What the worker's card says of its device: the GPU number it was started with (a CPU
+    stand-in's ``cpu-N`` says N; -1 for none), the device's name and memory."""
+    ordinal = os.environ.get(gpu_binding.PINNED_ENV)
+    if ordinal is None and binding.gpu.uuid.startswith("cpu-"):
+        ordinal = binding.gpu.uuid.removeprefix("cpu-")
+    name = f"CPU ({backend.name} backend)"
+    if binding.device_id is not None:
+        from gpu import device
+
+        name = device.name(binding.device_id)
+    return Card(worker_name, binding.gpu.host, binding.gpu.uuid,
+                int(ordinal) if ordinal is not None else -1, name, binding.total_bytes)
 
 
 def _bind(gpu: int | None, setting: str, settings: Settings) -> tuple[Binding, ProverBackend]:

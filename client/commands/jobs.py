@@ -164,8 +164,9 @@ def _state_line(state: JobState) -> str:
     timings = "".join(f", {name} {seconds * 1000:.0f} ms"
                       for name, seconds in (("queue", state.queue_s), ("prove", state.prove_s))
                       if seconds is not None)
+    request = f", request {state.request_id}" if state.request_id else ""
     line = (f"job {state.job_id}: {state.stage} ({state.parts_done}/{state.partitions} "
-            f"partitions, {state.priority} priority{timings})")
+            f"partitions, {state.priority} priority{request}{timings})")
     return f"{line}: {state.error}" if state.error and state.status != "done" else line
 
 

@@ -1,0 +1,368 @@
+"""``proofq grpc`` as Curio meets it: a grpc-go client (tests/cuzk_go_client, built here from
+Debian's golang-go and golang-google-grpc-dev against client/cuzk/proving.proto, dialling as
+Curio's lib/cuzk/client.go does) talking to a real ``proofq grpc`` process on a real Redis,
+with a real ``celery -A tasks worker`` where a proof is wanted.
+
+The requests are ``PoRepSnarkCuzk``'s: Curio's C1 wrapper of a sealed 2 KiB sector (sealed
+for the miner and sector the request names, so the worker's replica_id check holds), Go's
+registered proof number, NORMAL priority, request id ``porep-<miner>-<sector>``.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import redis
+
+from client.embedded import EmbeddedRedis
+from client.local_cluster import WorkerProcess, worker_command
+from snark.filecoin import curio_json, prover_id_for_miner, registered_proof, seal
+from tasks.jobs import JOBS_INDEX
+
+ROOT = Path(__file__).resolve().parent.parent
+GO_SOURCE = Path(__file__).resolve().parent / "cuzk_go_client" / "main.go"
+PROTO = ROOT / "client" / "cuzk" / "proving.proto"
+GIB = 1 << 30
+POREP, SNAP, WINDOW, WINNING = 1, 2, 3, 4
+NORMAL = 2
+V1_1_2KIB = 5  # Go's RegisteredSealProof_StackedDrg2KiBV1_1
+
+
+def _go_tools() -> str | None:
+    missing = [tool for tool in ("go", "protoc", "protoc-gen-go") if shutil.which(tool) is None]
+    return None if not missing else f"{', '.join(missing)} missing (.ci/run installs them)"
+
+
+@pytest.fixture(scope="session")
+def go_client(tmp_path_factory) -> Path:
+    """The Go client, built offline from Debian's packages (GOPATH /usr/share/gocode)."""
+    why = _go_tools()
+    if why is not None:
+        pytest.skip(why)
+    work = tmp_path_factory.mktemp("go")
+    package = work / "src" / "cuzkclient"
+    (package / "cuzk").mkdir(parents=True)
+    shutil.copy(PROTO, work / "proving.proto")
+    subprocess.run(["protoc", "-I.", "--go_out=plugins=grpc,Mproving.proto=cuzkclient/cuzk:"
+                    "src/cuzkclient/cuzk", "proving.proto"], cwd=work, check=True)
+    shutil.copy(GO_SOURCE, package / "main.go")
+    env = {**os.environ, "GOPATH": f"{work}:/usr/share/gocode", "GO111MODULE": "off",
+           "GOFLAGS": "", "GOCACHE": str(work / "cache")}
+    subprocess.run(["go", "build", "-o", str(work / "cuzkclient"), "cuzkclient"], cwd=work,
+                   env=env, check=True, timeout=600)
+    return work / "cuzkclient"
+
+
+class Gateway:
+    """``proofq grpc`` as a process: TCP and a unix socket."""
+
+    def __init__(self, redis_url: str, log_dir: Path, *, args: tuple[str, ...] = (),
+                 env: dict[str, str] | None = None,
+                 client_env: dict[str, str] | None = None) -> None:
+        self.redis_url = redis_url
+        self.args = args
+        self.env = env or {}
+        self.client_env = client_env or {}
+        self.port = _free_port()
+        self.socket = log_dir / "cuzk.sock"
+        self.log_path = log_dir / "gateway.log"
+        self.proc: subprocess.Popen | None = None
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def start(self, go: Path) -> "Gateway":
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "client", "grpc", "--listen", self.address,
+                 "--listen", f"unix://{self.socket}", *self.args], stdout=log,
+                stderr=subprocess.STDOUT, env={**os.environ, **self.env,
+                                               "PROOFQ_REDIS_URL": self.redis_url,
+                                               "PYTHONPATH": str(ROOT)}, cwd=ROOT)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if call(go, self.address, "metrics", env=self.client_env).get("prometheus_text"):
+                return self
+            assert self.proc.poll() is None, self.log()
+            time.sleep(0.3)
+        raise AssertionError("the gateway did not answer:\n" + self.log())
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait()
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")[-4000:]
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def call(go: Path, address: str, *args: str, timeout: float = 900,
+         env: dict[str, str] | None = None) -> dict:
+    """One RPC through the Go client: its JSON answer (an error as {"code", "message"})."""
+    done = subprocess.run([str(go), address, *args], capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, **(env or {})})
+    assert done.returncode in (0, 3), done.stdout + done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def request_file(tmp: Path, name: str, *, c1: Path | None, miner: int, sector: int,
+                 kind: int = POREP, proof: int = V1_1_2KIB, size: int = 2048,
+                 **extra) -> Path:
+    path = tmp / f"request-{name}.json"
+    path.write_text(json.dumps({
+        "request_id": f"porep-{miner}-{sector}", "proof_kind": kind, "sector_size": size,
+        "registered_proof": proof, "priority": NORMAL,
+        "vanilla_proof_file": str(c1) if c1 else "", "sector_number": sector,
+        "miner_id": miner, **extra}))
+    return path
+
+
+def sealed_c1(tmp: Path, miner: int, sector: int, seed: int) -> Path:
+    """Curio's wrapper around a fresh 2 KiB V1_1 sector sealed for ``miner``/``sector``."""
+    c1 = seal(registered_proof("StackedDrg2KiBV1_1"), np.random.default_rng(seed),
+              prover_id=prover_id_for_miner(miner), sector_id=sector)
+    path = tmp / f"c1-{miner}-{sector}.json"
+    path.write_bytes(curio_json(c1, sector))
+    return path
+
+
+@pytest.fixture()
+def gateway(go_client, redis_url, tmp_path):
+    gate = Gateway(redis_url, tmp_path).start(go_client)
+    yield gate
+    gate.stop()
+
+
+# -- no worker: answers that need none ----------------------------------------------------
+
+def test_bad_requests_get_clear_answers_and_the_server_keeps_serving(go_client, gateway,
+                                                                     redis_url, tmp_path, rng):
+    miner, sector = rng.randrange(1000, 1 << 40), rng.randrange(1 << 30)
+    c1 = sealed_c1(tmp_path, miner, sector, rng.getrandbits(64))
+    text = c1.read_bytes()
+    truncated = tmp_path / "truncated.json"
+    truncated.write_bytes(text[:len(text) // 2])
+    cut_inside = tmp_path / "cut-inside.json"  # base64 ends early, the wrapper closes
+    start = text.index(b'"Phase1Out":"') + 13
+    cut_inside.write_bytes(text[:start] + text[start:start + (len(text) - start) // 2 // 4 * 4]
+                           + text[text.index(b'"', start):])
+    go = lambda name, **kw: call(go_client, gateway.address, "prove",  # noqa: E731
+                                 str(request_file(tmp_path, name, miner=miner, sector=sector,
+                                                  **kw)))
+    answers = {
+        "truncated": go("truncated", c1=truncated),
+        "cut inside": go("cut-inside", c1=cut_inside),
+        "wrong registered proof": go("wrong-proof", c1=c1, proof=0),
+        "wrong sector size": go("wrong-size", c1=c1, size=8 << 20),
+        "NI-PoRep": go("niporep", c1=c1, proof=15),
+        "synthetic": go("synthetic", c1=c1, proof=10),
+        "wrong sector number": go("wrong-sector", c1=c1, sector_number=sector + 1),
+        "snap": go("snap", c1=None, kind=SNAP),
+        "window": go("window", c1=None, kind=WINDOW),
+    }
+    expected = {
+        "truncated": "vanilla_proof: Phase1Out: the string does not end",
+        "cut inside": "vanilla_proof: Phase1Out: not valid JSON",
+        "wrong registered proof": "registered_proof: 0 is StackedDrg2KiBV1, but the C1 is a "
+                                  "StackedDrg2KiBV1_1 one",
+        "wrong sector size": "sector_size: 8388608 is not the sector size of StackedDrg2KiBV1_1",
+        "NI-PoRep": "registered_proof: 15 (StackedDrg2KiBV1_2_Feat_NonInteractivePoRep) is "
+                    "NI-PoRep",
+        "synthetic": "synthetic PoRep not supported by this proofq",
+        "wrong sector number": f"sector_number: {sector + 1}, but the C1 wrapper's SectorNum "
+                              f"is {sector}",
+        "snap": "SNAP_DEALS_UPDATE (snap-update) cannot be proved by proofq yet",
+        "window": "WINDOW_POST_PARTITION (window-post) cannot be proved by proofq yet",
+    }
+    for name, answer in answers.items():
+        result = answer.get("result", {})
+        assert result.get("status") == 2, (name, answer)  # FAILED
+        assert expected[name] in result["error_message"], (name, answer)
+        assert "\n" not in result["error_message"]
+    unknown = go("unknown", c1=c1, kind=9)
+    assert unknown["code"] == "InvalidArgument" and "proof_kind: 9" in unknown["message"]
+    empty = call(go_client, gateway.address, "prove",
+                 str(request_file(tmp_path, "none", c1=None, miner=1, sector=1, no_submit=True)))
+    assert empty["code"] == "InvalidArgument" and "submit" in empty["message"]
+    huge = go("huge", c1=c1, vanilla_proof_pad=300 << 20)
+    assert huge["code"] == "ResourceExhausted", huge
+    # Still serving, on both listeners; no job was made of any of it.
+    for address in (gateway.address, f"unix://{gateway.socket}"):
+        status = call(go_client, address, "status")
+        assert {q["proof_kind"] for q in status["queues"]} == {
+            "porep-c2", "snap-update", "window-post", "winning-post"}
+    assert redis.Redis.from_url(redis_url).zcard(JOBS_INDEX) == 0
+    log = gateway.log()
+    assert log.count("Prove job=") == len(answers) + 2, log  # 300 MiB: refused by gRPC
+
+
+def test_submit_await_cancel_and_a_new_attempt(go_client, gateway, redis_url, tmp_path, rng):
+    miner, sector = rng.randrange(1000, 1 << 40), rng.randrange(1 << 30)
+    c1 = sealed_c1(tmp_path, miner, sector, rng.getrandbits(64))
+    request = str(request_file(tmp_path, "req", c1=c1, miner=miner, sector=sector))
+    submitted = call(go_client, gateway.address, "submit", request)
+    job = submitted["job_id"]
+    assert job == f"porep-{miner}-{sector}"
+    again = call(go_client, gateway.address, "submit", request)
+    assert again["job_id"] == job  # attached, not a second job
+    waited = call(go_client, gateway.address, "await", job, "300")
+    assert waited["status"] == 4  # TIMEOUT: no worker
+    status = call(go_client, gateway.address, "status")
+    porep = next(q for q in status["queues"] if q["proof_kind"] == "porep-c2")
+    assert porep.get("pending") == 1
+    cancelled = call(go_client, gateway.address, "cancel", job)
+    assert not cancelled.get("was_running")
+    assert call(go_client, gateway.address, "await", job, "0")["status"] == 3  # CANCELLED
+    retry = call(go_client, gateway.address, "submit", request)
+    assert retry["job_id"] == f"{job}.2"  # a cancelled job is proved again under a new id
+    shown = subprocess.run([sys.executable, "-m", "client", "status", f"{job}.2", "--json"],
+                           capture_output=True, text=True, cwd=ROOT,
+                           env={**os.environ, "PROOFQ_REDIS_URL": redis_url})
+    assert json.loads(shown.stdout)["request_id"] == f"porep-{miner}-{sector}", shown
+    missing = call(go_client, gateway.address, "await", "no-such-job", "0")
+    assert missing["code"] == "NotFound"
+    metrics = call(go_client, gateway.address, "metrics")["prometheus_text"]
+    assert 'proofq_cuzk_queue{proof_kind="porep_c2",state="pending"} 1' in metrics
+    assert 'proofq_cuzk_jobs{status="cancelled"} 1' in metrics
+
+
+def test_redis_stopped_during_a_prove_is_unavailable(go_client, tmp_path, rng):
+    miner, sector = rng.randrange(1000, 1 << 40), rng.randrange(1 << 30)
+    c1 = sealed_c1(tmp_path, miner, sector, rng.getrandbits(64))
+    request = str(request_file(tmp_path, "req", c1=c1, miner=miner, sector=sector))
+    with EmbeddedRedis() as server:
+        gate = Gateway(server.url, tmp_path).start(go_client)
+        try:
+            answer: dict = {}
+            prove = threading.Thread(target=lambda: answer.update(
+                call(go_client, gate.address, "prove", request)))
+            prove.start()
+            deadline = time.monotonic() + 60
+            while not redis.Redis.from_url(server.url).exists(f"proofq:job:porep-{miner}-{sector}"):
+                assert time.monotonic() < deadline, gate.log()
+                time.sleep(0.1)
+            server.shut_down()
+            prove.join(120)
+            assert answer.get("code") == "Unavailable", answer
+            assert "redis: unreachable" in answer["message"]
+            status = call(go_client, gate.address, "status")
+            assert status.get("code") == "Unavailable"
+            server.restart()
+            assert "queues" in call(go_client, gate.address, "status")
+        finally:
+            gate.stop()
+
+
+def test_a_token_and_tls_for_remote_use(go_client, redis_url, tmp_path):
+    cert, key = tmp_path / "tls.crt", tmp_path / "tls.key"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1",
+                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
+    token = os.urandom(16).hex()
+    good = {"PROOFQ_TLS_CA": str(cert), "PROOFQ_TOKEN": token}
+    gate = Gateway(redis_url, tmp_path, args=("--tls-cert", str(cert), "--tls-key", str(key)),
+                   env={"PROOFQ_GRPC_TOKEN": token}, client_env=good).start(go_client)
+    try:
+        assert "queues" in call(go_client, gate.address, "status", env=good)
+        wrong = call(go_client, gate.address, "status", env={**good, "PROOFQ_TOKEN": "nope"})
+        assert wrong["code"] == "Unauthenticated", wrong
+        plain = call(go_client, gate.address, "status", env={"PROOFQ_TOKEN": token},
+                     timeout=60)
+        assert plain["code"] == "Unavailable", plain  # no TLS: no connection at all
+    finally:
+        gate.stop()
+
+
+# -- through a worker ---------------------------------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.timeout(2400)  # three 2 KiB sectors on the CPU, and the key made first
+def test_prove_through_celery_verified_idempotent_and_across_a_gateway_kill(
+        go_client, filecoin_2kib_dev_params, tmp_path, rng):
+    miner = rng.randrange(1000, 1 << 40)
+    sectors = rng.sample(range(1, 1 << 30), 3)
+    c1s = [sealed_c1(tmp_path, miner, s, rng.getrandbits(64)) for s in sectors]
+    env = {"PROOFQ_PARAMS_DIR": str(filecoin_2kib_dev_params), "PROOFQ_BACKEND": "cpu",
+           "PROOFQ_FILECOIN_KEY": "development"}
+    os.environ.update(env)  # the gateway's producer too (the key its jobs name)
+    with EmbeddedRedis() as server:
+        store = redis.Redis.from_url(server.url)
+        worker = WorkerProcess(server.url, worker_command(gpu=0, concurrency=1, node="cz@%h"),
+                               log_dir=tmp_path, env=env).start()
+        gate = Gateway(server.url, tmp_path).start(go_client)
+        try:
+            first = request_file(tmp_path, "first", c1=c1s[0], miner=miner, sector=sectors[0])
+            answer = call(go_client, gate.address, "prove", str(first))["result"]
+            assert answer.get("status") == 1, (answer, worker.log_tail(), gate.log())
+            proof = base64.b64decode(answer["proof"])
+            assert len(proof) == 192
+            assert answer["total_ms"] >= answer.get("gpu_compute_ms", 0) > 0
+            assert answer.get("synthesis_ms", 0) > 0
+            proof_path = tmp_path / "proof.bin"
+            proof_path.write_bytes(proof)
+            verify = subprocess.run(
+                [sys.executable, "-m", "client", "verify", "--c1", str(c1s[0]), "--proof",
+                 str(proof_path), "--key", "development"], capture_output=True, text=True,
+                env={**os.environ, "PROOFQ_PARAMS_DIR": str(filecoin_2kib_dev_params)})
+            assert verify.returncode == 0 and "valid" in verify.stdout, verify.stdout
+            # The same request again: the same job, the same bytes, no second proof.
+            again = call(go_client, gate.address, "prove", str(first))["result"]
+            assert again["proof"] == answer["proof"]
+            assert store.zcard(JOBS_INDEX) == 1
+            status = call(go_client, gate.address, "status")
+            assert status["gpus"][0]["name"].startswith("CPU")
+            assert status["total_proofs_completed"] == 1
+            assert any(s["circuit_id"] == "porep-2k" for s in status.get("loaded_srs", []))
+            # A request for another miner's sector fails on the worker's replica_id check.
+            other = request_file(tmp_path, "other", c1=c1s[1], miner=miner + 1,
+                                 sector=sectors[1])
+            wrong = call(go_client, gate.address, "prove", str(other))["result"]
+            assert wrong["status"] == 2 and "replica_id" in wrong["error_message"], wrong
+            # kill -9 of the gateway while a Prove waits; Curio's retry gets the one proof.
+            third = request_file(tmp_path, "third", c1=c1s[2], miner=miner, sector=sectors[2])
+            waiting = subprocess.Popen([str(go_client), gate.address, "prove", str(third)],
+                                       stdout=subprocess.PIPE, text=True)
+            job = f"proofq:job:porep-{miner}-{sectors[2]}"
+            deadline = time.monotonic() + 120
+            while not store.exists(job):
+                assert time.monotonic() < deadline, gate.log()
+                time.sleep(0.05)
+            gate.kill()
+            cut = json.loads(waiting.communicate(timeout=60)[0].strip())
+            assert cut["code"] == "Unavailable", cut
+            gate.start(go_client)
+            retried = call(go_client, gate.address, "prove", str(third))["result"]
+            assert retried["status"] == 1 and len(base64.b64decode(
+                retried["proof"])) == 192, retried
+            assert store.zcard(JOBS_INDEX) == 3
+            assert "Prove job=porep-" in gate.log()
+        finally:
+            gate.stop()
+            worker.stop(graceful=False)
