@@ -32,7 +32,10 @@ from snark.r1cs import R1CS
 # -- setup -------------------------------------------------------------------------------
 class FixedBaseMul(Protocol):
     """Batch k·G for the generators, k as standard-form Fr limbs ``(n, 4)`` (the rule of
-    ``snark.fields``); ``gpu.fixed_base.GpuFixedBase`` implements this for large keys."""
+    ``snark.fields``); ``gpu.fixed_base.GpuFixedBase`` implements this for large keys.
+    ``chunk``: the points ``setup`` hands one call (progress is reported per call)."""
+
+    chunk: int
 
     def mul_g1(self, scalars: np.ndarray) -> PointArray: ...
 
@@ -42,6 +45,8 @@ class FixedBaseMul(Protocol):
 class CpuFixedBase:
     """Windowed tables of the generators in native code (``snark.native.fixed_base_mul``):
     about 16 affine additions a point, the two cores' worth of threads."""
+
+    chunk = 1 << 16
 
     def mul_g1(self, scalars: np.ndarray) -> PointArray:
         return native.fixed_base_mul(1, scalars)
@@ -54,20 +59,15 @@ class CpuFixedBase:
 #: a step without a count.
 SetupProgress = Callable[[str, int, "int | None"], None]
 
-#: Points per fixed-base call: a large key's bases report progress as they go (a GPU
-#: launch of 2^16 points still keeps the device busy).
-SETUP_CHUNK = 1 << 16
-
-
-def _basis(mul: Callable[[np.ndarray], PointArray], scalars: np.ndarray, group: int,
-           name: str, progress: SetupProgress | None) -> PointArray:
+def _basis(mul: Callable[[np.ndarray], PointArray], chunk: int, scalars: np.ndarray,
+           group: int, name: str, progress: SetupProgress | None) -> PointArray:
     """k·G for every row of ``scalars`` in chunks, reporting each chunk."""
     total = len(scalars)
     parts = []
-    for start in range(0, total, SETUP_CHUNK):
-        parts.append(mul(scalars[start:start + SETUP_CHUNK]))
+    for start in range(0, total, chunk):
+        parts.append(mul(scalars[start:start + chunk]))
         if progress is not None:
-            progress(name, min(start + SETUP_CHUNK, total), total)
+            progress(name, min(start + chunk, total), total)
     return PointArray.concat(parts, group)
 
 
@@ -110,7 +110,7 @@ def setup(r1cs: R1CS, *, fixed_base: FixedBaseMul | None = None,
         a, b = a[a_density], b[b_density]
 
     def bases_g1(name: str, limbs: np.ndarray) -> PointArray:
-        return _basis(fixed_base.mul_g1, limbs, 1, name, progress)
+        return _basis(fixed_base.mul_g1, fixed_base.chunk, limbs, 1, name, progress)
 
     ic = bases_g1("ic", native.fr_mul(combined[:ni], gamma_inv)).to_points()
     g1, g2 = G1Point(), G2Point()
@@ -120,7 +120,7 @@ def setup(r1cs: R1CS, *, fixed_base: FixedBaseMul | None = None,
     return ProvingKey(
         r1cs=r1cs, vk=vk, beta_g1=beta_g1, delta_g1=delta_g1,
         a_g1=bases_g1("a_g1", a), b_g1=bases_g1("b_g1", b),
-        b_g2=_basis(fixed_base.mul_g2, b, 2, "b_g2", progress),
+        b_g2=_basis(fixed_base.mul_g2, fixed_base.chunk, b, 2, "b_g2", progress),
         l_g1=bases_g1("l_g1", native.fr_mul(combined[ni:], delta_inv)),
         h_g1=bases_g1("h_g1", h_basis_scalars(n, tau, delta_inv, h_form)),
         h_form=h_form, a_density=a_density, b_density=b_density,

@@ -208,7 +208,7 @@ def test_odd_form_wrong_witness_fails(circuit, odd_key, rng):
 def test_setup_reports_every_basis_in_chunks_and_the_chunked_key_proves(circuit, monkeypatch):
     """A long setup reports progress per basis as its chunks land; the bases put together
     from chunks make a key whose proofs verify."""
-    monkeypatch.setattr(groth16, "SETUP_CHUNK", 37)  # several uneven chunks per basis
+    monkeypatch.setattr(groth16.CpuFixedBase, "chunk", 37)  # several uneven chunks per basis
     reports: list[tuple[str, int, int | None]] = []
     r1cs = circuit.compile()
     key = groth16.setup(r1cs, progress=lambda *report: reports.append(report))
