@@ -35,7 +35,8 @@ def timed(fn):
     return out, time.perf_counter() - start
 
 
-def product_rows(mul, group: int, log_sizes: list[int], repeat: int) -> list[dict]:
+def product_rows(mul, group: int, log_sizes: list[int], repeat: int,
+                 kernel_only: bool = False) -> list[dict]:
     import cupy
 
     from snark.fields import random_fr
@@ -64,6 +65,10 @@ def product_rows(mul, group: int, log_sizes: list[int], repeat: int) -> list[dic
             row.update(kernel_s=round(kernel_s, 4), kernel_points_per_s=round(n / kernel_s),
                        kernel_spread=round((max(times) - min(times)) / kernel_s, 3))
             del device
+        if kernel_only:
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+            continue
         host_mul(scalars[:1024])
         times = [timed(lambda s=scalars: host_mul(s))[1] for _ in range(max(1, repeat // 2))]
         host_s = statistics.median(times)
@@ -74,7 +79,7 @@ def product_rows(mul, group: int, log_sizes: list[int], repeat: int) -> list[dic
     return rows
 
 
-def setup_run(size: str, write_dir: str | None) -> dict:
+def setup_run(size: str, write_dir: str | None, save_dir: str | None) -> dict:
     from gpu.fixed_base import GpuFixedBase
     from snark import groth16
     from snark.filecoin import registered_proof
@@ -88,9 +93,13 @@ def setup_run(size: str, write_dir: str | None) -> dict:
     fixed.mul_g1(np.zeros((1, 4), dtype=np.uint64))  # tables and kernels ready: not setup's
     fixed.mul_g2(np.zeros((1, 4), dtype=np.uint64))
     start = time.perf_counter()
-    key = groth16.setup(r1cs, fixed_base=fixed, density=True,
-                        progress=lambda step, done, total: marks.append(
-                            (step, time.perf_counter())))
+
+    def progress(step: str, done: int, total: int | None) -> None:
+        if not marks or marks[-1][0] != step:  # a new step: say so as it starts
+            print(f"{size}: {time.perf_counter() - start:7.1f} s  {step}", flush=True)
+        marks.append((step, time.perf_counter()))
+
+    key = groth16.setup(r1cs, fixed_base=fixed, density=True, progress=progress)
     setup_s = time.perf_counter() - start
     steps, last = {}, start
     for step, at in marks:  # each step: from the report before its first to its last
@@ -104,6 +113,9 @@ def setup_run(size: str, write_dir: str | None) -> dict:
               "steps_s": {k: round(v, 2) for k, v in steps.items()}, "points": counts,
               "g1_points": g1, "setup_points_per_s": round((g1 + counts["b_g2"]) / setup_s)}
     print(json.dumps(record), flush=True)
+    if save_dir:  # straight to the layout workers load (ProvingKey.save), no .params
+        _, record["save_s"] = timed(lambda: key.save(Path(save_dir)))
+        print(f"saved in {record['save_s']:.1f} s", flush=True)
     if write_dir:
         from snark.bellperson import write_key
         from snark.filecoin.params import load_proving_key
@@ -115,9 +127,9 @@ def setup_run(size: str, write_dir: str | None) -> dict:
         record["params_bytes"] = params.stat().st_size
         del key
         converted, record["read_s"] = timed(lambda: load_proving_key(proof, params))
-        _, record["save_s"] = timed(lambda: converted.save(directory / "resident"))
+        _, record["convert_save_s"] = timed(lambda: converted.save(directory / "resident"))
         print(json.dumps({k: record[k] for k in ("write_s", "params_bytes", "read_s",
-                                                  "save_s")}), flush=True)
+                                                  "convert_save_s")}), flush=True)
     return record
 
 
@@ -129,7 +141,11 @@ def main() -> None:
     parser.add_argument("--tree", default=str(HERE.parent), help="checkout whose gpu/ runs")
     parser.add_argument("--label", default="")
     parser.add_argument("--setup", default="", help="Filecoin sector size whose key to make")
-    parser.add_argument("--write", default="", help="directory for the written key")
+    parser.add_argument("--write", default="", help="directory for the key in bellperson's "
+                        "formats, then read back and converted")
+    parser.add_argument("--save", default="", help="directory for the key in proofq's layout")
+    parser.add_argument("--threads-per-sm", default="",
+                        help="also time the kernel at these fixed_base.THREADS_PER_SM")
     parser.add_argument("--out", default=str(HERE / "results"))
     args = parser.parse_args()
     sys.path.insert(0, args.tree)
@@ -142,15 +158,25 @@ def main() -> None:
     sizes = {g: [int(s) for s in v.split(",") if s] for g, v in ((1, args.g1), (2, args.g2))}
     mul = GpuFixedBase()
     rows = [row for g in (1, 2) for row in product_rows(mul, g, sizes[g], args.repeat)]
+    for value in (int(v) for v in args.threads_per_sm.split(",") if v):
+        import gpu.fixed_base as fixed_base
+        default, fixed_base.THREADS_PER_SM = fixed_base.THREADS_PER_SM, value
+        for row in product_rows(mul, 1, sizes[1], args.repeat, kernel_only=True):
+            rows.append(dict(row, threads_per_sm=value))
+        fixed_base.THREADS_PER_SM = default
     record = {
         "date": time.strftime("%Y-%m-%d-%H%M", time.gmtime()),
         "device": cupy.cuda.runtime.getDeviceProperties(0)["name"].decode(),
         "commit": commit(), "label": args.label,
         "command": " ".join(["bench/keygen_bench.py", *sys.argv[1:]]), "products": rows}
     if args.setup:
-        record["setup"] = setup_run(args.setup, args.write or None)
+        record["setup"] = setup_run(args.setup, args.write or None, args.save or None)
     print(f"\n{'group':>5} {'log n':>5} {'kernel M/s':>10} {'host M/s':>9} {'table s':>8}")
     for r in rows:
+        if "threads_per_sm" in r:
+            print(f"{r['group']:>5} {r['log_n']:>5} {r['kernel_points_per_s'] / 1e6:>10.1f} "
+                  f"(kernel, {r['threads_per_sm']} threads a multiprocessor)")
+            continue
         kernel = r.get("kernel_points_per_s")
         print(f"{r['group']:>5} {r['log_n']:>5} "
               f"{(kernel / 1e6 if kernel else float('nan')):>10.1f} "

@@ -9,11 +9,13 @@ device, as the products d·2^(16w) over a width-8 table (32 × 128 rows, built o
 with arkworks: 4,096 additions). Scalars at or above r are reduced mod r.
 
 ``mul_g1``/``mul_g2`` take host limbs and return a standard-form ``PointArray``, in
-device passes of ``chunk`` points written straight into one host array; ``products``
+device passes of ``PASS`` points whose copies back overlap the next pass; ``products``
 leaves the points on the device for a caller that keeps them there.
 """
 
 from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -30,6 +32,10 @@ WIDTH = 16
 #: (up to MAX_PER_THREAD) above, so one inversion serves up to 64 points.
 THREADS_PER_SM = 1024
 MAX_PER_THREAD = 64
+#: Points per device pass (G1 scratch and output ~1 GB, G2 ~2 GB), and the threads that
+#: move a pass's points from pinned memory into the result.
+PASS = 1 << 22
+COPY_THREADS = 8
 
 
 def window_table(generator: G1Point | G2Point, width: int = HOST_WIDTH) -> PointArray:
@@ -70,9 +76,9 @@ def per_thread(n: int, sms: int) -> int:
 class GpuFixedBase:
     """k·G for many k on the current device, for one G1 and one G2 generator."""
 
-    #: Points per device pass (and per call from ``snark.groth16.setup``): G1 scratch and
-    #: output ~1 GB, G2 ~2 GB.
-    chunk = 1 << 22
+    #: Points per call from ``snark.groth16.setup`` (a progress report each): a 32 GiB
+    #: key's largest basis in one call, a few seconds.
+    chunk = 1 << 27
 
     def __init__(self, g1: G1Point | None = None, g2: G2Point | None = None) -> None:
         self._generators = {1: g1 or G1Point(), 2: g2 or G2Point()}
@@ -94,6 +100,7 @@ class GpuFixedBase:
                 self._tables[group] = self._launch(
                     f"fixed_base_table_g{group}", host.xy, HOST_WIDTH,
                     cupy.asarray(table_scalars()), group)[0]
+                cupy.cuda.get_current_stream().synchronize()  # ready for any stream
         return self._tables[group]
 
     def products(self, group: int, scalars):
@@ -121,7 +128,11 @@ class GpuFixedBase:
         return out, inf
 
     def _mul(self, group: int, scalars: np.ndarray) -> PointArray:
+        """Passes of PASS points on two streams: a pass's points come back into pinned
+        memory while the next one runs, then move into the result on COPY_THREADS threads
+        (numpy copies without the GIL; one thread's copy into fresh pages was the limit)."""
         import cupy
+        import cupyx
 
         scalars = np.asarray(scalars)
         if scalars.dtype != np.uint64 or scalars.ndim != 2 or scalars.shape[1] != 4:
@@ -133,13 +144,36 @@ class GpuFixedBase:
         words = FIELD_WORDS[group]
         xy = np.empty((n, 2 * words), dtype=np.uint64)
         inf = np.empty(n, dtype=np.uint8)
+        rows = min(n, PASS)
+        staging = [(cupyx.empty_pinned((rows, 2 * words), dtype=np.uint64),
+                    cupyx.empty_pinned(rows, dtype=np.uint8)) for _ in range(2)]
+        streams = [cupy.cuda.Stream(non_blocking=True) for _ in range(2)]
+
+        def land(slot: int, start: int, end: int) -> None:
+            streams[slot].synchronize()
+            cuts = np.linspace(start, end, COPY_THREADS + 1, dtype=np.int64)
+
+            def move(a: int, b: int) -> None:
+                xy[a:b] = staging[slot][0][a - start:b - start]
+                inf[a:b] = staging[slot][1][a - start:b - start]
+
+            list(copies.map(move, cuts[:-1], cuts[1:]))
+
         try:
-            for start in range(0, n, self.chunk):
-                end = min(n, start + self.chunk)
-                out, flags = self.products(
-                    group, cupy.asarray(np.ascontiguousarray(scalars[start:end])))
-                out.get(out=xy[start:end])
-                flags.get(out=inf[start:end])
+            with ThreadPoolExecutor(COPY_THREADS) as copies:
+                pending = None
+                for j, start in enumerate(range(0, n, PASS)):
+                    end, slot = min(n, start + PASS), j % 2
+                    with streams[slot]:
+                        out, flags = self.products(
+                            group, cupy.asarray(np.ascontiguousarray(scalars[start:end])))
+                        out.get(out=staging[slot][0][:end - start], blocking=False)
+                        flags.get(out=staging[slot][1][:end - start], blocking=False)
+                    if pending:
+                        land(*pending)
+                    pending = (slot, start, end)
+                if pending:
+                    land(*pending)
         except cupy.cuda.memory.OutOfMemoryError as exc:
             raise DeviceMemoryError(
                 f"fixed-base multiplication of {n} G{group} points: {exc}") from exc

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -68,7 +69,7 @@ def _basis(mul: Callable[[np.ndarray], PointArray], chunk: int, scalars: np.ndar
         parts.append(mul(scalars[start:start + chunk]))
         if progress is not None:
             progress(name, min(start + chunk, total), total)
-    return PointArray.concat(parts, group)
+    return parts[0] if len(parts) == 1 else PointArray.concat(parts, group)
 
 
 def _random_nonzero() -> int:
@@ -93,6 +94,11 @@ def setup(r1cs: R1CS, *, fixed_base: FixedBaseMul | None = None,
     With ``density``, the key is in bellperson's density form (``snark.keys``): A's and
     B's bases only for the variables with a term in A, in B."""
     fixed_base = fixed_base or CpuFixedBase()
+    # The circuit's sha256 (a minute at 32 GiB, one core) runs beside the rest: hashlib
+    # releases the GIL while it digests.
+    hashing = ThreadPoolExecutor(1)
+    circuit_id = hashing.submit(r1cs.circuit_id)
+    hashing.shutdown(wait=False)
     if progress is not None:
         progress("evaluate the QAP at tau", 0, None)
     n = r1cs.domain_size
@@ -113,18 +119,18 @@ def setup(r1cs: R1CS, *, fixed_base: FixedBaseMul | None = None,
         return _basis(fixed_base.mul_g1, fixed_base.chunk, limbs, 1, name, progress)
 
     ic = bases_g1("ic", native.fr_mul(combined[:ni], gamma_inv)).to_points()
+    bases = {"a_g1": bases_g1("a_g1", a), "b_g1": bases_g1("b_g1", b),
+             "b_g2": _basis(fixed_base.mul_g2, fixed_base.chunk, b, 2, "b_g2", progress),
+             "l_g1": bases_g1("l_g1", native.fr_mul(combined[ni:], delta_inv)),
+             "h_g1": bases_g1("h_g1", h_basis_scalars(n, tau, delta_inv, h_form))}
     g1, g2 = G1Point(), G2Point()
     alpha_g1, beta_g1, delta_g1 = (g1 * Scalar(k) for k in (alpha, beta, delta))
     beta_g2, gamma_g2, delta_g2 = (g2 * Scalar(k) for k in (beta, gamma, delta))
-    vk = VerifyingKey(r1cs.circuit_id(), alpha_g1, beta_g2, gamma_g2, delta_g2, ic)
-    return ProvingKey(
-        r1cs=r1cs, vk=vk, beta_g1=beta_g1, delta_g1=delta_g1,
-        a_g1=bases_g1("a_g1", a), b_g1=bases_g1("b_g1", b),
-        b_g2=_basis(fixed_base.mul_g2, fixed_base.chunk, b, 2, "b_g2", progress),
-        l_g1=bases_g1("l_g1", native.fr_mul(combined[ni:], delta_inv)),
-        h_g1=bases_g1("h_g1", h_basis_scalars(n, tau, delta_inv, h_form)),
-        h_form=h_form, a_density=a_density, b_density=b_density,
-    )
+    if progress is not None:
+        progress("hash the circuit", 0, None)
+    vk = VerifyingKey(circuit_id.result(), alpha_g1, beta_g2, gamma_g2, delta_g2, ic)
+    return ProvingKey(r1cs=r1cs, vk=vk, beta_g1=beta_g1, delta_g1=delta_g1, **bases,
+                      h_form=h_form, a_density=a_density, b_density=b_density)
 
 
 # -- prove -------------------------------------------------------------------------------
