@@ -89,15 +89,17 @@ def h_basis_scalars(n: int, tau: int, delta_inv: int, h_form: str) -> np.ndarray
 
 def setup(r1cs: R1CS, *, fixed_base: FixedBaseMul | None = None,
           h_form: str = H_FORM_COSET, density: bool = False,
-          progress: SetupProgress | None = None) -> ProvingKey:
+          progress: SetupProgress | None = None, circuit_id: str | None = None) -> ProvingKey:
     """Generate a proving key for ``r1cs`` (development ceremony; see module docstring).
     With ``density``, the key is in bellperson's density form (``snark.keys``): A's and
-    B's bases only for the variables with a term in A, in B."""
+    B's bases only for the variables with a term in A, in B. ``circuit_id`` names the key
+    where the caller has a name for it (a Filecoin development key's file stem); else the
+    circuit's hash does."""
     fixed_base = fixed_base or CpuFixedBase()
-    # The circuit's sha256 (a minute at 32 GiB, one core) runs beside the rest: hashlib
+    # The circuit's sha256 (62 s at 32 GiB, one core) runs beside the rest: hashlib
     # releases the GIL while it digests.
     hashing = ThreadPoolExecutor(1)
-    circuit_id = hashing.submit(r1cs.circuit_id)
+    named = hashing.submit(lambda: circuit_id or r1cs.circuit_id())
     hashing.shutdown(wait=False)
     if progress is not None:
         progress("evaluate the QAP at tau", 0, None)
@@ -128,7 +130,7 @@ def setup(r1cs: R1CS, *, fixed_base: FixedBaseMul | None = None,
     beta_g2, gamma_g2, delta_g2 = (g2 * Scalar(k) for k in (beta, gamma, delta))
     if progress is not None:
         progress("hash the circuit", 0, None)
-    vk = VerifyingKey(circuit_id.result(), alpha_g1, beta_g2, gamma_g2, delta_g2, ic)
+    vk = VerifyingKey(named.result(), alpha_g1, beta_g2, gamma_g2, delta_g2, ic)
     return ProvingKey(r1cs=r1cs, vk=vk, beta_g1=beta_g1, delta_g1=delta_g1, **bases,
                       h_form=h_form, a_density=a_density, b_density=b_density)
 

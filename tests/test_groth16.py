@@ -236,3 +236,9 @@ def test_the_cli_bars_count_points_per_basis_and_close_steps_without_a_count():
         tasks = {task.description: task for task in progress.tasks}
     assert tasks["compile the circuit"].finished
     assert (tasks["a_g1"].completed, tasks["a_g1"].total) == (100, 100)
+
+
+def test_setup_names_the_key_by_the_callers_name_or_the_circuits_hash(circuit):
+    r1cs = circuit.compile()
+    assert groth16.setup(r1cs, circuit_id="a-named-key").vk.circuit_id == "a-named-key"
+    assert groth16.setup(r1cs).vk.circuit_id == r1cs.circuit_id()

@@ -75,11 +75,13 @@ def make_development_key(proof: RegisteredProof, out_dir: Path, *, fixed_base=No
                          progress=None) -> tuple[Path, Path]:
     """Set up the partition circuit of ``proof`` and write it in bellperson's formats."""
     shape = StackedShape.of(proof)
+    stem = dev_stem(proof)
+    # Named by its stem, as read_key names it: the circuit's hash (a minute at 32 GiB)
+    # would go nowhere, bellperson's files have no place for it.
     key = groth16.setup(circuit_r1cs(shape), fixed_base=fixed_base, density=True,
-                        progress=progress)
+                        progress=progress, circuit_id=stem)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    stem = dev_stem(proof)
     params_path, vk_path = out_dir / f"{stem}.params", out_dir / f"{stem}.vk"
     write_key(key, params_path, vk_path)
     (out_dir / f"{stem}.json").write_text(json.dumps({
