@@ -7,9 +7,10 @@ names the registry derives (``RegisteredProof.params_file_stem``), in
 differs is refused. Those digests are facts copied here; nothing else of the files is.
 
 A *development key* is proofq's own setup of the same circuit (``snark.groth16.setup``
-in bellperson's density form), written in bellperson's formats under a name that cannot be
-taken for an official one (``proofq-dev-…``), with a JSON label beside it, in
-``<params_dir>/filecoin/``. Proofs under it verify with its ``.vk`` and nowhere else: a chain
+in bellperson's density form), named so that it cannot be taken for an official one
+(``proofq-dev-…``), its ``.vk`` and a JSON label in ``<params_dir>/filecoin/``: a worker's
+goes straight into proofq's layout (below), ``make_development_key`` writes the ``.params``
+too for export. Proofs under it verify with its ``.vk`` and nowhere else: a chain
 accepts only proofs under the ceremony's keys.
 
 Workers prove from a key converted once into proofq's key layout (``resident_key_dir``:
@@ -24,7 +25,8 @@ import time
 from pathlib import Path
 
 from snark import groth16
-from snark.bellperson import ParamsFile, digest, read_key, read_vk, verifying_key, write_key
+from snark.bellperson import (ParamsFile, digest, read_key, read_vk, verifying_key, write_key,
+                               write_vk)
 from snark.filecoin.circuit import StackedShape, circuit_r1cs
 from snark.filecoin.errors import FilecoinError
 from snark.filecoin.registry import DEV_PREFIX, RegisteredProof, dev_stem, key_stem
@@ -71,24 +73,36 @@ def check_digest(path: Path) -> None:
                             "official name: a corrupt or foreign file (fetch it again)")
 
 
+def development_key(proof: RegisteredProof, *, fixed_base=None, progress=None) -> ProvingKey:
+    """proofq's setup of ``proof``'s partition circuit in density form, named by its
+    development stem (as ``read_key`` names a key read from its files)."""
+    return groth16.setup(circuit_r1cs(StackedShape.of(proof)), fixed_base=fixed_base,
+                         density=True, progress=progress, circuit_id=dev_stem(proof))
+
+
 def make_development_key(proof: RegisteredProof, out_dir: Path, *, fixed_base=None,
                          progress=None) -> tuple[Path, Path]:
     """Set up the partition circuit of ``proof`` and write it in bellperson's formats."""
-    shape = StackedShape.of(proof)
-    stem = dev_stem(proof)
-    # Named by its stem, as read_key names it: the circuit's hash (a minute at 32 GiB)
-    # would go nowhere, bellperson's files have no place for it.
-    key = groth16.setup(circuit_r1cs(shape), fixed_base=fixed_base, density=True,
-                        progress=progress, circuit_id=stem)
+    key = development_key(proof, fixed_base=fixed_base, progress=progress)
+    params_path, vk_path = _development_paths(proof, out_dir)
+    write_key(key, params_path, vk_path)
+    _write_label(proof, out_dir)
+    return params_path, vk_path
+
+
+def _development_paths(proof: RegisteredProof, out_dir: Path) -> tuple[Path, Path]:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    params_path, vk_path = out_dir / f"{stem}.params", out_dir / f"{stem}.vk"
-    write_key(key, params_path, vk_path)
-    (out_dir / f"{stem}.json").write_text(json.dumps({
+    stem = dev_stem(proof)
+    return out_dir / f"{stem}.params", out_dir / f"{stem}.vk"
+
+
+def _write_label(proof: RegisteredProof, out_dir: Path) -> None:
+    (Path(out_dir) / f"{dev_stem(proof)}.json").write_text(json.dumps({
         "development": True, "warning": DEV_WARNING, "registered_proof": proof.name,
-        "circuit": shape.name, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "circuit": StackedShape.of(proof).name,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }, indent=1))
-    return params_path, vk_path
 
 
 def is_development(path: Path) -> bool:
@@ -127,8 +141,8 @@ def verifying_key_for(proof: RegisteredProof, kind: str, params_dir: Path,
 def convert_key(proof: RegisteredProof, kind: str, params_dir: Path, official_dir: Path, *,
                 fixed_base=None, progress=None) -> Path:
     """The key in proofq's layout, converted from its bellperson files once (a missing
-    development key is set up first; a missing official one is a ``KeyFileError`` saying
-    where it must be put)."""
+    development key is set up straight into that layout, its .vk and label written beside
+    the others; a missing official one is a ``KeyFileError`` saying where it must be put)."""
     target = resident_key_dir(proof, kind, params_dir)
     if (target / "manifest.json").exists():
         return target
@@ -138,8 +152,15 @@ def convert_key(proof: RegisteredProof, kind: str, params_dir: Path, official_di
             raise KeyFileError(f"{params_path}: the official key of {proof.name} is not there "
                                "(fetch Filecoin's parameters into PROOFQ_FILECOIN_PARAMS_DIR, "
                                "or submit with key development)")
-        make_development_key(proof, development_dir(params_dir), fixed_base=fixed_base,
-                             progress=progress)
+        # Straight into proofq's layout, its .vk and label beside the others: at 32 GiB a
+        # .params written and read back would add ~3 min and 47 GB of disk.
+        key = development_key(proof, fixed_base=fixed_base, progress=progress)
+        _, vk_path = _development_paths(proof, development_dir(params_dir))
+        write_vk(key, vk_path)
+        _write_label(proof, development_dir(params_dir))
+        if progress is not None:
+            progress("save the key in proofq's layout", 0, None)
+        return key.save(params_dir)
     if progress is not None:
         progress("convert the .params to proofq's layout", 0, None)
     load_proving_key(proof, params_path).save(params_dir)
