@@ -45,7 +45,8 @@ SPILL_ALLOWANCE = {
     "msm_bucket_level0_g2": 24,
     "msm_bucket_level_g2": 24,
     "msm_reduce_segments_g2": 40,
-    # key-setup kernels: the G2 sum's loop keeps a few words of its digit walk in local memory
+    # key-setup kernels: a G2 XYZZ sum (96 words) and its table row (48) at the 255-register
+    # cap spill 44 bytes (284 while the running product was live across the sums)
     "fixed_base_mul_g2": 48,
     "fixed_base_table_g2": 48,
 }
