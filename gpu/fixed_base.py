@@ -67,6 +67,13 @@ def table_scalars(width: int = WIDTH) -> np.ndarray:
     return limbs
 
 
+def _check_limbs(scalars) -> None:
+    """Host or device limbs: (n, 4) uint64, else a one-line error naming them."""
+    if scalars.dtype != np.uint64 or scalars.ndim != 2 or scalars.shape[1] != 4:
+        raise ValueError(f"scalars: expected (n, 4) uint64 limbs, "
+                         f"got {scalars.shape} {scalars.dtype}")
+
+
 def per_thread(n: int, sms: int) -> int:
     """Points a thread makes: enough threads to fill ``sms`` multiprocessors, then more
     points a thread (one inversion each thread) up to MAX_PER_THREAD."""
@@ -106,6 +113,7 @@ class GpuFixedBase:
     def products(self, group: int, scalars):
         """k·G for the device limbs ``scalars`` ``(n, 4)`` uint64: device arrays ``(n, 2·words)``
         standard-form affine rows and ``(n,)`` uint8 infinity flags."""
+        _check_limbs(scalars)
         return self._launch(f"fixed_base_mul_g{group}", self.table(group), WIDTH, scalars,
                             group)
 
@@ -130,14 +138,12 @@ class GpuFixedBase:
     def _mul(self, group: int, scalars: np.ndarray) -> PointArray:
         """Passes of PASS points on two streams: a pass's points come back into pinned
         memory while the next one runs, then move into the result on COPY_THREADS threads
-        (numpy copies without the GIL; one thread's copy into fresh pages was the limit)."""
+        (numpy copies without the GIL: one thread's copy was slower than the passes)."""
         import cupy
         import cupyx
 
         scalars = np.asarray(scalars)
-        if scalars.dtype != np.uint64 or scalars.ndim != 2 or scalars.shape[1] != 4:
-            raise ValueError(f"scalars: expected (n, 4) uint64 limbs, "
-                             f"got {scalars.shape} {scalars.dtype}")
+        _check_limbs(scalars)
         n = scalars.shape[0]
         if n >= 1 << 31:
             raise ValueError(f"scalars: {n} exceeds the 2^31 points one call writes")

@@ -98,9 +98,13 @@ def test_products_stay_on_the_device(rng, np_rng):
 
 
 def test_bad_scalars_are_refused_with_the_field_named():
+    import cupy
+
     from gpu.fixed_base import GpuFixedBase
 
     mul = GpuFixedBase()
+    with pytest.raises(ValueError, match=r"scalars: expected \(n, 4\) uint64"):
+        mul.products(1, cupy.zeros((3, 4), dtype=cupy.int64))
     with pytest.raises(ValueError, match=r"scalars: expected \(n, 4\) uint64"):
         mul.mul_g1(np.zeros((3, 4), dtype=np.int64))
     with pytest.raises(ValueError, match=r"scalars: expected \(n, 4\) uint64"):
