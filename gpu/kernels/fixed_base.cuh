@@ -9,8 +9,9 @@
 // Affine results by Montgomery's trick: a thread makes `per_thread` points
 // (i = t + k * threads, so a warp's rows are adjacent), parks each XYZZ sum's ZZ, ZZZ and
 // the running product of the ZZ * ZZZ before it in `scratch` (X, Y wait in `out`), inverts
-// the product once and walks back, turning each point affine with 5 products. A Fermat
-// inversion is ~570 products, more than the additions: one per point would cost 4x.
+// the product once and walks back, turning each point affine with 7 products (9 to
+// standard form). A Fermat inversion is ~570 products against the additions' ~150: one
+// per point would make a point ~4x dearer.
 #pragma once
 #include "curve.cuh"
 #include "msm_scalar.cuh"
