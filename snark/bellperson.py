@@ -260,13 +260,21 @@ def write_key(key: ProvingKey, params_path: Path, vk_path: Path) -> None:
                                     "setup(density=True)")
     if key.h_form != H_FORM_COSET:
         raise BellpersonFormatError(f"bellperson's H query is the coset form, not {key.h_form}")
-    vk = BellpersonVk(key.vk.alpha_g1, key.beta_g1, key.vk.beta_g2, key.vk.gamma_g2,
-                      key.delta_g1, key.vk.delta_g2, list(key.vk.ic))
     with atomic_path(Path(params_path)) as tmp, open(tmp, "wb") as out:
-        write_params(out, vk, {"h": key.h_g1, "l": key.l_g1, "a": key.a_g1,
-                               "b_g1": key.b_g1, "b_g2": key.b_g2})
+        write_params(out, _bellperson_vk(key), {"h": key.h_g1, "l": key.l_g1, "a": key.a_g1,
+                                                "b_g1": key.b_g1, "b_g2": key.b_g2})
+    write_vk(key, vk_path)
+
+
+def write_vk(key: ProvingKey, vk_path: Path) -> None:
+    """The key's verifying key as bellperson's ``.vk`` alone."""
     with atomic_path(Path(vk_path)) as tmp:
-        Path(tmp).write_bytes(vk.to_bytes())
+        Path(tmp).write_bytes(_bellperson_vk(key).to_bytes())
+
+
+def _bellperson_vk(key: ProvingKey) -> BellpersonVk:
+    return BellpersonVk(key.vk.alpha_g1, key.beta_g1, key.vk.beta_g2, key.vk.gamma_g2,
+                        key.delta_g1, key.vk.delta_g2, list(key.vk.ic))
 
 
 def _section(params: ParamsFile, name: str) -> PointArray:

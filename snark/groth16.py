@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -32,7 +33,10 @@ from snark.r1cs import R1CS
 # -- setup -------------------------------------------------------------------------------
 class FixedBaseMul(Protocol):
     """Batch k·G for the generators, k as standard-form Fr limbs ``(n, 4)`` (the rule of
-    ``snark.fields``); ``gpu.fixed_base.GpuFixedBase`` implements this for large keys."""
+    ``snark.fields``); ``gpu.fixed_base.GpuFixedBase`` implements this for large keys.
+    ``chunk``: the points ``setup`` hands one call (progress is reported per call)."""
+
+    chunk: int
 
     def mul_g1(self, scalars: np.ndarray) -> PointArray: ...
 
@@ -42,6 +46,8 @@ class FixedBaseMul(Protocol):
 class CpuFixedBase:
     """Windowed tables of the generators in native code (``snark.native.fixed_base_mul``):
     about 16 affine additions a point, the two cores' worth of threads."""
+
+    chunk = 1 << 16
 
     def mul_g1(self, scalars: np.ndarray) -> PointArray:
         return native.fixed_base_mul(1, scalars)
@@ -54,21 +60,16 @@ class CpuFixedBase:
 #: a step without a count.
 SetupProgress = Callable[[str, int, "int | None"], None]
 
-#: Points per fixed-base call: a large key's bases report progress as they go (a GPU
-#: launch of 2^16 points still keeps the device busy).
-SETUP_CHUNK = 1 << 16
-
-
-def _basis(mul: Callable[[np.ndarray], PointArray], scalars: np.ndarray, group: int,
-           name: str, progress: SetupProgress | None) -> PointArray:
+def _basis(mul: Callable[[np.ndarray], PointArray], chunk: int, scalars: np.ndarray,
+           group: int, name: str, progress: SetupProgress | None) -> PointArray:
     """k·G for every row of ``scalars`` in chunks, reporting each chunk."""
     total = len(scalars)
     parts = []
-    for start in range(0, total, SETUP_CHUNK):
-        parts.append(mul(scalars[start:start + SETUP_CHUNK]))
+    for start in range(0, total, chunk):
+        parts.append(mul(scalars[start:start + chunk]))
         if progress is not None:
-            progress(name, min(start + SETUP_CHUNK, total), total)
-    return PointArray.concat(parts, group)
+            progress(name, min(start + chunk, total), total)
+    return parts[0] if len(parts) == 1 else PointArray.concat(parts, group)
 
 
 def _random_nonzero() -> int:
@@ -88,11 +89,18 @@ def h_basis_scalars(n: int, tau: int, delta_inv: int, h_form: str) -> np.ndarray
 
 def setup(r1cs: R1CS, *, fixed_base: FixedBaseMul | None = None,
           h_form: str = H_FORM_COSET, density: bool = False,
-          progress: SetupProgress | None = None) -> ProvingKey:
+          progress: SetupProgress | None = None, circuit_id: str | None = None) -> ProvingKey:
     """Generate a proving key for ``r1cs`` (development ceremony; see module docstring).
     With ``density``, the key is in bellperson's density form (``snark.keys``): A's and
-    B's bases only for the variables with a term in A, in B."""
+    B's bases only for the variables with a term in A, in B. ``circuit_id`` names the key
+    where the caller has a name for it (a Filecoin development key's file stem); else the
+    circuit's hash does."""
     fixed_base = fixed_base or CpuFixedBase()
+    # The circuit's sha256 (62 s at 32 GiB, one core) runs beside the rest: hashlib
+    # releases the GIL while it digests.
+    hashing = ThreadPoolExecutor(1)
+    named = hashing.submit(lambda: circuit_id or r1cs.circuit_id())
+    hashing.shutdown(wait=False)
     if progress is not None:
         progress("evaluate the QAP at tau", 0, None)
     n = r1cs.domain_size
@@ -110,21 +118,21 @@ def setup(r1cs: R1CS, *, fixed_base: FixedBaseMul | None = None,
         a, b = a[a_density], b[b_density]
 
     def bases_g1(name: str, limbs: np.ndarray) -> PointArray:
-        return _basis(fixed_base.mul_g1, limbs, 1, name, progress)
+        return _basis(fixed_base.mul_g1, fixed_base.chunk, limbs, 1, name, progress)
 
     ic = bases_g1("ic", native.fr_mul(combined[:ni], gamma_inv)).to_points()
+    bases = {"a_g1": bases_g1("a_g1", a), "b_g1": bases_g1("b_g1", b),
+             "b_g2": _basis(fixed_base.mul_g2, fixed_base.chunk, b, 2, "b_g2", progress),
+             "l_g1": bases_g1("l_g1", native.fr_mul(combined[ni:], delta_inv)),
+             "h_g1": bases_g1("h_g1", h_basis_scalars(n, tau, delta_inv, h_form))}
     g1, g2 = G1Point(), G2Point()
     alpha_g1, beta_g1, delta_g1 = (g1 * Scalar(k) for k in (alpha, beta, delta))
     beta_g2, gamma_g2, delta_g2 = (g2 * Scalar(k) for k in (beta, gamma, delta))
-    vk = VerifyingKey(r1cs.circuit_id(), alpha_g1, beta_g2, gamma_g2, delta_g2, ic)
-    return ProvingKey(
-        r1cs=r1cs, vk=vk, beta_g1=beta_g1, delta_g1=delta_g1,
-        a_g1=bases_g1("a_g1", a), b_g1=bases_g1("b_g1", b),
-        b_g2=_basis(fixed_base.mul_g2, b, 2, "b_g2", progress),
-        l_g1=bases_g1("l_g1", native.fr_mul(combined[ni:], delta_inv)),
-        h_g1=bases_g1("h_g1", h_basis_scalars(n, tau, delta_inv, h_form)),
-        h_form=h_form, a_density=a_density, b_density=b_density,
-    )
+    if progress is not None:
+        progress("hash the circuit", 0, None)
+    vk = VerifyingKey(named.result(), alpha_g1, beta_g2, gamma_g2, delta_g2, ic)
+    return ProvingKey(r1cs=r1cs, vk=vk, beta_g1=beta_g1, delta_g1=delta_g1, **bases,
+                      h_form=h_form, a_density=a_density, b_density=b_density)
 
 
 # -- prove -------------------------------------------------------------------------------

@@ -82,8 +82,8 @@ def redis_url(redis_server):
 
 @pytest.fixture(scope="session")
 def filecoin_2kib_dev_params(tmp_path_factory):
-    """A params directory holding the 2 KiB partition circuit's development key, in
-    bellperson's files (``filecoin/``) and converted for workers: set up once per session
+    """A params directory holding the 2 KiB partition circuit's development key in the
+    workers' layout (its .vk and label in ``filecoin/``, no .params): set up once per session
     (minutes on the CPU), shared by every test that proves a Filecoin partition."""
     from snark.filecoin import registered_proof
     from snark.filecoin.job import FilecoinJob

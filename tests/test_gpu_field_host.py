@@ -264,3 +264,52 @@ def check_bucket_phase(group, cls, n, c, run_bits, chunk, rng, *, tabled, ones_p
             if ones_per:
                 got += combine_windows(sums[-1:], group, c)
             assert got == expected, f"{base_name}, {scalar_name}"
+
+
+# -- fixed-base products (fixed_base.cuh) ---------------------------------------------------
+def montgomery_rows(points: PointArray) -> np.ndarray:
+    """A table's affine rows as the kernels hold them: every Fq limb group in Montgomery form."""
+    from snark.fields import to_montgomery
+
+    flat = np.asarray(points.xy, dtype=np.uint64).reshape(-1, 6)
+    words = 12 if points.group == 1 else 24
+    return to_montgomery(limbs_to_ints(flat), Q, 6).reshape(len(points), words)
+
+
+def fixed_base_scalars(rng, count: int) -> list[int]:
+    """Edges (0 and r give infinity between finite points, >= r is reduced) and uniform."""
+    edges = [0, 1, 2, R - 1, R, R + 1, (1 << 256) - 1, 1 << 255, R - 2]
+    return edges + [rng.randrange(R) for _ in range(count - len(edges))]
+
+
+@pytest.mark.parametrize("group, cls", [(1, G1Point), (2, G2Point)])
+@pytest.mark.parametrize("n, per_thread, threads", [(1, 1, 1), (9, 1, 9), (37, 4, 10),
+                                                    (64, 30, 3)])
+def test_fixed_base_threads_match_arkworks(group, cls, n, per_thread, threads, rng):
+    """Any split of the points over threads (Montgomery's trick over each thread's points,
+    infinity among them) gives arkworks' k·G, byte for byte, standard form."""
+    from gpu.fixed_base import window_table
+
+    g = cls() * Scalar(rng.randrange(1, R))
+    ks = fixed_base_scalars(rng, max(n, 9))
+    rng.shuffle(ks)
+    ks = ks[:n]
+    out, inf = hostlib.fixed_base(group, montgomery_rows(window_table(g, 4)), 4,
+                                  ints_to_limbs(ks, 4), per_thread, threads)
+    expected = PointArray.from_points([g * Scalar(k % R) for k in ks])
+    assert inf.tolist() == expected.inf.astype(np.uint8).tolist()
+    assert out.tobytes() == np.ascontiguousarray(expected.xy).tobytes()
+
+
+@pytest.mark.parametrize("group, cls", [(1, G1Point), (2, G2Point)])
+def test_fixed_base_makes_the_wider_table(group, cls, rng):
+    """A width-4 table makes the width-8 one (``table_scalars``, the top window's logs above
+    r reduced) in Montgomery form, row for row what arkworks builds."""
+    from gpu.fixed_base import table_scalars, window_table
+
+    g = cls() * Scalar(rng.randrange(1, R))
+    scalars = table_scalars(8)
+    out, inf = hostlib.fixed_base(group, montgomery_rows(window_table(g, 4)), 4, scalars,
+                                  per_thread=7, threads=-(-len(scalars) // 7), mont_out=True)
+    assert not inf.any()
+    assert np.array_equal(out, montgomery_rows(window_table(g, 8)))

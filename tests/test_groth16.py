@@ -208,7 +208,7 @@ def test_odd_form_wrong_witness_fails(circuit, odd_key, rng):
 def test_setup_reports_every_basis_in_chunks_and_the_chunked_key_proves(circuit, monkeypatch):
     """A long setup reports progress per basis as its chunks land; the bases put together
     from chunks make a key whose proofs verify."""
-    monkeypatch.setattr(groth16, "SETUP_CHUNK", 37)  # several uneven chunks per basis
+    monkeypatch.setattr(groth16.CpuFixedBase, "chunk", 37)  # several uneven chunks per basis
     reports: list[tuple[str, int, int | None]] = []
     r1cs = circuit.compile()
     key = groth16.setup(r1cs, progress=lambda *report: reports.append(report))
@@ -236,3 +236,9 @@ def test_the_cli_bars_count_points_per_basis_and_close_steps_without_a_count():
         tasks = {task.description: task for task in progress.tasks}
     assert tasks["compile the circuit"].finished
     assert (tasks["a_g1"].completed, tasks["a_g1"].total) == (100, 100)
+
+
+def test_setup_names_the_key_by_the_callers_name_or_the_circuits_hash(circuit):
+    r1cs = circuit.compile()
+    assert groth16.setup(r1cs, circuit_id="a-named-key").vk.circuit_id == "a-named-key"
+    assert groth16.setup(r1cs).vk.circuit_id == r1cs.circuit_id()

@@ -59,6 +59,9 @@ def load() -> ctypes.CDLL:
     lib.tape_run_host.restype = None
     lib.spmv_host.argtypes = [pointer] * 4 + [i64] + [pointer] * 5 + [u64]
     lib.spmv_host.restype = None
+    lib.fixed_base_host.argtypes = ([ctypes.c_int] * 2 + [pointer, u32, pointer] + [u32] * 3
+                                    + [pointer] * 3)
+    lib.fixed_base_host.restype = None
     return lib
 
 
@@ -210,3 +213,22 @@ def spmv(indptr: np.ndarray, indices: np.ndarray, codes: np.ndarray, table: np.n
                      _ptr(chunk_rows), _ptr(args[3]), _ptr(out), _ptr(carry_rows),
                      _ptr(carry_values), chunks)
     return out
+
+
+def fixed_base(group: int, table: np.ndarray, width: int, scalars: np.ndarray,
+               per_thread: int, threads: int, mont_out: bool = False):
+    """``fixed_base.cu`` run on the CPU, ``threads`` threads of ``per_thread`` points: for a
+    width-``width`` table (raw Montgomery rows) and (n, 4) limbs, the (n, 2·words) affine
+    rows (standard form, or Montgomery with ``mont_out``) and the (n,) infinity flags."""
+    words = 6 if group == 1 else 12
+    n = scalars.shape[0]
+    if per_thread * threads < n:
+        raise ValueError(f"{threads} threads of {per_thread} points miss some of {n}")
+    table = np.ascontiguousarray(table, dtype=np.uint64)
+    scalars = np.ascontiguousarray(scalars, dtype=np.uint64)
+    scratch = np.zeros((n, 3 * words), dtype=np.uint64)
+    out = np.full((n, 2 * words), 0xDEADBEEF, dtype=np.uint64)  # poison: every row written
+    inf = np.full(n, 7, dtype=np.uint8)
+    load().fixed_base_host(group, int(mont_out), _ptr(table), width, _ptr(scalars), n,
+                           per_thread, threads, _ptr(scratch), _ptr(out), _ptr(inf))
+    return out, inf

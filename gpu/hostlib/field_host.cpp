@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "curve.cuh"
+#include "fixed_base.cuh"
 #include "msm_buckets.cuh"
 #include "msm_scalar.cuh"
 #include "ntt_pass.cuh"
@@ -253,6 +254,23 @@ void msm_window_sums_g2(const uint64_t* bases, const uint64_t* scalars, long n, 
                         int windows, int run_bits, int chunk, int tabled, int ones_per,
                         uint64_t* out) {
     msm_window_sums<fq2_t>(bases, scalars, n, c, windows, run_bits, chunk, tabled, ones_per, out);
+}
+
+// The fixed-base kernels' threads run one after another: `threads` threads of
+// fixed_base_thread over n points (`scratch` 3 field elements a point).
+void fixed_base_host(int group, int mont_out, const uint64_t* table, uint32_t c,
+                     const uint64_t* scalars, uint32_t n, uint32_t per_thread, uint32_t threads,
+                     uint64_t* scratch, uint64_t* out, uint8_t* inf) {
+    for (uint32_t t = 0; t < threads; t++) {
+        if (group == 1 && mont_out)
+            fixed_base_thread<fq_t, true>(table, c, scalars, n, per_thread, t, threads, scratch, out, inf);
+        else if (group == 1)
+            fixed_base_thread<fq_t, false>(table, c, scalars, n, per_thread, t, threads, scratch, out, inf);
+        else if (mont_out)
+            fixed_base_thread<fq2_t, true>(table, c, scalars, n, per_thread, t, threads, scratch, out, inf);
+        else
+            fixed_base_thread<fq2_t, false>(table, c, scalars, n, per_thread, t, threads, scratch, out, inf);
+    }
 }
 
 // One NTT pass (arguments as the ntt_pass_* kernels, plus the direction and R); -1 for an

@@ -1,37 +1,18 @@
-// Batch fixed-base scalar multiplication k_i * G (driven by gpu/fixed_base.py).
-//
-// The table holds d * 2^(8w) * G for 32 byte-windows w and bytes d (row d = 0 unused),
-// affine, Montgomery form. One thread per scalar adds one table entry per non-zero byte
-// (at most 32 mixed additions, no doublings), then converts to affine with one inversion
-// and writes standard form (zeros for infinity).
-#include "curve.cuh"
-#include "msm_scalar.cuh"
+// Batch fixed-base scalar multiplication kernels (gpu/fixed_base.py): one launch makes n
+// points, gridDim.x * blockDim.x threads of fixed_base_thread (fixed_base.cuh) each.
+#include "fixed_base.cuh"
 
-#define FIXED_BASE_WINDOWS 32
-#define FIXED_BASE_ENTRIES 256
-
-template <class F>
-__device__ __forceinline__ void fixed_base_mul(const uint64_t* table, const uint64_t* scalars,
-                                               uint32_t n, uint64_t* out) {
-    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    scalar_t s = scalar_t::load(scalars + 4 * (uint64_t)i);
-    s.reduce();
-    xyzz_t<F> acc = xyzz_t<F>::infinity();
-    for (int w = 0; w < FIXED_BASE_WINDOWS; w++) {
-        uint32_t d = s.bits(8 * w, 8);
-        if (d == 0) continue;
-        const uint64_t* entry = table + (uint64_t)(w * FIXED_BASE_ENTRIES + d) * 2 * F::WORDS;
-        acc = acc.add_affine(affine_t<F>::load(entry));
+#define FIXED_BASE_KERNEL(name, F, MONT_OUT)                                                \
+    extern "C" __global__ void name(const uint64_t* table, uint32_t c,                     \
+                                    const uint64_t* scalars, uint32_t n,                   \
+                                    uint32_t per_thread, uint64_t* scratch, uint64_t* out, \
+                                    uint8_t* inf) {                                         \
+        fixed_base_thread<F, MONT_OUT>(table, c, scalars, n, per_thread,                   \
+                                       blockIdx.x * blockDim.x + threadIdx.x,               \
+                                       gridDim.x * blockDim.x, scratch, out, inf);          \
     }
-    acc.to_affine().from_mont().store(out + (uint64_t)i * 2 * F::WORDS);
-}
 
-extern "C" __global__ void fixed_base_mul_g1(const uint64_t* table, const uint64_t* scalars,
-                                             uint32_t n, uint64_t* out) {
-    fixed_base_mul<fq_t>(table, scalars, n, out);
-}
-extern "C" __global__ void fixed_base_mul_g2(const uint64_t* table, const uint64_t* scalars,
-                                             uint32_t n, uint64_t* out) {
-    fixed_base_mul<fq2_t>(table, scalars, n, out);
-}
+FIXED_BASE_KERNEL(fixed_base_mul_g1, fq_t, false)
+FIXED_BASE_KERNEL(fixed_base_mul_g2, fq2_t, false)
+FIXED_BASE_KERNEL(fixed_base_table_g1, fq_t, true)
+FIXED_BASE_KERNEL(fixed_base_table_g2, fq2_t, true)

@@ -10,9 +10,10 @@ names the registry derives (``RegisteredProof.params_file_stem``; a SnapDeals up
 differs is refused. Those digests are facts copied here; nothing else of the files is.
 
 A *development key* is proofq's own setup of the same circuit (``snark.groth16.setup``
-in bellperson's density form), written in bellperson's formats under a name that cannot be
-taken for an official one (``proofq-dev-…``), with a JSON label beside it, in
-``<params_dir>/filecoin/``. Proofs under it verify with its ``.vk`` and nowhere else: a chain
+in bellperson's density form), named so that it cannot be taken for an official one
+(``proofq-dev-…``), its ``.vk`` and a JSON label in ``<params_dir>/filecoin/``: a worker's
+goes straight into proofq's layout (below), ``make_development_key`` writes the ``.params``
+too for export. Proofs under it verify with its ``.vk`` and nowhere else: a chain
 accepts only proofs under the ceremony's keys.
 
 Workers prove from a key converted once into proofq's key layout (``resident_key_dir``:
@@ -27,7 +28,8 @@ import time
 from pathlib import Path
 
 from snark import groth16
-from snark.bellperson import ParamsFile, digest, read_key, read_vk, verifying_key, write_key
+from snark.bellperson import (ParamsFile, digest, read_key, read_vk, verifying_key, write_key,
+                               write_vk)
 from snark.filecoin.circuit import StackedShape, circuit_r1cs
 from snark.filecoin.errors import FilecoinError
 from snark.filecoin.post.registry import POST_DIGESTS, PostProof
@@ -114,21 +116,38 @@ def partition_circuit(proof: KeyTarget) -> tuple[str, R1CS]:
     return shape.name, circuit_r1cs(shape)
 
 
+def development_key(proof: KeyTarget, *, fixed_base=None,
+                    progress=None) -> tuple[str, ProvingKey]:
+    """proofq's setup of ``proof``'s partition circuit in density form, named by its
+    development stem (as ``read_key`` names a key read from its files), with the circuit's
+    name."""
+    circuit_name, r1cs = partition_circuit(proof)
+    return circuit_name, groth16.setup(r1cs, fixed_base=fixed_base, density=True,
+                                       progress=progress, circuit_id=dev_stem(proof))
+
+
 def make_development_key(proof: KeyTarget, out_dir: Path, *, fixed_base=None,
                          progress=None) -> tuple[Path, Path]:
     """Set up the partition circuit of ``proof`` and write it in bellperson's formats."""
-    circuit_name, r1cs = partition_circuit(proof)
-    key = groth16.setup(r1cs, fixed_base=fixed_base, density=True, progress=progress)
+    circuit_name, key = development_key(proof, fixed_base=fixed_base, progress=progress)
+    params_path, vk_path = _development_paths(proof, out_dir)
+    write_key(key, params_path, vk_path)
+    _write_label(proof, circuit_name, out_dir)
+    return params_path, vk_path
+
+
+def _development_paths(proof: KeyTarget, out_dir: Path) -> tuple[Path, Path]:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     stem = dev_stem(proof)
-    params_path, vk_path = out_dir / f"{stem}.params", out_dir / f"{stem}.vk"
-    write_key(key, params_path, vk_path)
-    (out_dir / f"{stem}.json").write_text(json.dumps({
+    return out_dir / f"{stem}.params", out_dir / f"{stem}.vk"
+
+
+def _write_label(proof: KeyTarget, circuit_name: str, out_dir: Path) -> None:
+    (Path(out_dir) / f"{dev_stem(proof)}.json").write_text(json.dumps({
         "development": True, "warning": DEV_WARNING, "registered_proof": proof.name,
         "circuit": circuit_name, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }, indent=1))
-    return params_path, vk_path
 
 
 def is_development(path: Path) -> bool:
@@ -167,8 +186,8 @@ def verifying_key_for(proof: KeyTarget, kind: str, params_dir: Path,
 def convert_key(proof: KeyTarget, kind: str, params_dir: Path, official_dir: Path, *,
                 fixed_base=None, progress=None) -> Path:
     """The key in proofq's layout, converted from its bellperson files once (a missing
-    development key is set up first; a missing official one is a ``KeyFileError`` saying
-    where it must be put)."""
+    development key is set up straight into that layout, its .vk and label written beside
+    the others; a missing official one is a ``KeyFileError`` saying where it must be put)."""
     target = resident_key_dir(proof, kind, params_dir)
     if (target / "manifest.json").exists():
         return target
@@ -181,8 +200,15 @@ def convert_key(proof: KeyTarget, kind: str, params_dir: Path, official_dir: Pat
                                "{\"key\": \"development\", \"c1\": <c1.json>}, "
                                "proofq submit --key development, or "
                                "PROOFQ_FILECOIN_KEY=development on the workers)")
-        make_development_key(proof, development_dir(params_dir), fixed_base=fixed_base,
-                             progress=progress)
+        # Straight into proofq's layout, its .vk and label beside the others: at 32 GiB a
+        # .params written and read back would add ~3 min and 47 GB of disk.
+        circuit_name, key = development_key(proof, fixed_base=fixed_base, progress=progress)
+        _, vk_path = _development_paths(proof, development_dir(params_dir))
+        write_vk(key, vk_path)
+        _write_label(proof, circuit_name, development_dir(params_dir))
+        if progress is not None:
+            progress("save the key in proofq's layout", 0, None)
+        return key.save(params_dir)
     if progress is not None:
         progress("convert the .params to proofq's layout", 0, None)
     load_proving_key(proof, params_path).save(params_dir)
