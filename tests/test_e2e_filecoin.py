@@ -99,6 +99,7 @@ def _prove_through_the_service(c1_path: Path, params: Path, backend: str, tmp_pa
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.timeout(1800)  # the first test of a session also sets the 2 KiB key up
 def test_curios_c1_through_the_intake_to_a_verified_proof(backend, filecoin_2kib_dev_params,
                                                           rng, tmp_path):
     c1 = _sealed_above_r("StackedDrg2KiBV1_1", rng)
@@ -150,6 +151,7 @@ def c1_path_with_miner(c1, tmp_path: Path, sector: int) -> Path:
 
 
 @pytest.mark.slow  # one 2 KiB proof on the CPU (the session's development key: V1_1's files)
+@pytest.mark.timeout(1800)  # the first test of a session also sets the 2 KiB key up
 def test_a_synthetic_porep_sector_through_the_service(filecoin_2kib_dev_params, rng, tmp_path):
     """StackedDrg2KiBV1_1_Feat_SyntheticPoRep: the same circuit and key as V1_1, its
     challenges the seed's pick of the synthetic ones."""
