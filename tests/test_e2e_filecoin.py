@@ -68,16 +68,16 @@ def _sealed_above_r(name: str, rng) -> object:
     return c1
 
 
-def _prove_through_the_service(c1_path: Path, params: Path, backend: str,
-                               tmp_path: Path) -> bytes:
+def _prove_through_the_service(c1_path: Path, params: Path, backend: str, tmp_path: Path,
+                               wait_s: float = WAIT_S) -> bytes:
     """The sector's proof, from the intake stream through a real worker."""
     result = through_intake(params, backend, ("type", "filecoin", "c1"), c1_path.read_bytes(),
-                            tmp_path)
+                            tmp_path, wait_s)
     return bytes.fromhex(result["proof"])
 
 
 def through_intake(params: Path, backend: str, fields: tuple[str, ...], payload: bytes,
-                   tmp_path: Path) -> dict:
+                   tmp_path: Path, wait_s: float = WAIT_S) -> dict:
     """``payload`` added to the intake stream with redis-cli (``fields`` name it and its
     type), proved by a real worker under the development key in ``params``: the job's entry
     in the results stream, which must say done."""
@@ -100,7 +100,7 @@ def through_intake(params: Path, backend: str, fields: tuple[str, ...], payload:
                 [_redis_cli(), "-h", host, "-p", port, "-x", "XADD", "proofq:intake", "*",
                  *fields], input=payload, capture_output=True, check=True)
             entry = added.stdout.decode().strip()
-            result = _result(server.url, entry, time.monotonic() + WAIT_S)
+            result = _result(server.url, entry, time.monotonic() + wait_s)
         finally:
             intake.terminate()
             worker.stop(graceful=False)
@@ -109,6 +109,7 @@ def through_intake(params: Path, backend: str, fields: tuple[str, ...], payload:
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.timeout(1800)  # the first test of a session also sets the 2 KiB key up
 def test_curios_c1_through_the_intake_to_a_verified_proof(backend, filecoin_2kib_dev_params,
                                                           rng, tmp_path):
     c1 = _sealed_above_r("StackedDrg2KiBV1_1", rng)
@@ -180,9 +181,8 @@ def test_a_synthetic_porep_sector_through_the_service(filecoin_2kib_dev_params, 
 @pytest.mark.long  # sealing 8 MiB, its development key (2^22) and one CPU proof: the suite's
 def test_a_sealed_8mib_sector_through_the_service(rng, tmp_path):  # only 8 MiB proof
     """The whole path at 8 MiB (one partition of 2 challenges, 8-ary trees, a 2^22 domain):
-    a development key written as bellperson's .params/.vk and read back, the sector proved
-    by a worker, its proof verified from the .vk and by proofq verify, and refused for
-    another statement."""
+    a development key set up with its .vk, the sector proved by a worker, its proof verified
+    from the .vk and by proofq verify, and refused for another statement."""
     from snark.filecoin.params import load_verifying_key
     from snark.filecoin.prove import statement, verify_c1
 
@@ -192,7 +192,8 @@ def test_a_sealed_8mib_sector_through_the_service(rng, tmp_path):  # only 8 MiB 
     params = tmp_path / "params"
     FilecoinWorker(Storage(params)).make_key(FilecoinJob("development", c1.proof))
     proof_path = tmp_path / "proof.bin"
-    proof_path.write_bytes(_prove_through_the_service(c1_path, params, "cpu", tmp_path))
+    proof_path.write_bytes(_prove_through_the_service(c1_path, params, "cpu", tmp_path,
+                                                      wait_s=scaled(2400)))
     verify = _verify(c1_path, proof_path, params, "--miner-id", str(MINER))
     assert verify.returncode == 0 and "derived" in verify.stdout, verify.stdout + verify.stderr
     assert _verify(c1_path, proof_path, params, "--miner-id", str(MINER + 1)).returncode == 1
