@@ -114,6 +114,13 @@ def test_every_service_has_a_healthcheck_and_only_workers_a_profile():
         assert ("profiles" in service) == (name in WORKERS), name
 
 
+ENTRYPOINT = ROOT / "docker" / "prometheus-entrypoint.sh"
+#: The entrypoint's paths in the image, from its ``${VAR:-default}`` lines.
+ENTRYPOINT_DEFAULTS = dict(re.findall(r"\$\{(PROMETHEUS_\w+):-([^}]+)\}", ENTRYPOINT.read_text()))
+#: Stands in for Prometheus: prints its process id and its arguments, one a line.
+FAKE_PROMETHEUS = '#!/bin/sh\necho "$$"\nprintf "%s\\n" "$@"\n'
+
+
 def _scrape_jobs() -> dict[str, dict]:
     config = yaml.safe_load((ROOT / "docker" / "prometheus.yml").read_text())
     return {job["job_name"]: job for job in config["scrape_configs"]}
@@ -155,7 +162,8 @@ def test_flower_is_scraped_with_its_login_which_the_image_never_holds():
     # the same variable as Flower's, refused the same way when unset
     assert prometheus["environment"]["FLOWER_BASIC_AUTH"] == (
         SERVICES["flower"]["environment"]["FLOWER_BASIC_AUTH"])
-    assert prometheus["tmpfs"] == [ENTRYPOINT_DEFAULTS["PROMETHEUS_RUN_DIR"]]
+    # Prometheus's user (not root) writes there whatever Docker's default mode
+    assert prometheus["tmpfs"] == [f"{ENTRYPOINT_DEFAULTS['PROMETHEUS_RUN_DIR']}:mode=1777"]
     dockerfile = (ROOT / "docker" / "prometheus.Dockerfile").read_text()
     assert re.search(r'^ENTRYPOINT \["/usr/local/bin/prometheus-entrypoint"\]$', dockerfile, re.M)
     assert re.search(r"^COPY prometheus-entrypoint.sh /usr/local/bin/prometheus-entrypoint$",
@@ -164,13 +172,6 @@ def test_flower_is_scraped_with_its_login_which_the_image_never_holds():
         ENTRYPOINT_DEFAULTS["PROMETHEUS_CONFIG_TEMPLATE"])
     assert not re.search(r"^(ENV|ARG).*FLOWER", dockerfile, re.M | re.I)
     assert "--config.file" not in dockerfile  # the entrypoint's own copy, not the template
-
-
-ENTRYPOINT = ROOT / "docker" / "prometheus-entrypoint.sh"
-#: The entrypoint's paths in the image, from its ``${VAR:-default}`` lines.
-ENTRYPOINT_DEFAULTS = dict(re.findall(r"\$\{(PROMETHEUS_\w+):-([^}]+)\}", ENTRYPOINT.read_text()))
-#: Stands in for Prometheus: prints its process id and its arguments, one a line.
-FAKE_PROMETHEUS = '#!/bin/sh\necho "$$"\nprintf "%s\\n" "$@"\n'
 
 
 def _entrypoint(tmp_path: Path, login: str | None, *args: str):
