@@ -100,6 +100,12 @@ class RedisKeys:
         """Sorted set: the workers seen alive consuming ``queue``."""
         return self._key(f"workers:{queue}")
 
+    @property
+    def card_prefix(self) -> str:
+        """``<ns>:card:``: a worker process's card (a hash, ``workers/card.py``) is the
+        prefix and the worker's name."""
+        return self._key("card:")
+
     # -- producers (client/intake.py) -----------------------------------------------------
     @property
     def intake(self) -> str:

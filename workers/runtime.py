@@ -136,10 +136,11 @@ class WorkerRuntime:
                               heartbeat=self.heartbeat)
         self.ledger = VramLedger(client, binding.gpu, budget_bytes=budget,
                                  lease_s=settings.lock_lease_s, heartbeat=self.heartbeat)
-        self.events = EventLog(client, settings.events_maxlen, RedisKeys.of(settings).events)
+        keys = RedisKeys.of(settings)
+        self.events = EventLog(client, settings.events_maxlen, keys.events)
         self.residency = Residency(backend, self._reserve_key)
         self.card = WorkerCard(client, _card(worker_name, binding, backend),
-                               settings.lock_lease_s)
+                               settings.lock_lease_s, keys.card_prefix)
         self.heartbeat.register(self.card)
         self._update_card()
         self._cache: Reservation | None = None  # what the backend keeps cached between partitions
