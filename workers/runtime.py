@@ -137,7 +137,7 @@ class WorkerRuntime:
         self.ledger = VramLedger(client, binding.gpu, budget_bytes=budget,
                                  lease_s=settings.lock_lease_s, heartbeat=self.heartbeat)
         self.events = EventLog(client, settings.events_maxlen, RedisKeys.of(settings).events)
-        self.residency = Residency(backend, self._reserve_key)
+        self.residency: Residency[tuple[str, str]] = Residency(backend, self._reserve_key)
         self.card = WorkerCard(client, _card(worker_name, binding, backend),
                                settings.lock_lease_s)
         self.heartbeat.register(self.card)
