@@ -103,7 +103,7 @@ class Residency(Generic[Name]):
         while self._entries:
             self.evict(next(iter(self._entries)))
 
-    def _admit(self, name: Name, key: ProvingKey) -> Hold:
+    def _admit(self, name: Name, key: ProvingKey) -> Hold | None:
         while (hold := self._reserve(key, force=False)) is None:
             victim = next((n for n, e in self._entries.items()
                            if n != name and e.hold is not None), None)
