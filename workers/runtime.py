@@ -138,7 +138,7 @@ class WorkerRuntime:
                                  lease_s=settings.lock_lease_s, heartbeat=self.heartbeat)
         keys = RedisKeys.of(settings)
         self.events = EventLog(client, settings.events_maxlen, keys.events)
-        self.residency = Residency(backend, self._reserve_key)
+        self.residency: Residency[tuple[str, str]] = Residency(backend, self._reserve_key)
         self.card = WorkerCard(client, _card(worker_name, binding, backend),
                                settings.lock_lease_s, keys.card_prefix)
         self.heartbeat.register(self.card)
