@@ -60,7 +60,7 @@ from kombu.exceptions import OperationalError
 
 from client.api import Client
 from tasks.jobs import RESULTS_STREAM
-from tasks.redis_faults import Backoff
+from tasks.redis_faults import Backoff, wait_until_writable
 from tasks.submission import RedisFull, SubmitError
 
 log = logging.getLogger(__name__)
@@ -170,12 +170,12 @@ class Intake:
         self._own_pending = True  # at start and after an outage: our own unacked entries
         self._account = self.redis.register_script(_ACCOUNT)
         self._done = self.redis.register_script(_DONE)
-        self._started = False  # the group made sure of (now, or at the first round that
-        # finds Redis up: it may be down, full or read-only when the intake starts)
+        self._started = False  # the group made sure of: now, or at the first round that
+        # finds Redis up (it may be down, full or read-only when the intake is made)
         try:
             self._start()
-        except redis.RedisError as exc:
-            log.warning("intake: Redis is not ready (%s); waiting for it", exc)
+        except redis.RedisError:
+            pass
 
     def _start(self) -> None:
         self._ensure_group()
@@ -251,7 +251,12 @@ class Intake:
                 for entry in self.redis.xrange(INTAKE_STREAM, entry_id, entry_id)]
 
     def run(self, should_stop: Callable[[], bool]) -> None:
-        """Serve until ``should_stop()``; Redis outages are waited out, never fatal."""
+        """Serve until ``should_stop()``; Redis outages are waited out, never fatal (also
+        one at the start: Redis down, full or read-only)."""
+        if not wait_until_writable(self.redis, log, "intake waits for Redis to take writes",
+                                   should_stop=should_stop, first_s=self.retry_s[0],
+                                   longest_s=self.retry_s[1]):
+            return
         backoff = Backoff(log, "intake", first_s=self.retry_s[0], longest_s=self.retry_s[1])
         while not should_stop():
             try:
