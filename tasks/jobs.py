@@ -8,7 +8,8 @@ Keys of job ``<id>``:
                               seconds), error (``partition P: phase: reason``),
                               fan_out_task (the submit task that owns the fan-out),
                               fanned_out (set once the partition tasks are sent),
-                              setup (while the job waits for its key to be made: since)
+                              setup (while the job waits for its key to be made: since),
+                              key (the first proving worker's key: "<vk digest> <worker>")
 - ``proofq:job:<id>:parts``   hash: partition → its part, hex (``ProofWorker.part``: the
                               192-byte proof, for circom followed by its public signals)
 - ``proofq:job:<id>:attempts`` hash: partition → times a worker started proving it
@@ -188,6 +189,14 @@ retire(KEYS[1], ARGV[3])
 return ARGV[1]
 """
 
+# KEYS: job.  ARGV: this worker's key ("<vk digest> <worker>").  The job's first recorded
+# key (this one if none was), or nil if the job is gone.
+_FIRST_KEY = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+redis.call('HSETNX', KEYS[1], 'key', ARGV[1])
+return redis.call('HGET', KEYS[1], 'key')
+"""
+
 _WORDS = {"PREFIX": PREFIX, **{m.name: m.value for m in (*JobStatus, *Outcome)}}
 
 
@@ -275,6 +284,7 @@ class JobStore:
         self._finish = register(_FINISH)
         self._stop = register(_STOP)
         self._withdraw = register(_WITHDRAW)
+        self._first_key = register(_FIRST_KEY)
 
 
     @staticmethod
@@ -292,6 +302,12 @@ class JobStore:
     def withdraw(self, job_id: str) -> bool:
         """Take back a job whose message was never sent (queued, unclaimed): whether it was."""
         return bool(self._withdraw(keys=[self.key(job_id), JOBS_INDEX, UNSENT]))
+
+    def first_key(self, job_id: str, mine: str) -> str | None:
+        """The key the job's partitions are proved with: the first recorded (``mine`` if
+        none was); None if the job is gone."""
+        first = self._first_key(keys=[self.key(job_id)], args=[mine])
+        return None if first is None else first.decode()
 
     def mark_sent(self, job_id: str) -> None:
         """The job's submit message is in the queue: the reaper need not send it."""

@@ -261,7 +261,7 @@ def _prove_partition(task: PipelineTask, policy: RetryPolicy, job_id: str, parti
             return runtime().prove_partition(
                 job_id=job_id, partition=partition, proof_type=kind, job_input=parsed,
                 progress=progress, cancelled=lambda: not store.is_active(job_id),
-                queued_at=queued_at)
+                queued_at=queued_at, key_seen=lambda mine: store.first_key(job_id, mine))
         except PartitionCancelled:
             return {"job": job_id, "partition": partition, "outcome": Outcome.ABANDONED}
         except PartitionFailed as exc:
