@@ -82,6 +82,19 @@ class EmbeddedRedis:
         but keep its files and port, for ``restart`` (outage tests, the chaos bench)."""
         self._end_process()
 
+    def crash(self) -> None:
+        """``kill -9`` the server (a crash, not a shutdown: no final write), keeping its
+        files and port for ``restart`` (the host-crash scenario of the chaos bench)."""
+        if self._proc is not None:
+            self._proc.kill()
+            self._proc.wait()
+            self._proc = None
+
+    @property
+    def data_dir(self) -> Path | None:
+        """Where the server keeps its files (its AOF), while it has them."""
+        return self._dir
+
     def restart(self) -> "EmbeddedRedis":
         """Start the server again on the same port, from the same files."""
         if self._proc is not None or self._dir is None:
