@@ -35,6 +35,13 @@ Scenarios (``--only`` picks some):
   verified, lost (answered, then gone or never ended), proved twice, and when each lost
   job was submitted relative to its crash.
 
+- ``weather``: a worker started while Redis is full (``maxmemory``), one while it is a
+  read-only replica: each must stay up, and once Redis is back serve jobs.
+- ``intake``: requests through ``proofq:intake``, half of them sent while no intake runs by
+  a producer trimming the stream (``XADD … MAXLEN``): every request becomes a job or is
+  reported ``lost`` (on Redis 7; on 6.2 the unread ones cannot be counted), and Redis's
+  memory is back at its baseline once the jobs end.
+
 Writes ``bench/results/chaos-<UTC date-time>.json`` with the command, commit and settings.
 """
 
@@ -125,15 +132,17 @@ class Cluster:
                 pipe.hget(f"proofq:job:{job}", "status")
             return {job: (s or b"missing").decode() for job, s in zip(jobs, pipe.execute())}
 
-    def wait_all(self, jobs, timeout_s: float) -> tuple[dict[str, str], float]:
-        """Poll until every job has ended (or the deadline); Redis errors are waited out."""
+    def wait_all(self, jobs, timeout_s: float, ended=("done", "failed", "cancelled")
+                 ) -> tuple[dict[str, str], float]:
+        """Poll until every job has ended (or the deadline); Redis errors are waited out.
+        ``ended`` may count ``missing`` (a job a power loss took back is not coming)."""
         deadline = time.monotonic() + timeout_s
         while True:
             try:
                 status = self.statuses(jobs)
             except redis.RedisError:
                 status = {}
-            if status and all(s in ("done", "failed", "cancelled") for s in status.values()):
+            if status and all(s in ended for s in status.values()):
                 return status, time.time()
             if time.monotonic() > deadline:
                 return status, time.time()
@@ -667,7 +676,8 @@ def scenario_crash(cluster: Cluster, rounds: int, every_s: float, lose_s: float,
         stop.set()
         producer.join(timeout=60)
         history.stop()
-    status, ended = cluster.wait_all(jobs, timeout_s)
+    status, ended = cluster.wait_all(jobs, timeout_s,
+                                     ended=("done", "failed", "cancelled", "missing"))
     audit = cluster.audit(jobs, status)
     lost = {job: s for job, s in status.items() if s != "done"}
     for crash in crashes:
@@ -680,11 +690,79 @@ def scenario_crash(cluster: Cluster, rounds: int, every_s: float, lose_s: float,
             "workers_alive": len(cluster.live_workers()), **audit}
 
 
+def scenario_weather(cluster: Cluster, jobs_n: int, timeout_s: float) -> dict:
+    """A worker started in each bad weather, then jobs served by it (and the others)."""
+    admin = redis.Redis.from_url(cluster.server.url)
+    report = {}
+    for weather, begin, end in (
+            ("full", lambda: (admin.config_set("maxmemory-policy", "noeviction"),
+                              admin.config_set("maxmemory", 1)),
+             lambda: admin.config_set("maxmemory", 0)),
+            ("read-only", lambda: admin.replicaof("127.0.0.1", 1),
+             lambda: admin.replicaof("NO", "ONE"))):
+        begin()
+        node = f"weather-{uuid.uuid4().hex[:4]}@%h"
+        worker = WorkerProcess(cluster.server.url, worker_command(gpu=None, concurrency=1,
+                                                                  node=node),
+                               log_dir=cluster.logs, env=cluster.env).start()
+        cluster.workers.append(worker)
+        waited = _wait_for(lambda w=worker: not w.alive() or "waits for Redis" in w.log_tail(
+            200), 120, 0.5)
+        time.sleep(5.0)
+        alive_while_refused = worker.alive()
+        end()
+        try:
+            worker.wait_ready(cluster.client.app, 300, node=node)
+        except Exception as exc:  # noqa: BLE001 - recorded: the scenario's finding
+            report[weather] = {"worker_alive_while_refused": alive_while_refused,
+                               "error": str(exc)[-500:]}
+            continue
+        jobs = cluster.submit(jobs_n, 2, f"weather-{weather}")
+        status, _ = cluster.wait_all(jobs, timeout_s)
+        report[weather] = {"worker_waited_with_a_log_line": bool(waited) and worker.alive(),
+                           "worker_alive_while_refused": alive_while_refused,
+                           "worker_alive_after": worker.alive(), **cluster.audit(jobs, status)}
+    admin.close()
+    return report
+
+
+def scenario_intake(cluster: Cluster, requests_n: int, maxlen: int, timeout_s: float) -> dict:
+    """Requests through the intake; half sent by a trimming producer while none runs."""
+    r = cluster.client.store.redis
+    intake = Intake(cluster.client, name="chaos-intake", block_s=0.2)
+    while intake.process_once():  # the group made, earlier entries handled
+        pass
+    baseline = int(r.info("memory")["used_memory"])
+    served = [r.xadd(INTAKE_STREAM, {"c1": seal(SECTOR, 2, K).to_json()}).decode()
+              for _ in range(requests_n // 2)]
+    while intake.process_once():
+        pass
+    trimmed = [r.xadd(INTAKE_STREAM, {"c1": seal(SECTOR, 2, K).to_json()}, maxlen=maxlen,
+                      approximate=False).decode() for _ in range(requests_n - len(served))]
+    while intake.process_once():
+        pass
+    jobs = {f"intake-{e}": None for e in served + trimmed
+            if cluster.client.store.state(f"intake-{e}") is not None}
+    reported = [f for _, f in r.xrange(RESULTS_STREAM) if f.get(b"status") == b"lost"]
+    lost_counted = sum(int(f.get(b"entries", b"1")) for f in reported)
+    status, _ = cluster.wait_all(jobs, timeout_s)
+    redis7 = int(r.info("server")["redis_version"].split(".")[0]) >= 7
+    return {"requests": requests_n, "producer_maxlen": maxlen, "became_jobs": len(jobs),
+            "reported_lost": lost_counted, "redis7": redis7,
+            "unaccounted": requests_n - len(jobs) - lost_counted,
+            "stream_entries_after": r.xlen(INTAKE_STREAM),
+            "stream_bytes_after": r.memory_usage(INTAKE_STREAM),
+            "used_memory_baseline": baseline,  # ended jobs keep their state job_ttl_s:
+            "used_memory_after": int(r.info("memory")["used_memory"]),  # above it
+            "statuses": _count(status.values())}
+
+
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every job count")
     parser.add_argument("--only", nargs="*", default=["kill", "redis", "load", "malformed",
-                                                      "maxmemory", "poison", "huge", "crash"])
+                                                      "maxmemory", "poison", "huge", "crash",
+                                                      "weather", "intake"])
     parser.add_argument("--full", type=float, default=20.0,
                         help="seconds Redis stays at maxmemory (maxmemory)")
     parser.add_argument("--units", type=int, default=20_000, help="the huge job's partitions")
@@ -751,6 +829,8 @@ def main(argv: list[str] | None = None) -> dict:
                                                         args.timeout),
                 "poison": lambda: scenario_poison(cluster, n(10), rng, args.timeout),
                 "huge": lambda: scenario_huge(cluster, args.units, n(5), args.timeout),
+                "weather": lambda: scenario_weather(cluster, n(4), args.timeout),
+                "intake": lambda: scenario_intake(cluster, n(40), n(5), args.timeout),
                 "crash": lambda: scenario_crash(cluster, args.crashes, args.crash_every,
                                                 args.lose, args.rate, args.timeout),
             }
