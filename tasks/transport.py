@@ -13,9 +13,10 @@ message is in no queue and not in ``unacked`` — nothing ever brings it back. H
 - kombu's periodic chores that write (the restore of messages past the visibility timeout,
   the refresh of expiring queues' bindings) skip a round that Redis refuses, with a log
   line at most every 30 s instead of a traceback every second;
-- the declaration of the queues and their bindings, when a worker's consumer starts or
-  restarts, waits the same way (before: ``Unrecoverable error: OutOfMemoryError`` from
-  the ``LLEN`` in kombu's queue declaration, and the worker exited).
+- in a worker, the declaration of the queues and their bindings, when its consumer starts
+  or restarts, waits the same way (a producer's is refused at once); before, ``Unrecoverable
+  error: OutOfMemoryError`` from the ``LLEN`` in kombu's queue declaration, and the worker
+  exited.
 
 The worker's main loop blocks while it waits: nothing it could do would be recorded.
 ``celery_config`` names this transport for the app (``broker_transport``).
@@ -75,12 +76,21 @@ class Channel(kombu_redis.Channel):
         self._bindings_refused = Backoff(log, "refresh of queue bindings skipped")
         self._declaring = Backoff(log, "declaring the queues waits for Redis to take writes")
 
+    #: Set in worker processes (``tasks.worker``): a worker waits until Redis takes the
+    #: declaration of its queues; a producer is told at once (its submit is refused and
+    #: taken back, nothing stored).
+    wait_to_declare = False
+
     def queue_declare(self, *args, **kwargs):
+        if not self.wait_to_declare:
+            return super().queue_declare(*args, **kwargs)
         return _until_taken(self._declaring, super().queue_declare, *args, **kwargs)
 
     def _queue_bind(self, *args, **kwargs):
         # The write of a binding (kombu records it in its own state first, so a second
         # ``queue_bind`` would not write it again: the wait is here, below that).
+        if not self.wait_to_declare:
+            return super()._queue_bind(*args, **kwargs)
         return _until_taken(self._declaring, super()._queue_bind, *args, **kwargs)
 
     def maybe_refresh_binding_expiry(self) -> None:
