@@ -113,6 +113,11 @@ class RedisKeys:
         return self._key("intake")
 
     @property
+    def intake_account(self) -> str:
+        """Hash: the intake's accounting of deletions from its stream (``client/intake.py``)."""
+        return self._key("intake:account")
+
+    @property
     def intake_group(self) -> str:
         return f"{self.namespace}-intake"
 
