@@ -10,13 +10,15 @@ from config.settings import SettingsError
 
 
 #: The modules of the subcommands, the job commands first: asking for one of them (``proofq
-#: submit``) loads no other, so a producer's command never imports the prover.
+#: submit``) loads no other, so a producer's command never imports the prover. Any other
+#: command loads them all: later modules add input forms to earlier ones' commands (``seal``,
+#: ``prove`` and ``verify`` of a Filecoin C1, a circom witness, a PoSt partition).
 COMMAND_MODULES = ("jobs", "local", "snarkjs", "filecoin", "snap", "post", "grpc")
 
 
 class _ProofqGroup(click.Group):
-    """Loads the subcommands on first use, one module at a time until the one asked for
-    is there.
+    """Loads the subcommands on first use: the job commands alone when one of them is
+    asked for, else every module.
 
     Importing the job commands builds the Celery app from the settings, so an invalid
     ``PROOFQ_*`` value surfaces here: it is reported as one line with exit code 2 instead
@@ -27,8 +29,9 @@ class _ProofqGroup(click.Group):
 
     def _load(self, ctx: click.Context, wanted: str | None = None) -> None:
         for name in COMMAND_MODULES:
-            if wanted is not None and wanted in self.commands:
-                return
+            if wanted is not None and self._loaded == COMMAND_MODULES[:1] \
+                    and wanted in self.commands:
+                return  # a job command: complete as it is
             if name in self._loaded:
                 continue
             try:

@@ -367,3 +367,19 @@ def test_invalid_setting_is_one_line_with_exit_2():
     assert run.returncode == 2
     assert run.stderr.strip().splitlines() == [
         "Error: PROOFQ_BACKEND: Input should be 'auto', 'cpu' or 'gpu'"]
+
+
+@pytest.mark.parametrize("command, forms", [
+    ("seal", ("--sector-size", "--registered-proof")),
+    ("prove", ("--c1", "--update", "--zkey", "--post")),
+    ("verify", ("--c1", "--update", "--vk", "--post")),
+])
+def test_a_command_asked_for_alone_has_every_input_form(command, forms):
+    """In a fresh process the CLI loads only what a command needs: a proving command still
+    gets the forms that later modules add (``proofq seal --registered-proof`` once answered
+    "No such option", the job commands having been loaded alone)."""
+    run = subprocess.run([sys.executable, "-m", "client", command, "--help"],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    missing = [form for form in forms if form not in run.stdout]
+    assert missing == [], run.stdout
