@@ -107,7 +107,7 @@ class ProvingEngine(pb_grpc.ProvingEngineServicer):
         job_id = self.jobs.job_for(request.request_id)
         said.job = job_id
         try:
-            job = kind.job(request)
+            job = kind.job(request, self.client.settings)
             self.client.submit(job.job_input, priority=job.priority, job_id=job_id,
                                proof_type=job.proof_type)
         except RedisFull as exc:
