@@ -98,7 +98,9 @@ class _Wrapper:
     @classmethod
     def cut(cls, text: bytes) -> "_Wrapper | None":
         found = _PHASE1.search(text)
-        end = -1 if found is None else text.find(b'"', found.end())
+        if found is None:
+            return None
+        end = text.find(b'"', found.end())
         return None if end < 0 else cls(text, found.end(), end)
 
     @property

@@ -153,8 +153,9 @@ class ProvingEngine(pb_grpc.ProvingEngineServicer):
         said.outcome = state.status
         if state.status == JobStatus.DONE:
             proof = self.store.result(job_id) or b""
-            return Status(job_id=job_id, status=Status.COMPLETED, proof=proof,
-                          **self.cluster.timings(state))
+            answer = Status(job_id=job_id, status=Status.COMPLETED, proof=proof)
+            answer.MergeFrom(self.cluster.timings(state))
+            return answer
         if state.status == JobStatus.FAILED:
             error = _one_line(state.error or "failed")
             said.outcome = f"failed: {error}"
