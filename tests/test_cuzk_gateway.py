@@ -6,8 +6,8 @@ with a real ``celery -A tasks worker`` where a proof is wanted.
 PoRep requests are ``PoRepSnarkCuzk``'s: Curio's C1 wrapper of a sealed 2 KiB sector (sealed
 for the miner and sector the request names, so the worker's replica_id check holds), Go's
 registered proof number, NORMAL priority, request id ``porep-<miner>-<sector>``. SnapDeals
-and PoSt requests (``ProveUpdateCuzk``, ``GenerateWindowPoStCuzk``, ``GenerateWinningPoSt
-Cuzk``) carry fresh 2 KiB test sectors' vanilla proofs, one bytes field each.
+and PoSt requests (``ProveUpdateCuzk``, ``WindowPoStCuzk``, ``WinningPoStCuzk``) carry fresh
+2 KiB test sectors' vanilla proofs, one bytes field each.
 """
 
 from __future__ import annotations

@@ -20,11 +20,11 @@ SnapDeals (``snap_job``, ``ProveUpdateCuzk``): ``vanilla_proofs`` one bincode pa
 per partition, ``comm_r_old``/``comm_r_new``/``comm_d_new`` raw 32 bytes, ``registered_proof``
 Go's RegisteredUpdateProof (0–4), ``sector_size`` (``snap.job.job_from_request``).
 
-WindowPoSt / WinningPoSt (``post_job``, ``GenerateWindowPoStCuzk`` / ``GenerateWinningPoSt
-Cuzk``): ``vanilla_proofs`` one bincode sector proof each, ``randomness`` 32 bytes,
-``miner_id``, ``partition_index``, ``registered_proof`` Go's RegisteredPoStProof (V1_1 is
-proved as V1_2, ``post.job.curio_request``); a partition too large for Redis travels by the
-cluster's witness_dir.
+WindowPoSt / WinningPoSt (``post_job``, ``WindowPoStCuzk`` / ``WinningPoStCuzk``):
+``vanilla_proofs`` one bincode sector proof each, ``randomness`` 32 bytes, ``miner_id``,
+``partition_index``, ``registered_proof`` Go's RegisteredPoStProof (V1_1 is proved as V1_2,
+``post.job.curio_request``); a partition too large for Redis travels by the cluster's
+witness_dir.
 """
 
 from __future__ import annotations
