@@ -290,8 +290,8 @@ def test_malformed_snap_and_post_requests_fail_naming_the_field(go_client, gatew
         "window randomness": (post_request(tmp_path, "p5", window, randomness=bytes(31)),
                               "randomness: expected 32 bytes"),
     }
-    for name, (request, expected) in cases.items():
-        answer = call(go_client, gateway.address, "prove", str(request))
+    for name, (request, expected) in cases.items():  # a request taken would wait: 60 s
+        answer = call(go_client, gateway.address, "prove", str(request), timeout=60)
         result = answer.get("result", {})
         assert result.get("status") == 2, (name, answer)  # FAILED
         assert result["error_message"].startswith(expected), (name, answer)
