@@ -38,7 +38,7 @@ from client.cuzk import proving_pb2 as pb
 from config.settings import Settings
 from snark.filecoin.errors import FilecoinError
 from snark.filecoin.post.job import curio_request
-from snark.filecoin.registry import REGISTERED_PROOFS, RegisteredProof, by_number, key_stem
+from snark.filecoin.registry import REGISTERED_PROOFS, by_number, key_stem
 from snark.filecoin.snap.job import job_from_request
 
 #: cuzk's priorities → proofq's bands; UNSPECIFIED takes the kind's default (cuzk's
@@ -128,8 +128,8 @@ class _Wrapper:
         return None
 
 
-def porep_job(request: pb.SubmitProofRequest, settings: Settings | None = None) -> bytes:
-    proof: RegisteredProof = by_number(request.registered_proof)
+def porep_job(request: pb.SubmitProofRequest, _settings: Settings | None = None) -> bytes:
+    proof = by_number(request.registered_proof)
     name = proof.name
     if request.sector_size != proof.sector_size:
         raise Refused(f"sector_size: {request.sector_size} is not the sector size of {name} "
@@ -163,7 +163,7 @@ def porep_job(request: pb.SubmitProofRequest, settings: Settings | None = None) 
     return b'{"MinerId":%d,' % request.miner_id + memoryview(text)[opening + 1:]
 
 
-def snap_job(request: pb.SubmitProofRequest, settings: Settings) -> bytes:
+def snap_job(request: pb.SubmitProofRequest, _settings: Settings) -> bytes:
     job = job_from_request(vanilla_proofs=list(request.vanilla_proofs),
                            comm_r_old=request.comm_r_old, comm_r_new=request.comm_r_new,
                            comm_d_new=request.comm_d_new,
