@@ -25,6 +25,23 @@ Scenarios (``--only`` picks some):
   sibling, comm_r) are accepted and end ``failed`` on the workers with the reason, never
   with a proof. No worker dies, the good jobs complete.
 
+- ``crash``: a whole host losing power, under load. A producer submits jobs all along;
+  every ``--crash-every`` seconds Redis (AOF ``everysec``) and every worker (main and pool
+  processes) are killed with ``kill -9`` at the same instant, then Redis is started from
+  its files and two new workers as a supervisor would. ``kill -9`` leaves the kernel's page
+  cache, which a power loss would not: rounds alternate between that and Redis's AOF as it
+  was ``--lose`` seconds before the crash (a copy taken every 0.2 s: what fsync every
+  second guarantees at worst). Counts: submitted (the producer was answered), done and
+  verified, lost (answered, then gone or never ended), proved twice, and when each lost
+  job was submitted relative to its crash.
+
+- ``weather``: a worker started while Redis is full (``maxmemory``), one while it is a
+  read-only replica: each must stay up, and once Redis is back serve jobs.
+- ``intake``: requests through ``proofq:intake``, half of them sent while no intake runs by
+  a producer trimming the stream (``XADD … MAXLEN``): every request becomes a job or is
+  reported ``lost`` (on Redis 7; on 6.2 the unread ones cannot be counted), and Redis's
+  memory is back at its baseline once the jobs end.
+
 Writes ``bench/results/chaos-<UTC date-time>.json`` with the command, commit and settings.
 """
 
@@ -36,6 +53,7 @@ import json
 import os
 import platform
 import random
+import shutil
 import signal
 import socket
 import sys
@@ -114,15 +132,17 @@ class Cluster:
                 pipe.hget(f"proofq:job:{job}", "status")
             return {job: (s or b"missing").decode() for job, s in zip(jobs, pipe.execute())}
 
-    def wait_all(self, jobs, timeout_s: float) -> tuple[dict[str, str], float]:
-        """Poll until every job has ended (or the deadline); Redis errors are waited out."""
+    def wait_all(self, jobs, timeout_s: float, ended=("done", "failed", "cancelled")
+                 ) -> tuple[dict[str, str], float]:
+        """Poll until every job has ended (or the deadline); Redis errors are waited out.
+        ``ended`` may count ``missing`` (a job a power loss took back is not coming)."""
         deadline = time.monotonic() + timeout_s
         while True:
             try:
                 status = self.statuses(jobs)
             except redis.RedisError:
                 status = {}
-            if status and all(s in ("done", "failed", "cancelled") for s in status.values()):
+            if status and all(s in ended for s in status.values()):
                 return status, time.time()
             if time.monotonic() > deadline:
                 return status, time.time()
@@ -559,11 +579,190 @@ def scenario_huge(cluster: Cluster, units: int, small_n: int, timeout_s: float) 
             "workers_alive": len(cluster.live_workers()), **cluster.audit(small, status)}
 
 
+class AofHistory:
+    """Copies of Redis's append-only file every ``every_s`` (a thread): ``rewind(lose_s)``
+    puts back the newest copy at least ``lose_s`` old, as a power loss would leave the
+    file when the last fsync (every second) was that long before."""
+
+    def __init__(self, data_dir: Path, every_s: float = 0.2, keep: int = 40) -> None:
+        self.data_dir, self.every_s, self.keep = data_dir, every_s, keep
+        self.copies: list[tuple[float, Path]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _aof(self) -> Path:
+        return next(p for p in (self.data_dir / "appendonlydir", self.data_dir /
+                                "appendonly.aof") if p.exists())
+
+    def _run(self) -> None:
+        n = 0
+        while not self._stop.wait(self.every_s):
+            try:
+                source = self._aof()
+            except StopIteration:
+                continue
+            target = self.data_dir.parent / f"{self.data_dir.name}-aof-{n % self.keep}"
+            shutil.rmtree(target, ignore_errors=True)
+            taken = time.time()
+            try:
+                (shutil.copytree if source.is_dir() else shutil.copy)(source, target)
+            except OSError:  # the server rewrote it meanwhile: the next copy
+                continue
+            self.copies = [c for c in self.copies if c[1] != target] + [(taken, target)]
+            n += 1
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def rewind(self, crashed_at: float, lose_s: float) -> float | None:
+        """Put back the newest copy taken ``lose_s`` before ``crashed_at``; its age."""
+        old = [c for c in self.copies if c[0] <= crashed_at - lose_s]
+        if not old:
+            return None
+        taken, copy = max(old)
+        source = self._aof()
+        if source.is_dir():
+            shutil.rmtree(source)
+            shutil.copytree(copy, source)
+        else:
+            shutil.copy(copy, source)
+        return crashed_at - taken
+
+
+def scenario_crash(cluster: Cluster, rounds: int, every_s: float, lose_s: float,
+                   rate_per_s: float, timeout_s: float) -> dict:
+    """``rounds`` whole-host crashes under a steady stream of jobs (see the module's
+    docstring); the jobs submitted meanwhile are audited at the end."""
+    jobs: dict[str, object] = {}
+    submitted_at: dict[str, float] = {}
+    stop = threading.Event()
+
+    def produce() -> None:
+        while not stop.is_set():
+            c1 = seal(SECTOR, 2, K)
+            job = f"crash-{uuid.uuid4().hex[:10]}"
+            try:
+                cluster.client.submit(c1, job_id=job)
+            except Exception:  # noqa: BLE001 - Redis down or restarting: not submitted
+                time.sleep(0.2)
+                continue
+            jobs[job], submitted_at[job] = c1, time.time()
+            time.sleep(1 / rate_per_s)
+
+    started = time.time()
+    history = AofHistory(cluster.server.data_dir)
+    producer = threading.Thread(target=produce, daemon=True)
+    producer.start()
+    crashes = []
+    try:
+        for n in range(rounds):
+            time.sleep(every_s)
+            rewound = n % 2 == 1 and lose_s > 0
+            proving = sum(s == "proving" for s in cluster.statuses(dict(jobs)).values())
+            crashed_at = time.time()
+            cluster.server.crash()
+            for worker in cluster.live_workers():
+                worker.kill()
+            age = history.rewind(crashed_at, lose_s) if rewound else None
+            cluster.server.restart()
+            for _ in range(2):
+                cluster.start_worker()
+            crashes.append({"at": crashed_at, "jobs_proving": proving,
+                            "aof_rewound_s": None if age is None else round(age, 2),
+                            "back_after_s": round(time.time() - crashed_at, 1)})
+    finally:
+        stop.set()
+        producer.join(timeout=60)
+        history.stop()
+    status, ended = cluster.wait_all(jobs, timeout_s,
+                                     ended=("done", "failed", "cancelled", "missing"))
+    audit = cluster.audit(jobs, status)
+    lost = {job: s for job, s in status.items() if s != "done"}
+    for crash in crashes:
+        crash["lost_submitted_within_s_before"] = sorted(
+            round(crash["at"] - submitted_at[job], 2) for job in lost
+            if 0 <= crash["at"] - submitted_at[job] <= every_s)
+    return {"rounds": rounds, "every_s": every_s, "lose_s": lose_s, "crashes": crashes,
+            "submitted": len(jobs), "lost": len(lost), "lost_statuses": _count(lost.values()),
+            "wall_s": round(ended - started, 1),
+            "workers_alive": len(cluster.live_workers()), **audit}
+
+
+def scenario_weather(cluster: Cluster, jobs_n: int, timeout_s: float) -> dict:
+    """A worker started in each bad weather, then jobs served by it (and the others)."""
+    admin = redis.Redis.from_url(cluster.server.url)
+    report = {}
+    for weather, begin, end in (
+            ("full", lambda: (admin.config_set("maxmemory-policy", "noeviction"),
+                              admin.config_set("maxmemory", 1)),
+             lambda: admin.config_set("maxmemory", 0)),
+            ("read-only", lambda: admin.replicaof("127.0.0.1", 1),
+             lambda: admin.replicaof("NO", "ONE"))):
+        begin()
+        node = f"weather-{uuid.uuid4().hex[:4]}@%h"
+        worker = WorkerProcess(cluster.server.url, worker_command(gpu=None, concurrency=1,
+                                                                  node=node),
+                               log_dir=cluster.logs, env=cluster.env).start()
+        cluster.workers.append(worker)
+        waited = _wait_for(lambda w=worker: not w.alive() or "waits for Redis" in w.log_tail(
+            200), 120, 0.5)
+        time.sleep(5.0)
+        alive_while_refused = worker.alive()
+        end()
+        try:
+            worker.wait_ready(cluster.client.app, 300, node=node)
+        except Exception as exc:  # noqa: BLE001 - recorded: the scenario's finding
+            report[weather] = {"worker_alive_while_refused": alive_while_refused,
+                               "error": str(exc)[-500:]}
+            continue
+        jobs = cluster.submit(jobs_n, 2, f"weather-{weather}")
+        status, _ = cluster.wait_all(jobs, timeout_s)
+        report[weather] = {"worker_waited_with_a_log_line": bool(waited) and worker.alive(),
+                           "worker_alive_while_refused": alive_while_refused,
+                           "worker_alive_after": worker.alive(), **cluster.audit(jobs, status)}
+    admin.close()
+    return report
+
+
+def scenario_intake(cluster: Cluster, requests_n: int, maxlen: int, timeout_s: float) -> dict:
+    """Requests through the intake; half sent by a trimming producer while none runs."""
+    r = cluster.client.store.redis
+    intake = Intake(cluster.client, name="chaos-intake", block_s=0.2)
+    while intake.process_once():  # the group made, earlier entries handled
+        pass
+    baseline = int(r.info("memory")["used_memory"])
+    served = [r.xadd(INTAKE_STREAM, {"c1": seal(SECTOR, 2, K).to_json()}).decode()
+              for _ in range(requests_n // 2)]
+    while intake.process_once():
+        pass
+    trimmed = [r.xadd(INTAKE_STREAM, {"c1": seal(SECTOR, 2, K).to_json()}, maxlen=maxlen,
+                      approximate=False).decode() for _ in range(requests_n - len(served))]
+    while intake.process_once():
+        pass
+    jobs = {f"intake-{e}": None for e in served + trimmed
+            if cluster.client.store.state(f"intake-{e}") is not None}
+    reported = [f for _, f in r.xrange(RESULTS_STREAM) if f.get(b"status") == b"lost"]
+    lost_counted = sum(int(f.get(b"entries", b"1")) for f in reported)
+    status, _ = cluster.wait_all(jobs, timeout_s)
+    redis7 = int(r.info("server")["redis_version"].split(".")[0]) >= 7
+    return {"requests": requests_n, "producer_maxlen": maxlen, "became_jobs": len(jobs),
+            "reported_lost": lost_counted, "redis7": redis7,
+            "unaccounted": requests_n - len(jobs) - lost_counted,
+            "stream_entries_after": r.xlen(INTAKE_STREAM),
+            "stream_bytes_after": r.memory_usage(INTAKE_STREAM),
+            "used_memory_baseline": baseline,  # ended jobs keep their state job_ttl_s:
+            "used_memory_after": int(r.info("memory")["used_memory"]),  # above it
+            "statuses": _count(status.values())}
+
+
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every job count")
     parser.add_argument("--only", nargs="*", default=["kill", "redis", "load", "malformed",
-                                                      "maxmemory", "poison", "huge"])
+                                                      "maxmemory", "poison", "huge", "crash",
+                                                      "weather", "intake"])
     parser.add_argument("--full", type=float, default=20.0,
                         help="seconds Redis stays at maxmemory (maxmemory)")
     parser.add_argument("--units", type=int, default=20_000, help="the huge job's partitions")
@@ -577,6 +776,12 @@ def main(argv: list[str] | None = None) -> dict:
                         help="PROOFQ_REAP_AFTER_S of the workers (the setting's default)")
     parser.add_argument("--cpu-devices", type=int, default=None,
                         help="PROOFQ_CPU_DEVICES of the workers (default: one per process)")
+    parser.add_argument("--crashes", type=int, default=4, help="whole-host crashes (crash)")
+    parser.add_argument("--crash-every", type=float, default=20.0,
+                        help="seconds of load before each crash")
+    parser.add_argument("--lose", type=float, default=1.0,
+                        help="seconds of AOF a power loss takes back (every other crash)")
+    parser.add_argument("--rate", type=float, default=1.0, help="jobs a second (crash)")
     parser.add_argument("--timeout", type=float, default=900.0, help="per scenario wait")
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--out", type=Path, default=None)
@@ -592,7 +797,7 @@ def main(argv: list[str] | None = None) -> dict:
               "commit": commit(), "date": dt.datetime.now(dt.timezone.utc).isoformat(),
               "machine": {"host": socket.gethostname(), "cpus": os.cpu_count(),
                           "python": platform.python_version(), "platform": platform.platform()},
-              "device": "cpu (no GPU: the CPU backend)",
+              "device": "cpu (2-core dev machine)",
               "seed": seed, "sector": "2KiB", "challenges": K, "backend": "cpu",
               "workers": "2 x celery -A tasks worker -c 1", "reap_after_s": args.reap_after,
               "cpu_devices": args.cpu_devices or "one per process",
@@ -624,6 +829,10 @@ def main(argv: list[str] | None = None) -> dict:
                                                         args.timeout),
                 "poison": lambda: scenario_poison(cluster, n(10), rng, args.timeout),
                 "huge": lambda: scenario_huge(cluster, args.units, n(5), args.timeout),
+                "weather": lambda: scenario_weather(cluster, n(4), args.timeout),
+                "intake": lambda: scenario_intake(cluster, n(40), n(5), args.timeout),
+                "crash": lambda: scenario_crash(cluster, args.crashes, args.crash_every,
+                                                args.lose, args.rate, args.timeout),
             }
             for name in args.only:
                 print(f"scenario {name} ...", flush=True)

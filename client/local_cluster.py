@@ -24,8 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+import redis
 from celery import Celery
 from celery.utils.nodenames import host_format
+from kombu.exceptions import OperationalError
 
 from client.embedded import EmbeddedRedis
 from config.settings import Settings, get_settings
@@ -101,7 +103,11 @@ class WorkerProcess:
         while time.monotonic() < deadline:
             if not self.alive():
                 raise ClusterError(f"worker exited at start:\n{self.log_tail()}")
-            for reply in app.control.ping(timeout=0.5, destination=destination) or []:
+            try:
+                replies = app.control.ping(timeout=0.5, destination=destination) or []
+            except (redis.RedisError, OperationalError):  # a stale connection after a
+                continue                                  # Redis restart: the next ping
+            for reply in replies:
                 return next(iter(reply))
         raise ClusterError(f"worker did not answer within {timeout_s}s:\n{self.log_tail()}")
 
@@ -118,6 +124,13 @@ class WorkerProcess:
         self._signal(signal.SIGKILL)  # whatever is left, e.g. pool processes of a dead parent
         self._proc.wait()
         self._proc = None
+
+    def kill(self) -> None:
+        """``kill -9`` of the whole group at once (a crash: nothing runs its shutdown)."""
+        if self._proc is not None:
+            self._signal(signal.SIGKILL)
+            self._proc.wait()
+            self._proc = None
 
     def _signal(self, signum: int) -> None:
         if self._proc is None:

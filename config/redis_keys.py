@@ -100,11 +100,22 @@ class RedisKeys:
         """Sorted set: the workers seen alive consuming ``queue``."""
         return self._key(f"workers:{queue}")
 
+    @property
+    def card_prefix(self) -> str:
+        """``<ns>:card:``: a worker process's card (a hash, ``workers/card.py``) is the
+        prefix and the worker's name."""
+        return self._key("card:")
+
     # -- producers (client/intake.py) -----------------------------------------------------
     @property
     def intake(self) -> str:
         """Stream: jobs from producers that do not speak Celery."""
         return self._key("intake")
+
+    @property
+    def intake_account(self) -> str:
+        """Hash: the intake's accounting of deletions from its stream (``client/intake.py``)."""
+        return self._key("intake:account")
 
     @property
     def intake_group(self) -> str:

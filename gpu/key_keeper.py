@@ -145,6 +145,8 @@ class Keeper:
 
 
 class _Handler(socketserver.StreamRequestHandler):
+    server: _Server
+
     def handle(self) -> None:
         keeper: Keeper = self.server.keeper
         connection = id(self)
@@ -167,6 +169,10 @@ class _Handler(socketserver.StreamRequestHandler):
 
 class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     daemon_threads = True
+
+    def __init__(self, path: str, keeper: Keeper) -> None:
+        self.keeper = keeper
+        super().__init__(path, _Handler)
 
 
 class DeviceStore:
@@ -195,8 +201,7 @@ class DeviceStore:
 
 def serve(keeper: Keeper, path: Path, idle_s: float) -> None:
     """Answer on ``path`` until idle for ``idle_s``; the socket is removed on the way out."""
-    server = _Server(str(path), _Handler)
-    server.keeper = keeper
+    server = _Server(str(path), keeper)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     log.info("keeper %d listening on %s", os.getpid(), path)

@@ -18,6 +18,7 @@ import functools
 import threading
 import weakref
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -31,9 +32,9 @@ def argument_slots(args) -> np.ndarray:
     slots = np.zeros(len(args), dtype=np.uint64)
     raw = slots.view(np.uint8).reshape(len(args), SLOT_BYTES)
     for i, arg in enumerate(args):
-        data = getattr(arg, "data", None)
-        if hasattr(data, "ptr"):  # a CuPy array
-            slots[i] = data.ptr
+        pointer = getattr(getattr(arg, "data", None), "ptr", None)
+        if pointer is not None:  # a CuPy array
+            slots[i] = pointer
         elif isinstance(arg, np.generic) and arg.dtype.itemsize <= SLOT_BYTES:
             value = np.asarray(arg).astype(arg.dtype.newbyteorder("<"))
             raw[i, :arg.dtype.itemsize] = np.frombuffer(value.tobytes(), dtype=np.uint8)
@@ -106,7 +107,7 @@ class Kernel:
     shared bytes, and its arguments, of which those at ``live`` (positions into a call's
     pointers, one per leading argument) are that call's device pointers."""
 
-    kernel: object
+    kernel: Any        # a cupy.RawKernel (CuPy is untyped)
     grid: tuple[int, ...]
     block: tuple[int, ...]
     shared_bytes: int

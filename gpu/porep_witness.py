@@ -141,9 +141,10 @@ class DeviceWitness:
                                                 cupy.asarray(plan.slots))
         witness = cupy.empty((num_variables, 4), dtype=cupy.uint64)
         witness[:num_inputs] = cupy.asarray(inputs.public)
-        return StagedWitness(witness, *(cupy.asarray(a) for a in (
-            inputs.commitments, inputs.index, inputs.leaves, inputs.siblings)),
-            inputs.sector_size, inputs.partition, plan)
+        commitments, index, leaves, siblings = (cupy.asarray(a) for a in (
+            inputs.commitments, inputs.index, inputs.leaves, inputs.siblings))
+        return StagedWitness(witness, commitments, index, leaves, siblings,
+                             inputs.sector_size, inputs.partition, plan)
 
     def run(self, staged: StagedWitness, stream) -> Any:
         """Compute phase: write the aux rows; ``C1Error`` for a challenge that fails the

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Generic, Protocol, TypeVar
 
 from snark.backend import ProverBackend
 from snark.keys import ProvingKey
@@ -51,15 +51,19 @@ class _Entry:
     hold: Hold | None = None  # set while the key is resident
 
 
-class Residency:
+#: What a key is named by (the worker's: proof type and key stem).
+Name = TypeVar("Name", bound=Hashable)
+
+
+class Residency(Generic[Name]):
     """One process's loaded keys, by name, and the resident ones' reservations."""
 
     def __init__(self, backend: ProverBackend, reserve: Reserve) -> None:
         self.backend = backend
         self._reserve = reserve
-        self._entries: OrderedDict[Hashable, _Entry] = OrderedDict()  # least recent first
+        self._entries: OrderedDict[Name, _Entry] = OrderedDict()  # least recent first
 
-    def key(self, name: Hashable, load: Callable[[], ProvingKey]) -> ProvingKey:
+    def key(self, name: Name, load: Callable[[], ProvingKey]) -> ProvingKey:
         """The key named ``name``, loaded by ``load()`` unless this process holds it."""
         entry = self._entries.get(name)
         if entry is None:
@@ -83,11 +87,11 @@ class Residency:
         """The resident keys, least recently used first."""
         return [e.key for e in self._entries.values() if e.hold is not None]
 
-    def resident_by_name(self) -> dict[Hashable, ProvingKey]:
+    def resident_by_name(self) -> dict[Name, ProvingKey]:
         """The resident keys by the names ``key`` was given."""
         return {n: e.key for n, e in self._entries.items() if e.hold is not None}
 
-    def evict(self, name: Hashable) -> None:
+    def evict(self, name: Name) -> None:
         """Free the key's device state, hand its reservation back, drop it."""
         entry = self._entries.pop(name)
         self.backend.evict(entry.key)
@@ -99,7 +103,7 @@ class Residency:
         while self._entries:
             self.evict(next(iter(self._entries)))
 
-    def _admit(self, name: Hashable, key: ProvingKey) -> Hold:
+    def _admit(self, name: Name, key: ProvingKey) -> Hold | None:
         while (hold := self._reserve(key, force=False)) is None:
             victim = next((n for n, e in self._entries.items()
                            if n != name and e.hold is not None), None)
@@ -108,7 +112,7 @@ class Residency:
             self.evict(victim)
         return hold
 
-    def _entry(self, key: ProvingKey) -> tuple[Hashable, _Entry]:
+    def _entry(self, key: ProvingKey) -> tuple[Name, _Entry]:
         for name, entry in self._entries.items():
             if entry.key is key:
                 return name, entry

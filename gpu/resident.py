@@ -51,7 +51,8 @@ def describe(resident: Resident, export: Callable[[object], dict]) -> dict:
                       "rows": m.rows} for m in resident.matrices],
         "bases": {name: {"group": b.group, "leading_infinity": b.leading_infinity,
                          "table": asdict(b.table) if b.table else None, "xy": export(b.xy)}
-                  for name, b in resident.bases.items() if name not in resident.streamed},
+                  for name, b in resident.bases.items()
+                  if name not in resident.streamed and isinstance(b, MsmBases)},
         "gathers": {name: export(a) for name, a in resident.gathers.items()},
         "h_factor": export(resident.h_factor),
         "table_bytes": resident.table_bytes,
@@ -63,13 +64,15 @@ def from_description(description: dict, open_array: Callable[[dict], object],
                      device_id: int) -> Resident:
     """The state ``describe`` gave, its arrays opened by ``open_array`` on ``device_id``
     (the streamed bases still to be added)."""
-    matrices = tuple(ResidentMatrix(**{name: open_array(m[name]) for name in _MATRIX_ARRAYS},
-                                    rows=int(m["rows"])) for m in description["matrices"])
-    bases = {name: MsmBases.on_device(open_array(b["xy"]), int(b["group"]), device_id,
-                                      leading_infinity=int(b["leading_infinity"]),
-                                      table=Plan(**b["table"]) if b["table"] else None)
-             for name, b in description["bases"].items()}
-    return Resident(int(description["log_n"]), matrices, bases,
+    mat_a, mat_b, mat_c = (
+        ResidentMatrix(**{name: open_array(m[name]) for name in _MATRIX_ARRAYS},
+                       rows=int(m["rows"])) for m in description["matrices"])
+    bases: dict[str, MsmBases | StreamedBases] = {
+        name: MsmBases.on_device(open_array(b["xy"]), int(b["group"]), device_id,
+                                 leading_infinity=int(b["leading_infinity"]),
+                                 table=Plan(**b["table"]) if b["table"] else None)
+        for name, b in description["bases"].items()}
+    return Resident(int(description["log_n"]), (mat_a, mat_b, mat_c), bases,
                     {name: open_array(a) for name, a in description["gathers"].items()},
                     open_array(description["h_factor"]), int(description["table_bytes"]),
                     frozenset(description["streamed"]))

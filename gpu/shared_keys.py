@@ -106,6 +106,9 @@ class SharedKeys:
         self._lock = threading.Lock()
 
     def name(self, key: ProvingKey) -> str:
+        if key.directory is None:
+            raise ValueError(f"key {key.circuit_id}: held in memory, not in a directory the "
+                             "keeper can share")
         return key_name(key.directory)
 
     def holds(self, key: ProvingKey) -> bool:

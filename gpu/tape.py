@@ -69,7 +69,8 @@ def encode(tape: Tape, data_shapes: dict) -> DeviceTape:
         words = int(np.prod(data_shapes[name][0], dtype=np.int64))
         fields[name], first = (first, words), first + words
     consts = _Consts()
-    rows, terms, step_ends, count = [], [], [], 0
+    rows, step_ends, count = [], [], 0
+    terms: list[list[int]] = []  # (operand, shift or constant) pairs of the sums, in order
     for i, step in enumerate(tape.steps):
         if i and step.depth != tape.steps[i - 1].depth:
             step_ends.append(count)
@@ -135,7 +136,7 @@ def _ops(step, fields, consts, terms: list) -> np.ndarray:
     return out
 
 
-def data_rows(tape: DeviceTape, data: dict | None, batch: int) -> np.ndarray:
+def data_rows(tape: DeviceTape, data: dict, batch: int) -> np.ndarray:
     """``(batch, data_words, 4)`` standard-form limbs: every field's values in order."""
     out = np.zeros((batch, tape.data_words, 4), dtype=np.uint64)
     for name, (first, words) in tape.fields.items():

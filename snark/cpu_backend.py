@@ -36,8 +36,9 @@ class CpuBackend:
         resident = self._states.get(key)
         if resident is None:
             bases = {name: native.Bases.from_points(getattr(key, name)) for name in POINT_BASES}
-            rows = {name: np.flatnonzero(key.density_of(name)) for name in POINT_BASES
-                    if key.density_of(name) is not None}
+            masks = {name: key.density_of(name) for name in POINT_BASES}
+            rows = {name: np.flatnonzero(mask) for name, mask in masks.items()
+                    if mask is not None}
             resident = _Resident(bases, rows)
             self._states.put(key, resident)
         return resident

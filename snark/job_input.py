@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from config.settings import Settings
@@ -38,7 +38,14 @@ class Admission:
     partitions: int
 
 
-def as_json_text(raw: Any, model: type, error: type[ValueError], field: str) -> str | bytes:
+class JsonModel(Protocol):
+    """A job input model: its canonical JSON text."""
+
+    def to_json(self) -> str: ...
+
+
+def as_json_text(raw: Any, model: type[JsonModel], error: type[ValueError],
+                 field: str) -> str | bytes:
     """``raw`` as JSON text. Models and dicts go through JSON text too, so one size limit and
     one validation apply to every way in (a model may have been built without validation)."""
     if isinstance(raw, model):

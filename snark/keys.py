@@ -78,6 +78,11 @@ class VerifyingKey:
     def num_public(self) -> int:
         return len(self.ic) - 1
 
+    def digest(self) -> str:
+        """Names this key among the setups of its circuit (two development setups of one
+        circuit differ): SHA-256 of its JSON, hex."""
+        return hashlib.sha256(json.dumps(self.to_json(), sort_keys=True).encode()).hexdigest()
+
     def to_json(self) -> dict[str, Any]:
         return {
             "format": VK_FORMAT, "protocol": "groth16", "curve": "bls12381",

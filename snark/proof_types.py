@@ -44,6 +44,8 @@ if TYPE_CHECKING:
 
 #: A type's parsed job input.
 In = TypeVar("In")
+#: A worker's job input: only taken, never given back, so any wider input type serves.
+WorkerIn = TypeVar("WorkerIn", contravariant=True)
 #: What a type's synthesize step leaves of one unit.
 W = TypeVar("W", bound="UnitWork")
 
@@ -81,32 +83,33 @@ class ProofType(Protocol[In]):
         key (one setup at a time, one load per worker process)."""
 
 
-class ProofWorker(Protocol[In, W]):
+class ProofWorker(Protocol[WorkerIn, W]):
     """The worker half of a proof type, for one host's ``Storage``."""
 
     # -- the job --------------------------------------------------------------------------
-    def check(self, job_input: In) -> None:
+    def check(self, job_input: WorkerIn) -> None:
         """Checks of the job's values as a whole (hashes), run by the submit task before the
         fan-out; a unit's own checks run with its witness."""
 
     # -- the key --------------------------------------------------------------------------
-    def has_key(self, job_input: In) -> bool:
+    def has_key(self, job_input: WorkerIn) -> bool:
         """Whether the key is known to be there (cheap: no compile, no load)."""
 
-    def make_key(self, job_input: In, *, fixed_base: FixedBaseMul | None = None,
+    def make_key(self, job_input: WorkerIn, *, fixed_base: FixedBaseMul | None = None,
                  progress: SetupProgress | None = None) -> None:
         """Find or make the proving key (slow; once per key), with ``snark.groth16.setup``'s
         ``fixed_base`` and ``progress``; a type whose keys are imported says how."""
 
-    def load_key(self, job_input: In, *, fixed_base: FixedBaseMul | None = None) -> ProvingKey:
+    def load_key(self, job_input: WorkerIn, *,
+                 fixed_base: FixedBaseMul | None = None) -> ProvingKey:
         """The proving key, made first (with ``fixed_base``) if this type can make it."""
 
     # -- one unit of work -----------------------------------------------------------------
-    def work(self, job_input: In, unit: int, key: ProvingKey, backend: ProverBackend) -> W:
+    def work(self, job_input: WorkerIn, unit: int, key: ProvingKey, backend: ProverBackend) -> W:
         """Synthesize: the unit's checked witness, or, where ``backend`` has this type's
         device steps, only what they read."""
 
-    def public_inputs(self, job_input: In, unit: int, key: ProvingKey, work: W) -> list[int]:
+    def public_inputs(self, job_input: WorkerIn, unit: int, key: ProvingKey, work: W) -> list[int]:
         """The unit's public inputs, as its proof is verified against them."""
 
     # -- the result -----------------------------------------------------------------------
@@ -114,10 +117,10 @@ class ProofWorker(Protocol[In, W]):
         """What the job stores of a proved unit: its 192-byte proof, and the public inputs
         too where the input alone does not give them back."""
 
-    def assemble(self, job_input: In, parts: list[bytes]) -> bytes:
+    def assemble(self, job_input: WorkerIn, parts: list[bytes]) -> bytes:
         """The job's result from its units' parts, in unit order."""
 
-    def verify(self, job_input: In, result: bytes) -> bool:
+    def verify(self, job_input: WorkerIn, result: bytes) -> bool:
         """Whether the assembled result is valid, checked as a consumer would."""
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Self
 
 import numpy as np
 
@@ -125,6 +126,9 @@ class _Csr:
     indptr: np.ndarray
     indices: np.ndarray
 
+    if TYPE_CHECKING:  # each layout's own: the same layout over ``indptr`` and ``part``
+        def _with_nonzeros(self, indptr: np.ndarray, part: slice) -> Self: ...
+
     @property
     def rows(self) -> int:
         return self.indptr.shape[0] - 1
@@ -137,7 +141,7 @@ class _Csr:
         """The row of every non-zero (COO view)."""
         return np.repeat(np.arange(self.rows, dtype=np.int64), np.diff(self.indptr))
 
-    def row_block(self, start: int, stop: int):
+    def row_block(self, start: int, stop: int) -> Self:
         """Rows ``start`` … ``stop − 1`` as a matrix of the same layout (views)."""
         first, last = int(self.indptr[start]), int(self.indptr[stop])
         return self._with_nonzeros(self.indptr[start:stop + 1] - first, slice(first, last))
@@ -231,7 +235,7 @@ class R1CS:
     @classmethod
     def from_constraints(cls, constraints: list[tuple[LC, LC, LC]], num_inputs: int,
                          num_aux: int) -> "R1CS":
-        input_rows = [({i: 1}, {}, {}) for i in range(num_inputs)]
+        input_rows: list[tuple[LC, LC, LC]] = [({i: 1}, {}, {}) for i in range(num_inputs)]
         rows = list(constraints) + input_rows
 
         def column(var: int) -> int:

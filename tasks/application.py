@@ -87,6 +87,9 @@ def celery_config(settings: Settings) -> dict:
         broker_transport="tasks.transport:Transport",
         result_backend=url,
         broker_connection_retry_on_startup=True,
+        # A worker whose Redis is down waits for it, however long (Celery's default gives up
+        # after 100 tries, ~50 min); one log line a try, at most every 30 s after the first.
+        broker_connection_max_retries=None,
         task_serializer="json",
         result_serializer="json",
         event_serializer="json",

@@ -11,6 +11,7 @@ Keys of job ``<id>`` (in the default namespace: ``proofq:`` is the cluster's
                               fanned_out (set once the partition tasks are sent),
                               setup (while the job waits for its key to be made: since),
                               request_id (a job from ``proofq grpc``: Curio's request id)
+                              key (the first proving worker's key: "<vk digest> <worker>")
 - ``proofq:job:<id>:parts``   hash: partition → its part, hex (``ProofWorker.part``: the
                               192-byte proof, for circom followed by its public signals)
 - ``proofq:job:<id>:attempts`` hash: partition → times a worker started proving it
@@ -233,6 +234,14 @@ return stop(KEYS[1], KEYS[2], '$FAILED', 'no worker can serve it (' .. (#refusal
 
 _WORDS = {m.name: m.value for m in (*JobStatus, *Outcome)}
 
+# KEYS: job.  ARGV: this worker's key ("<vk digest> <worker>").  The job's first recorded
+# key (this one if none was), or nil if the job is gone.
+_FIRST_KEY = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+redis.call('HSETNX', KEYS[1], 'key', ARGV[1])
+return redis.call('HGET', KEYS[1], 'key')
+"""
+
 
 def lua(body: str, keys: RedisKeys = DEFAULT_KEYS) -> str:
     """A script of this module with its words substituted (a word that is not a member
@@ -324,6 +333,7 @@ class JobStore:
         self._stop = register(_STOP)
         self._withdraw = register(_WITHDRAW)
         self._refuse = register(_REFUSE)
+        self._first_key = register(_FIRST_KEY)
 
     def key(self, job_id: str) -> str:
         return self.keys.job(job_id)
@@ -339,6 +349,12 @@ class JobStore:
     def withdraw(self, job_id: str) -> bool:
         """Take back a job whose message was never sent (queued, unclaimed): whether it was."""
         return bool(self._withdraw(keys=[self.key(job_id), self.keys.jobs_index, self.keys.unsent]))
+
+    def first_key(self, job_id: str, mine: str) -> str | None:
+        """The key the job's partitions are proved with: the first recorded (``mine`` if
+        none was); None if the job is gone."""
+        first = self._first_key(keys=[self.key(job_id)], args=[mine])
+        return None if first is None else first.decode()
 
     def mark_sent(self, job_id: str) -> None:
         """The job's submit message is in the queue: the reaper need not send it."""

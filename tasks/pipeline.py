@@ -390,7 +390,7 @@ def _prove_partition(task: PipelineTask, policy: RetryPolicy, job_id: str, parti
         proof = runtime().prove_partition(
             job_id=job_id, partition=partition, proof_type=kind, job_input=parsed,
             progress=progress, cancelled=lambda: not store.is_active(job_id),
-            queued_at=queued_at)
+            queued_at=queued_at, key_seen=lambda mine: store.first_key(job_id, mine))
     except (JobEnded, PartitionCancelled):  # the job ended before or while it was proved
         return TaskResult(job_id, partition=partition, outcome=Outcome.ABANDONED)
     except Exception as exc:

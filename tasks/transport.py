@@ -12,7 +12,11 @@ message is in no queue and not in ``unacked`` — nothing ever brings it back. H
   way and then reads as "no message", so the consumer stays up and polls again;
 - kombu's periodic chores that write (the restore of messages past the visibility timeout,
   the refresh of expiring queues' bindings) skip a round that Redis refuses, with a log
-  line at most every 30 s instead of a traceback every second.
+  line at most every 30 s instead of a traceback every second;
+- in a worker, the declaration of the queues and their bindings, when its consumer starts
+  or restarts, waits the same way (a producer's is refused at once); before, ``Unrecoverable
+  error: OutOfMemoryError`` from the ``LLEN`` in kombu's queue declaration, and the worker
+  exited.
 
 The worker's main loop blocks while it waits: nothing it could do would be recorded.
 ``celery_config`` names this transport for the app (``broker_transport``).
@@ -32,18 +36,24 @@ from workers.redis_faults import Backoff, refuses_writes
 log = logging.getLogger(__name__)
 
 
+def _until_taken(backoff: Backoff, call, *args, **kwargs):
+    """``call(*args, **kwargs)``, again after ``backoff``'s pause each time Redis refuses
+    it."""
+    while True:
+        try:
+            done = call(*args, **kwargs)
+            backoff.reset()
+            return done
+        except redis.ResponseError as exc:
+            if not refuses_writes(exc):
+                raise
+            backoff.wait(exc)
+
+
 class QoS(kombu_redis.QoS):
     def append(self, message, delivery_tag) -> None:
-        backoff = Backoff(log, f"message {delivery_tag} popped, waiting to record it")
-        while True:
-            try:
-                super().append(message, delivery_tag)
-                backoff.reset()
-                return
-            except redis.ResponseError as exc:
-                if not refuses_writes(exc):
-                    raise
-                backoff.wait(exc)
+        _until_taken(Backoff(log, f"message {delivery_tag} popped, waiting to record it"),
+                     super().append, message, delivery_tag)
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -68,6 +78,24 @@ class Channel(kombu_redis.Channel):
         super().__init__(*args, **kwargs)
         self._refused = Backoff(log, "consumer: BRPOP refused")
         self._bindings_refused = Backoff(log, "refresh of queue bindings skipped")
+        self._declaring = Backoff(log, "declaring the queues waits for Redis to take writes")
+
+    #: Set in worker processes (``tasks.worker``): a worker waits until Redis takes the
+    #: declaration of its queues; a producer is told at once (its submit is refused and
+    #: taken back, nothing stored).
+    wait_to_declare = False
+
+    def queue_declare(self, *args, **kwargs):
+        if not self.wait_to_declare:
+            return super().queue_declare(*args, **kwargs)
+        return _until_taken(self._declaring, super().queue_declare, *args, **kwargs)
+
+    def _queue_bind(self, *args, **kwargs):
+        # The write of a binding (kombu records it in its own state first, so a second
+        # ``queue_bind`` would not write it again: the wait is here, below that).
+        if not self.wait_to_declare:
+            return super()._queue_bind(*args, **kwargs)
+        return _until_taken(self._declaring, super()._queue_bind, *args, **kwargs)
 
     def maybe_refresh_binding_expiry(self) -> None:
         try:

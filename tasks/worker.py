@@ -25,6 +25,7 @@ from celery.utils.nodenames import default_nodename, host_format
 from config.settings import get_settings
 from snark.backend import BackendUnavailable
 from tasks.application import app, redis_url
+from tasks.transport import Channel
 from workers.backend_choice import choose_backend
 from workers.gpu_binding import pin_process, probe_gpu
 
@@ -73,6 +74,7 @@ def _decide_backend(gpu: int | None) -> str:
 
 
 app.steps["worker"].add(GpuBinding)
+Channel.wait_to_declare = True  # a worker started while Redis refuses writes waits
 
 
 class _Runtime:

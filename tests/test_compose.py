@@ -10,8 +10,10 @@ installed compose (v1 or v2), if any, must accept the file in every profile.
 from __future__ import annotations
 
 import os
+import random
 import re
 import shutil
+import string
 import subprocess
 import sys
 from pathlib import Path
@@ -112,19 +114,150 @@ def test_every_service_has_a_healthcheck_and_only_workers_a_profile():
         assert ("profiles" in service) == (name in WORKERS), name
 
 
-def test_workers_serve_metrics_that_prometheus_scrapes():
-    scraped = yaml.safe_load((ROOT / "docker" / "prometheus.yml").read_text())
-    targets = {t for job in scraped["scrape_configs"] for c in job["static_configs"]
-               for t in c["targets"]}
+ENTRYPOINT = ROOT / "docker" / "prometheus-entrypoint.sh"
+#: The entrypoint's paths in the image, from its ``${VAR:-default}`` lines.
+ENTRYPOINT_DEFAULTS = dict(re.findall(r"\$\{(PROMETHEUS_\w+):-([^}]+)\}", ENTRYPOINT.read_text()))
+#: Stands in for Prometheus: prints its process id and its arguments, one a line.
+FAKE_PROMETHEUS = '#!/bin/sh\necho "$$"\nprintf "%s\\n" "$@"\n'
+
+
+def _scrape_jobs() -> dict[str, dict]:
+    config = yaml.safe_load((ROOT / "docker" / "prometheus.yml").read_text())
+    return {job["job_name"]: job for job in config["scrape_configs"]}
+
+
+def test_every_worker_process_is_discovered_and_only_running_services_listed():
+    """Before: static targets of every profile's workers, 16 down on the cpu profile.  Now
+    the workers are found by name through Docker's DNS (no answer: no target), and a static
+    target names only a service that every profile starts."""
+    jobs = _scrape_jobs()
+    discovered = set()
+    for job in jobs.values():
+        for sd in job.get("dns_sd_configs", []):
+            assert sd["type"] == "A", sd  # Docker's embedded DNS answers A, not SRV
+            discovered |= {(name, sd["port"]) for name in sd["names"]}
+        for static in job.get("static_configs", []):
+            for target in static["targets"]:
+                host = target.rsplit(":", 1)[0]
+                assert host in SERVICES and "profiles" not in SERVICES[host], target
+    assert {name for name, _ in discovered} == set(WORKERS)
     for name, service in WORKERS.items():
         port = int(service["environment"]["PROOFQ_METRICS_PORT"])
         # reachable from Prometheus's container (the default is this host's loopback)
         assert service["environment"]["PROOFQ_METRICS_ADDRESS"] == "0.0.0.0", name
         command = service["command"]
         processes = int(command[command.index("-c") + 1])
-        assert {f"{name}:{port + i}" for i in range(processes)} <= targets, name
-    assert "flower:5555" in targets
+        assert {(name, port + i) for i in range(processes)} <= discovered, name
     assert SERVICES["prometheus"]["build"]["dockerfile"] == "prometheus.Dockerfile"
+
+
+def test_flower_is_scraped_with_its_login_which_the_image_never_holds():
+    flower = _scrape_jobs()["flower"]
+    [static] = flower["static_configs"]
+    port = SERVICES["flower"]["command"][-1].removeprefix("--port=")
+    assert static["targets"] == [f"flower:{port}"]
+    assert flower["basic_auth"] == {"username": "@FLOWER_USER@",
+                                    "password_file": "flower-password"}
+    prometheus = SERVICES["prometheus"]
+    # the same variable as Flower's, refused the same way when unset
+    assert prometheus["environment"]["FLOWER_BASIC_AUTH"] == (
+        SERVICES["flower"]["environment"]["FLOWER_BASIC_AUTH"])
+    # Prometheus's user (not root) writes there whatever Docker's default mode
+    assert prometheus["tmpfs"] == [f"{ENTRYPOINT_DEFAULTS['PROMETHEUS_RUN_DIR']}:mode=1777"]
+    dockerfile = (ROOT / "docker" / "prometheus.Dockerfile").read_text()
+    assert re.search(r'^ENTRYPOINT \["/usr/local/bin/prometheus-entrypoint"\]$', dockerfile, re.M)
+    assert re.search(r"^COPY prometheus-entrypoint.sh /usr/local/bin/prometheus-entrypoint$",
+                     dockerfile, re.M)
+    assert re.search(r"^COPY prometheus.yml (\S+)$", dockerfile, re.M).group(1) == (
+        ENTRYPOINT_DEFAULTS["PROMETHEUS_CONFIG_TEMPLATE"])
+    assert not re.search(r"^(ENV|ARG).*FLOWER", dockerfile, re.M | re.I)
+    assert "--config.file" not in dockerfile  # the entrypoint's own copy, not the template
+
+
+def _entrypoint(tmp_path: Path, login: str | None, *args: str):
+    """Run the entrypoint; (process, its stdout lines, its stderr)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    fake = bin_dir / "prometheus"
+    fake.write_text(FAKE_PROMETHEUS)
+    fake.chmod(0o755)
+    env = {"PATH": f"{bin_dir}:{os.environ['PATH']}",
+           "PROMETHEUS_CONFIG_TEMPLATE": str(ROOT / "docker" / "prometheus.yml"),
+           "PROMETHEUS_RUN_DIR": str(tmp_path / "run")}
+    if login is not None:
+        env["FLOWER_BASIC_AUTH"] = login
+    process = subprocess.Popen([str(ENTRYPOINT), *args], env=env, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = process.communicate(timeout=60)
+    return process, out.splitlines(), err
+
+
+def _random_login() -> tuple[str, str]:
+    """A user and password with YAML's, sed's and the shell's specials each time (no ','
+    which separates Flower's logins, nor ':' in the user), spaces inside only."""
+    seed = random.randrange(2**32)
+    print(f"seed {seed}")
+    rng = random.Random(seed)
+    plain = string.ascii_letters + string.digits + " \"$`*#@!%/.-_"
+
+    def shuffled(specials: str, count: int) -> str:
+        chars = [rng.choice(plain) for _ in range(count)] + list(specials)
+        rng.shuffle(chars)
+        return "x" + "".join(chars) + "x"
+
+    return shuffled("'\\&|", rng.randint(0, 12)), shuffled(":'\\&|", rng.randint(0, 20))
+
+
+def test_the_entrypoint_writes_flowers_login_then_becomes_prometheus(tmp_path):
+    user, password = _random_login()
+    template = yaml.safe_load((ROOT / "docker" / "prometheus.yml").read_text())
+    process, lines, err = _entrypoint(tmp_path, f"{user}:{password},other:login",
+                                      "--storage.tsdb.path=/data")
+    assert process.returncode == 0, err
+    pid, *args = lines
+    assert int(pid) == process.pid  # exec'd: Prometheus gets the container's signals
+    config_path = tmp_path / "run" / "prometheus.yml"
+    assert args == [f"--config.file={config_path}", "--storage.tsdb.path=/data"]
+    config = yaml.safe_load(config_path.read_text())
+    [flower] = [job for job in config["scrape_configs"] if job["job_name"] == "flower"]
+    assert flower["basic_auth"]["username"] == user
+    password_file = config_path.parent / flower["basic_auth"]["password_file"]
+    assert password_file.read_text() == password
+    for written in (config_path, password_file):
+        assert written.stat().st_mode & 0o077 == 0, written  # this user's only
+    flower["basic_auth"]["username"] = "@FLOWER_USER@"
+    assert config == template  # nothing else changed
+    assert password not in err
+
+
+@pytest.mark.parametrize("login, problem", [
+    (None, "is not set"), ("", "is not set"), ("ops", "no ':'"), (":secret", "empty user"),
+    ("ops:", "empty password"), ("ops: secret", "begins or ends with a space"),
+    ("ops:se\ncret", "line break")])
+def test_the_entrypoint_refuses_a_login_it_cannot_use(tmp_path, login, problem):
+    process, lines, err = _entrypoint(tmp_path, login)
+    assert process.returncode != 0 and not lines  # Prometheus never started
+    [line] = err.splitlines()
+    assert line.startswith("prometheus: FLOWER_BASIC_AUTH ") and problem in line, line
+    assert not (tmp_path / "run" / "prometheus.yml").exists()
+
+
+@pytest.mark.skipif(shutil.which("promtool") is None,
+                    reason="no promtool (Debian's package prometheus) installed")
+def test_promtool_accepts_the_config_prometheus_is_given(tmp_path):
+    user, password = _random_login()
+    process, lines, err = _entrypoint(tmp_path, f"{user}:{password}")
+    assert process.returncode == 0, err
+    config = lines[1].removeprefix("--config.file=")
+    check = subprocess.run(["promtool", "check", "config", config], capture_output=True,
+                           text=True, timeout=120)
+    assert check.returncode == 0, check.stdout + check.stderr
+    # and promtool does check: the same file with an unknown discovery type is refused
+    broken = tmp_path / "broken.yml"
+    broken.write_text(Path(config).read_text().replace("type: A", "type: B"))
+    check = subprocess.run(["promtool", "check", "config", str(broken)], capture_output=True,
+                           text=True, timeout=120)
+    assert check.returncode != 0 and "B" in check.stdout + check.stderr
 
 
 def test_redis_keeps_an_append_only_file_and_ports_are_this_hosts_only():

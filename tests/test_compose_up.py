@@ -172,11 +172,29 @@ def test_the_cpu_profile_comes_up_healthy_and_proves_jobs(deployment, tmp_path):
              "query=sum(proofq_phase_seconds_count)")
     _poll(lambda: float(json.loads(_get(query))["data"]["result"][0]["value"][1]) >= 8 * 3)
     assert _get(f"http://127.0.0.1:{deployment.ports['FLOWER']}/healthcheck") == "OK"
+    # Every target it lists is up: worker-cpu's two processes and Flower, scraped with its
+    # login; the workers of the GPU profiles are not listed (before: 17 of 19 were down).
+    expected = [("flower", "", "5555", "up"), ("proofq-workers", "worker-cpu", "9100", "up"),
+                ("proofq-workers", "worker-cpu", "9101", "up")]
+    seen: list = []
+    try:
+        _poll(lambda: seen.append(_scraped(deployment)) or seen[-1] == expected, timeout_s=120)
+    except AssertionError:
+        raise AssertionError(f"Prometheus's targets: {seen[-1:]}") from None
 
     # Every volume a worker writes is writable by the image's user.
     deployment.run("exec", "-T", "worker-cpu", "sh", "-c",
                    "touch /var/lib/proofq/witnesses/probe /var/lib/proofq/params/probe "
                    "/var/lib/proofq/native/probe")
+
+
+def _scraped(deployment) -> list[tuple[str, str, str, str]]:
+    """Prometheus's active targets: (job, compose service, port, health), sorted."""
+    url = f"http://127.0.0.1:{deployment.ports['PROMETHEUS']}/api/v1/targets?state=active"
+    targets = json.loads(_get(url))["data"]["activeTargets"]
+    return sorted((t["labels"]["job"], t["labels"].get("service", ""),
+                   t["scrapeUrl"].rsplit(":", 1)[1].split("/")[0], t["health"])
+                  for t in targets)
 
 
 def _get(url: str) -> str:

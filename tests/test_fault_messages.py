@@ -5,10 +5,12 @@ a key setup, and a producer never reads a worker's absolute paths."""
 from __future__ import annotations
 
 import errno
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from config.settings import load_settings
 from snark.job_input import resolve_shared
 from snark.keys import ParamsDirError, _save_array, check_params_dir
 from snark.snarkjs.job import CircomJob, CircomJobError, WitnessRef, read_witness
@@ -72,3 +74,15 @@ def test_a_job_error_from_an_oserror_keeps_its_errno_and_loses_the_mount():
                             "/mnt/shared/witnesses/job7/w3.wtns")
     assert describe(exc) == ("FileNotFoundError: [ENOENT] No such file or directory: "
                              "…/job7/w3.wtns")
+
+
+def test_a_job_error_names_files_relative_to_their_directory_setting(tmp_path):
+    """Before: a params dir of two components (``/srv/params``) was shown whole, and a
+    longer one as ``…/params/<file>``: the worker's mount, not the setting to look in."""
+    params, witnesses = tmp_path / "params", Path("/srv/w")
+    settings = load_settings(params_dir=params, witness_dir=witnesses)
+    text = (f"key {params}/porep-2KiB-k1 is damaged; no file '{witnesses}/job7/w3.wtns'; "
+            f"not in {params}; /srv/wx stays apart")
+    assert without_worker_paths(text, settings) == (
+        "key $PROOFQ_PARAMS_DIR/porep-2KiB-k1 is damaged; no file "
+        "'$PROOFQ_WITNESS_DIR/job7/w3.wtns'; not in $PROOFQ_PARAMS_DIR; /srv/wx stays apart")

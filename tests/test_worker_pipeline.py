@@ -29,6 +29,7 @@ from snark.porep.seal import seal
 from workers.events import PhaseEvent, read_events
 from snark.cpu_backend import CpuBackend
 from workers.gpu_binding import bind_cpu, host_name
+from config.redis_keys import DEFAULT_KEYS
 from workers.card import read_cards
 from workers.ledger import key_bytes, partition_bytes
 from workers.failures import PartitionCancelled, PartitionFailed
@@ -254,7 +255,8 @@ def test_staging_path_and_the_proof_is_valid(runtime_factory, porep, overrides, 
 
     def progress(phase, info):
         seen.append(phase)
-        cards.append(next(c for c in read_cards(runtime.client) if c.worker == "inproc0"))
+        cards.append(next(c for c in read_cards(runtime.client, DEFAULT_KEYS.card_prefix)
+                          if c.worker == "inproc0"))
 
     proof = runtime.prove_partition(job_id="j-path", partition=partition, proof_type=POREP,
                                     job_input=c1, progress=progress)
@@ -269,7 +271,7 @@ def test_staging_path_and_the_proof_is_valid(runtime_factory, porep, overrides, 
     assert {(c.job, c.partition, c.proof_type) for c in cards} == {("j-path", partition,
                                                                    POREP.name)}
     assert not cards[0].keys and cards[-1].keys  # resident from the memory phase on
-    [after] = read_cards(runtime.client)
+    [after] = read_cards(runtime.client, DEFAULT_KEYS.card_prefix)
     assert (after.job, after.partition, after.ordinal, after.device_name) == (
         "", -1, 0, "CPU (cpu backend)")
     assert list(after.keys.values()) == [key_bytes(load_or_setup_key(c1, base / "params"))]

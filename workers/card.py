@@ -1,11 +1,11 @@
 """A worker process's card in Redis: which device it serves, what it proves now, which keys it
 holds resident. Readers (``proofq grpc``'s GetStatus) import this module alone.
 
-``proofq:workers:<worker name>`` (hash): host, gpu (the UUID its locks use), ordinal (the
-GPU number it was started with; -1 on the CPU), device_name, total_bytes, job, partition,
-proof_type (empty between partitions), keys (JSON: ``<proof type>/<key name>`` → resident
-bytes, for each key resident now; ``gpu.residency``). The card
-lives as long as its lease: the worker's heartbeat renews it, so a dead worker's card
+``proofq:card:<worker name>`` (hash; the prefix is ``RedisKeys.card_prefix``): host, gpu (the
+UUID its locks use), ordinal (the GPU number it was started with; -1 on the CPU),
+device_name, total_bytes, job, partition, proof_type (empty between partitions), keys (JSON:
+``<proof type>/<key name>`` → resident bytes, for each key resident now; ``gpu.residency``).
+The card lives as long as its lease: the worker's heartbeat renews it, so a dead worker's card
 expires by itself.
 """
 
@@ -15,9 +15,6 @@ import json
 from dataclasses import dataclass, field
 
 import redis
-
-CARD_PREFIX = "proofq:workers:"
-
 
 @dataclass(frozen=True)
 class Card:
@@ -33,9 +30,9 @@ class Card:
     keys: dict[str, int] = field(default_factory=dict)
 
 
-def read_cards(client: redis.Redis) -> list[Card]:
-    """Every live worker's card, by worker name."""
-    names = sorted(client.scan_iter(match=CARD_PREFIX + "*", count=1000))
+def read_cards(client: redis.Redis, prefix: str) -> list[Card]:
+    """Every live worker's card under ``prefix``, by worker name."""
+    names = sorted(client.scan_iter(match=prefix + "*", count=1000))
     with client.pipeline(transaction=False) as pipe:
         for name in names:
             pipe.hgetall(name)
@@ -45,7 +42,7 @@ def read_cards(client: redis.Redis) -> list[Card]:
         if not raw:
             continue
         f = {k.decode(): v.decode() for k, v in raw.items()}
-        cards.append(Card(name.decode().removeprefix(CARD_PREFIX), f.get("host", ""),
+        cards.append(Card(name.decode().removeprefix(prefix), f.get("host", ""),
                           f.get("gpu", ""), int(f.get("ordinal", -1)),
                           f.get("device_name", ""), int(f.get("total_bytes", 0)),
                           f.get("job", ""), int(f.get("partition", -1)),
@@ -57,9 +54,9 @@ class WorkerCard:
     """The card of this process; ``renew`` (the heartbeat's) writes it whole again and
     extends its lease, so a card lost with Redis comes back with it."""
 
-    def __init__(self, client: redis.Redis, card: Card, lease_s: float) -> None:
+    def __init__(self, client: redis.Redis, card: Card, lease_s: float, prefix: str) -> None:
         self.client = client
-        self.key = CARD_PREFIX + card.worker
+        self.key = prefix + card.worker
         self.lease_ms = max(1, int(lease_s * 1000))
         self._fields = {"host": card.host, "gpu": card.gpu, "ordinal": card.ordinal,
                         "device_name": card.device_name, "total_bytes": card.total_bytes,

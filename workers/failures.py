@@ -36,12 +36,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
 from typing import TypeVar
 
 import redis
 from kombu.exceptions import OperationalError
 
-from config.settings import Settings, SettingsError
+from config.settings import Settings, SettingsError, get_settings
 from snark.backend import DeviceMemoryError
 from snark.errors import InvalidInput, WorkerFault
 from workers.redis_faults import Backoff, refuses_writes, takes_writes
@@ -143,10 +144,25 @@ def classify(exc: BaseException) -> Failure:
 _ABSOLUTE_PATH = re.compile(r"(?<![\w.~])(?:/[^\s/:'\",()]+){3,}")
 
 
-def without_worker_paths(text: str) -> str:
-    """``text`` with each absolute path cut to its last two components (``…/dir/file``):
-    a job's error is read by its producer, who need not learn where a worker keeps
-    things (the worker's own log has the whole path)."""
+#: The directory settings a job's files live under, as a job's error names them.
+_DIRECTORY_SETTINGS = {"params_dir": "$PROOFQ_PARAMS_DIR", "witness_dir": "$PROOFQ_WITNESS_DIR",
+                       "filecoin_params_dir": "$PROOFQ_FILECOIN_PARAMS_DIR"}
+
+
+def without_worker_paths(text: str, settings: Settings | None = None) -> str:
+    """``text`` with a path under a directory setting named relative to it
+    (``$PROOFQ_PARAMS_DIR/porep-2KiB-k1``), and any other absolute path cut to its last two
+    components (``…/dir/file``): a job's error is read by its producer, who need not learn
+    where a worker keeps things (the worker's own log has the whole path)."""
+    settings = settings or get_settings()
+    for field, name in _DIRECTORY_SETTINGS.items():
+        directory = getattr(settings, field)
+        if directory is None:
+            continue
+        for form in {str(directory).rstrip("/"), str(Path(directory).resolve())}:
+            if form:
+                text = re.sub(r"(?<![\w.~/-])" + re.escape(form) + r"(?=/|$|[^\w.~-])", name,
+                              text)
     return _ABSOLUTE_PATH.sub(lambda m: "…/" + "/".join(m.group(0).rsplit("/", 2)[1:]), text)
 
 

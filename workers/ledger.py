@@ -10,7 +10,8 @@ it carries a lease renewed by the worker's heartbeat, so a dead worker's bytes c
 by themselves.
 
 Keys, for ``base = proofq:gpu:<host>:<gpu-uuid>``: ``base:vram`` (zset reservation id →
-lease deadline, server ms) and ``base:vram:bytes`` (hash reservation id → bytes).
+lease deadline, server ms) and ``base:vram:bytes`` (hash reservation id → bytes), kept
+``IDLE_EXPIRY_MS`` past their last reservation or renewal (a dead worker's go by themselves).
 
 A key the GPU's processes share (``gpu.shared_keys``: one device copy) is one reservation,
 ``shared:<name>``, whatever the number of its holders: ``base:vram:holders:<name>`` (set)
@@ -38,7 +39,7 @@ import redis
 from gpu.spmv_plan import matrix_bytes
 from snark.keys import POINT_BASES, ProvingKey
 from workers.heartbeat import Heartbeat, Lease
-from workers.locks import NOW_MS_LUA, GpuId
+from workers.locks import IDLE_EXPIRY_MS, NOW_MS_LUA, GpuId
 
 FR_BYTES = 32
 
@@ -52,6 +53,13 @@ local used = 0
 for _, v in ipairs(redis.call('HVALS', KEYS[2])) do used = used + tonumber(v) end
 """
 
+
+def _kept(first: int, last: int) -> str:
+    """Lua keeping the keys KEYS[first..last] for IDLE_EXPIRY_MS more."""
+    return (f"for i = {first}, {last} do redis.call('PEXPIRE', KEYS[i], {IDLE_EXPIRY_MS}) "
+            "end\n")
+
+
 # KEYS: expiry zset, bytes hash   ARGV: id, nbytes, budget, lease_ms, force
 # → {granted 0/1, bytes reserved after the call}
 _RESERVE = _LIVE_BYTES_LUA + """
@@ -59,6 +67,7 @@ local want = tonumber(ARGV[2])
 if ARGV[5] ~= '1' and used + want > tonumber(ARGV[3]) then return {0, used} end
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[4]), ARGV[1])
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+""" + _kept(1, 2) + """
 return {1, used + want}
 """
 
@@ -74,6 +83,7 @@ if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then
 end
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[5]), ARGV[1])
 redis.call('SADD', KEYS[3], ARGV[2])
+""" + _kept(1, 3) + """
 return {1, used}
 """
 
@@ -88,10 +98,11 @@ end
 return left
 """
 
-# KEYS: expiry zset   ARGV: id, lease_ms → 1 renewed, 0 gone
+# KEYS: expiry zset, bytes hash   ARGV: id, lease_ms → 1 renewed, 0 gone
 _RENEW = NOW_MS_LUA + """
 if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
 redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[2]), ARGV[1])
+""" + _kept(1, 2) + """
 return 1
 """
 
@@ -185,7 +196,8 @@ class VramLedger:
 
     def _held(self, rid: str, nbytes: int, sent: float, holder: str | None = None) -> Reservation:
         lease = Lease(self.lease_s, sent,
-                      lambda: bool(self._renew(keys=[self.expiry_key], args=[rid, self.lease_ms])),
+                      lambda: bool(self._renew(keys=[self.expiry_key, self.bytes_key],
+                                               args=[rid, self.lease_ms])),
                       "reservation no longer in the ledger")
         self.heartbeat.register(lease)
         return Reservation(self, rid, nbytes, lease, holder=holder)

@@ -24,6 +24,11 @@ deletes the dead token at its next retry (every ``poll_s``) and proceeds. Across
 namespaces nothing is concluded and the lease decides. A process whose release failed
 (Redis unreachable) takes its own stale token over the same way when it asks again.
 
+Every key of a device but the leased lock itself is kept ``IDLE_EXPIRY_MS`` past its last
+use (each acquire renews it): the keys of a per-process device (``cpu.p<pid>``) whose worker
+died, and of a GPU no longer in service, go by themselves; a device idle that long starts
+its fence again (no lease, no holder and no waiter outlive an idle day).
+
 All time comparisons use the Redis server clock (``TIME`` inside the scripts), so worker
 clocks never need to agree. The release script pushes to a wake list whose name it builds,
 which a single Redis (the deployment here) allows and Redis Cluster would not.
@@ -49,14 +54,18 @@ log = logging.getLogger(__name__)
 
 LockName = Literal["mem", "compute"]
 
+#: How long a device's counters, queues and ledger outlive their last use.
+IDLE_EXPIRY_MS = 24 * 3600 * 1000
+
 #: Lua prelude: ``now``, the Redis server's clock in ms (the one clock all workers share).
 NOW_MS_LUA = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 """
 
-# KEYS: lock, queue, alive, tickets, fence, our wake list   ARGV: token, lease_ms, waiter_lease_ms
-# → {fence, ticket, fence_at_enqueue, holder token or ''}; fence 0 = not granted yet.
+# KEYS: lock, queue, alive, tickets, fence, our wake list   ARGV: token, lease_ms,
+# waiter_lease_ms, idle expiry ms → {fence, ticket, fence_at_enqueue, holder token or ''};
+# fence 0 = not granted yet.
 _ACQUIRE = NOW_MS_LUA + """
 local token = ARGV[1]
 while true do
@@ -75,6 +84,7 @@ redis.call('HSET', KEYS[3], token, now + tonumber(ARGV[3]))
 local fence_now = tonumber(redis.call('GET', KEYS[5]) or '0')
 local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
 local holder = redis.call('GET', KEYS[1])
+for i = 2, 4 do redis.call('PEXPIRE', KEYS[i], ARGV[4]) end
 if head ~= token or holder then
   return {0, tonumber(ticket), fence_now, holder or ''}
 end
@@ -82,7 +92,9 @@ redis.call('SET', KEYS[1], token, 'PX', ARGV[2])
 redis.call('ZREM', KEYS[2], token)
 redis.call('HDEL', KEYS[3], token)
 redis.call('DEL', KEYS[6])
-return {redis.call('INCR', KEYS[5]), tonumber(ticket), fence_now, ''}
+local fence = redis.call('INCR', KEYS[5])
+redis.call('PEXPIRE', KEYS[5], ARGV[4])
+return {fence, tonumber(ticket), fence_now, ''}
 """
 
 # KEYS: lock   ARGV: the dead holder's token → 1 deleted, 0 it is no longer the holder
@@ -283,7 +295,7 @@ class GpuLock:
                 fence, ticket, fence_now, holder = self._acquire(
                     keys=[self.key, self.queue_key, self.alive_key, self.tickets_key,
                           self.fence_key, wake_key],
-                    args=[token, self.lease_ms, self.waiter_lease_ms])
+                    args=[token, self.lease_ms, self.waiter_lease_ms, IDLE_EXPIRY_MS])
                 if first_fence_seen is None:
                     first_fence_seen = int(fence_now)
                 if fence:

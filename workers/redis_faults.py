@@ -84,6 +84,25 @@ def takes_writes(client: redis.Redis) -> bool:
         raise
 
 
+def wait_until_writable(client: redis.Redis, log: logging.Logger, what: str, *,
+                        should_stop=lambda: False, first_s: float = 0.25,
+                        longest_s: float = 5.0) -> bool:
+    """Block until Redis answers and takes a write (it may be down, full or a read-only
+    replica when a process starts), with ``Backoff``'s pauses and rate-limited log line;
+    False if ``should_stop()`` came first.  For every long-running door: the intake, the
+    gRPC front door."""
+    backoff = Backoff(log, what, first_s=first_s, longest_s=longest_s)
+    while not should_stop():
+        try:
+            if takes_writes(client):
+                backoff.reset()
+                return True
+            backoff.wait(redis.ResponseError("Redis refuses writes (OOM, READONLY or NOPERM)"))
+        except redis.RedisError as exc:
+            backoff.wait(exc)
+    return False
+
+
 class MemoryGate:
     """Refuses new jobs while ``used_memory`` is above ``high_water`` of ``maxmemory``.
 

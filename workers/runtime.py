@@ -52,6 +52,7 @@ from gpu.residency import Residency
 from snark import groth16
 from snark.backend import DeviceMemoryError, ProverBackend
 from snark.cpu_backend import CpuBackend
+from snark.errors import WorkerFault
 from snark.keys import ProvingKey
 from snark.proof_types import AnyWorker, ProofType, Storage
 from snark.registry import worker_half
@@ -136,10 +137,11 @@ class WorkerRuntime:
                               heartbeat=self.heartbeat)
         self.ledger = VramLedger(client, binding.gpu, budget_bytes=budget,
                                  lease_s=settings.lock_lease_s, heartbeat=self.heartbeat)
-        self.events = EventLog(client, settings.events_maxlen, RedisKeys.of(settings).events)
-        self.residency = Residency(backend, self._reserve_key)
+        keys = RedisKeys.of(settings)
+        self.events = EventLog(client, settings.events_maxlen, keys.events)
+        self.residency: Residency[tuple[str, str]] = Residency(backend, self._reserve_key)
         self.card = WorkerCard(client, _card(worker_name, binding, backend),
-                               settings.lock_lease_s)
+                               settings.lock_lease_s, keys.card_prefix)
         self.heartbeat.register(self.card)
         self._update_card()
         self._cache: Reservation | None = None  # what the backend keeps cached between partitions
@@ -193,28 +195,38 @@ class WorkerRuntime:
     def prove_partition(self, *, job_id: str, partition: int, proof_type: ProofType,
                         job_input: Any, progress: Progress | None = None,
                         cancelled: Callable[[], bool] | None = None,
-                        queued_at: float | None = None) -> bytes:
+                        queued_at: float | None = None,
+                        key_seen: Callable[[str], str | None] | None = None) -> bytes:
         """Prove one partition of a job (its parsed input, of ``proof_type``) through all
         phases; return what the job stores of it (``ProofWorker.part``: the verified 192-byte
         proof, with its public inputs where the type keeps them).
 
         ``queued_at`` (Unix seconds), when the caller knows it, adds the ``queued`` phase:
         from enqueue to this worker picking the partition up.
+
+        ``key_seen(mine)``, when given, records this worker's key (``"<vk digest> <worker>"``)
+        for the job and returns the first one recorded: a partition whose key is not the one
+        the job's other partitions are proved with (workers with separate params directories
+        make separate development keys) fails in ``synthesize``, before any proving, naming
+        both workers (before: at assembly, after every partition was proved).
         """
         run = _PartitionRun(job_id, partition, progress, cancelled)
         if queued_at is not None:
             self._record(run, Phase.QUEUED, queued_at, time.time(), _Phase(), None)
         self._update_card(job=job_id, partition=partition, proof_type=proof_type.name)
         try:
-            return self._prove(run, proof_type, job_input)
+            return self._prove(run, proof_type, job_input, key_seen)
         finally:
             self._update_card(job="", partition=-1, proof_type="")
 
-    def _prove(self, run: _PartitionRun, proof_type: ProofType, job_input: Any) -> bytes:
+    def _prove(self, run: _PartitionRun, proof_type: ProofType, job_input: Any,
+               key_seen: Callable[[str], str | None] | None) -> bytes:
         partition = run.partition
         worker = worker_half(proof_type, self.storage)
         with self._phase(run, Phase.SYNTHESIZE):
             key = self._key(proof_type, worker, job_input)
+            if key_seen is not None:
+                self._same_key_as_the_job(key, key_seen)
             work = worker.work(job_input, partition, key, self.backend)
             public = worker.public_inputs(job_input, partition, key, work)
         locks = self.locks.for_partition(self.worker_name)
@@ -234,6 +246,19 @@ class WorkerRuntime:
                                       "backend computed a wrong MSM or quotient)",
                                       Failure.PERMANENT)
         return encoded
+
+    def _same_key_as_the_job(self, key: ProvingKey, key_seen: Callable[[str], str | None]
+                             ) -> None:
+        digest = key.vk.digest()
+        first = key_seen(f"{digest} {self.worker_name}")
+        if first is None or first.split(" ", 1)[0] == digest:
+            return
+        theirs, other = first.split(" ", 1)
+        raise KeyMismatch(
+            f"proving key {key.circuit_id}: this worker's ({self.worker_name}, vk "
+            f"{digest[:12]}) is not the one {other} proves this job with (vk {theirs[:12]}): "
+            "every worker must load the same key (one PROOFQ_PARAMS_DIR for all, or the key "
+            "copied into each); development keys made separately always differ")
 
     def _key(self, proof_type: ProofType, worker: AnyWorker, job_input: Any) -> ProvingKey:
         def load() -> ProvingKey:
@@ -378,6 +403,11 @@ class WorkerRuntime:
         except redis.RedisError as exc:  # never let bookkeeping hide the partition's outcome
             log.warning("could not record %s event of %s/%d: %s", name, run.job, run.partition,
                         " ".join(str(exc).split())[:200])
+
+
+class KeyMismatch(WorkerFault):
+    """This worker's key is not the one the job's other partitions are proved with: its
+    proof could never assemble with theirs, a worker with the job's key can."""
 
 
 def _as_failure(phase: str, exc: BaseException, run: _PartitionRun) -> BaseException:

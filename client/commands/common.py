@@ -4,6 +4,7 @@ bounded reads of input files and output paths checked before the work."""
 from __future__ import annotations
 
 import functools
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -63,7 +64,7 @@ def read_input(path: str, limit: int, why: str) -> bytes:
         with open(path, "rb") as fh:
             return _read_bounded(fh, path, limit, why)
     if not _stdin:
-        _stdin.append(_read_bounded(click.get_binary_stream("stdin"), "stdin", limit, why))
+        _stdin.append(_read_bounded(sys.stdin.buffer, "stdin", limit, why))
     if len(_stdin[0]) > limit:
         raise BadInput(f"stdin: more than {limit} bytes ({why})")
     return _stdin[0]

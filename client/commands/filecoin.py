@@ -68,7 +68,8 @@ def parent_cache_command(sector_size: str, api_version: str, directory: str | No
         started = time.perf_counter()
         with local.progress_bar(not as_json) as progress:
             task = progress.add_task(f"parents of {proof.nodes} nodes", total=proof.nodes)
-            name, digest = parent_cache(size, proof.api_version, directory=directory,
+            name, digest = parent_cache(size, proof.api_version,
+                                        directory=None if directory is None else Path(directory),
                                         on_progress=lambda done: progress.update(
                                             task, completed=done))
         seconds = time.perf_counter() - started
@@ -122,22 +123,22 @@ def circuit_info(proof_name, nodes, layers, challenges, tree_text, update_size, 
         from snark.filecoin.snap.circuit import circuit_fingerprint as update_fingerprint
         from snark.filecoin.snap.shape import SnapShape
 
-        shape = SnapShape.of_size(parse_size(update_size))
-        fp = update_fingerprint(shape)
+        snap = SnapShape.of_size(parse_size(update_size))
+        circuit, fp = snap.name, update_fingerprint(snap)
     elif post_kind is not None:
         from snark.filecoin.post.circuit import PostShape
         from snark.filecoin.post.circuit import circuit_fingerprint as post_fingerprint
         from snark.filecoin.post.registry import for_size
 
-        shape = PostShape.of(for_size(post_kind, parse_size(sector_size)))
-        fp = post_fingerprint(shape)
+        post = PostShape.of(for_size(post_kind, parse_size(sector_size)))
+        circuit, fp = post.name, post_fingerprint(post)
     else:
-        shape = (StackedShape.of(registered_proof(proof_name)) if proof_name
-                 else StackedShape(nodes, layers, challenges, _tree(tree_text)))
-        fp = circuit_fingerprint(shape)
-    result = {"circuit": shape.name, **fp.as_dict()}
+        stacked = (StackedShape.of(registered_proof(proof_name)) if proof_name
+                   else StackedShape(nodes, layers, challenges, _tree(tree_text)))
+        circuit, fp = stacked.name, circuit_fingerprint(stacked)
+    result = {"circuit": circuit, **fp.as_dict()}
     local.emit(as_json, result, [
-        f"circuit        {shape.name}",
+        f"circuit        {circuit}",
         f"constraints    {fp.constraints - fp.input_constraints:,} "
         f"(+ {fp.input_constraints:,} input constraints = {fp.constraints:,})",
         f"public inputs  {fp.inputs:,} (with ONE)",
@@ -156,18 +157,18 @@ def circuit_info(proof_name, nodes, layers, challenges, tree_text, update_size, 
                    "$PROOFQ_PARAMS_DIR/filecoin, where prove, verify and the workers look]")
 @JSON_OPTION
 @reports_bad_input
-def setup(proof_name: str, out_dir: str, as_json: bool) -> None:
+def setup(proof_name: str, out_dir: str | None, as_json: bool) -> None:
     """A DEVELOPMENT key for one partition (not Filecoin's ceremony: its proofs verify
     with this .vk only), in bellperson's .params/.vk formats."""
     from snark.filecoin.params import DEV_WARNING, development_dir, make_development_key
     from workers.backend_choice import fixed_base_for, make_backend
 
     proof = registered_proof(proof_name)
-    out_dir = out_dir or development_dir(get_settings().params_dir)
+    target = Path(out_dir) if out_dir else development_dir(get_settings().params_dir)
     with local.progress_bar(not as_json) as progress:
         progress.add_task(f"setup {proof.name}: starting the prover backend", total=None)
         fixed_base = fixed_base_for(make_backend(get_settings().backend))
-        params, vk = make_development_key(proof, out_dir, fixed_base=fixed_base,
+        params, vk = make_development_key(proof, target, fixed_base=fixed_base,
                                           progress=local.setup_bars(progress))
     local.emit(as_json, {"params": str(params), "vk": str(vk), "development": True,
                    "warning": DEV_WARNING},

@@ -45,7 +45,8 @@ def grpc_command(listen: tuple[str, ...], tls_cert: str | None, tls_key: str | N
     client = Client(settings.redis_url, settings)
     try:
         server = make_server(ProvingEngine(client), list(listen),
-                             tls=Tls.read(tls_cert, tls_key) if tls_cert and tls_key else None,
+                             tls=(Tls.read(tls_cert, tls_key)
+                                  if tls_cert is not None and tls_key is not None else None),
                              token=token, threads=threads)
     except ListenError as exc:
         raise BadInput(str(exc)) from None

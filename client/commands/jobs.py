@@ -436,8 +436,8 @@ def batch(proof_type: str, c1_path: str | None, key_id: str | None, witnesses: t
         click.echo(json.dumps({"proofs": [o.to_json() for o in outcomes],
                                "summary": summary.to_json()}))
     else:
-        for line in summary.lines():
-            click.echo(line)
+        for text in summary.lines():
+            click.echo(text)
     if summary.failed:
         raise SystemExit(1)
 
@@ -510,7 +510,7 @@ def view(port: int, address: str) -> None:
     with cluster(may_start=False) as (_, client):
         client.store.redis.ping()  # an unreachable Redis is one line now, not on each page
         server = serve(client.store, address, port)
-        host, bound = server.server_address[:2]
+        host, bound = server.socket.getsockname()[:2]
         click.echo(f"job view on http://{host}:{bound}/ (Ctrl-C stops)", err=True)
         try:
             server.serve_forever()

@@ -60,9 +60,13 @@ def c1_or_update(command):
     return command
 
 
-def _one_of(c1_path: str | None, update_path: str | None) -> None:
-    if (c1_path is None) == (update_path is None):
-        raise BadInput("give --c1 or --update (one of them)")
+def _one_of(c1_path: str | None, update_path: str | None) -> tuple[str, bool]:
+    """The one input given (--c1 or --update), and whether it is a SnapDeals update."""
+    if update_path is not None and c1_path is None:
+        return update_path, True
+    if c1_path is not None and update_path is None:
+        return c1_path, False
+    raise BadInput("give --c1 or --update (one of them)")
 
 
 FILECOIN_KEY_OPTION = click.option(
@@ -254,23 +258,23 @@ def prove(c1_path: str | None, update_path: str | None, output: str,
           key_kind: str) -> None:
     """Prove every partition of a C1 (or a SnapDeals update) and write the concatenated
     proofs (a Filecoin C1 or an update is checked first, as the service checks it)."""
-    _one_of(c1_path, update_path)
+    path, is_update = _one_of(c1_path, update_path)
     target = output_path(output)
-    if update_path is not None:
+    if is_update:
         if no_check or miner_id is not None:
             raise BadInput("--no-check, --miner-id: for Filecoin C1s only")
         from client.commands.snap import prove_update_file
 
-        prove_update_file(update_path, target, backend_name, as_json, key_kind)
+        prove_update_file(path, target, backend_name, as_json, key_kind)
         return
-    job = filecoin_job(c1_path, read_job_file(c1_path), key_kind)
+    job = filecoin_job(path, read_job_file(path), key_kind)
     if job is not None:
-        _prove_filecoin(c1_path, job, target, backend_name, as_json, check=not no_check,
+        _prove_filecoin(path, job, target, backend_name, as_json, check=not no_check,
                         miner_id=miner_id)
         return
     if no_check or miner_id is not None:
         raise BadInput("--no-check, --miner-id: for Filecoin C1s only")
-    c1 = read_c1(c1_path)
+    c1 = read_c1(path)
     settings = get_settings()
     backend = make_backend(backend_name or settings.backend)
     started = time.perf_counter()
@@ -341,21 +345,21 @@ def verify(c1_path: str | None, update_path: str | None, proof_path: str,
     input). A Filecoin proof is verified as verify_seal does: with the miner known
     (--miner-id, or the C1's MinerId), replica_id is derived from it, the sector and the
     ticket; the output says which statement was verified."""
-    _one_of(c1_path, update_path)
-    if update_path is not None:
+    path, is_update = _one_of(c1_path, update_path)
+    if is_update:
         if miner_id is not None:
             raise BadInput("--miner-id: for Filecoin C1s only")
         from client.commands.snap import verify_update_file
 
-        verify_update_file(update_path, proof_path, as_json, key_kind)
+        verify_update_file(path, proof_path, as_json, key_kind)
         return
-    job = filecoin_job(c1_path, read_job_file(c1_path), key_kind)
+    job = filecoin_job(path, read_job_file(path), key_kind)
     if job is not None:
-        _verify_filecoin(c1_path, job, proof_path, as_json, miner_id)
+        _verify_filecoin(path, job, proof_path, as_json, miner_id)
         return
     if miner_id is not None:
         raise BadInput("--miner-id: for Filecoin C1s only")
-    c1 = read_c1(c1_path)
+    c1 = read_c1(path)
     params_dir = get_settings().params_dir
     vk = load_verifying_key(c1, params_dir)
     proof = read_input(proof_path, c1.partitions * PROOF_BYTES,
@@ -382,7 +386,7 @@ def _verify_filecoin(c1_path: str, job, proof_path: str, as_json: bool,
         c1, derived = statement(job.c1, **sector_ids(job.c1, miner_id))
     except FilecoinError as exc:
         raise FilecoinError(f"{c1_path}: {exc}") from None
-    if derived:
+    if derived and c1.prover_id is not None:  # derived: from the prover_id it now names
         said = (f"replica_id derived from prover_id {c1.prover_id.rstrip(bytes(1)).hex()}, "
                 f"sector {c1.sector_id} and the ticket, as verify_seal does")
     else:

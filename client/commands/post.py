@@ -83,10 +83,11 @@ def check(kind, go_id, randomness, miner_id, partition_index, vproofs, as_json) 
     started = time.perf_counter()
     job = post_job(kind, go_id, elements, _hex32(randomness, "--randomness"), miner_id,
                    partition_index)
-    Partition(job.sectors, job.randomness, partition_index).check()
+    sectors = job.load_sectors(None)  # inline: decoded by post_job
+    Partition(sectors, job.randomness, partition_index).check()
     seconds = time.perf_counter() - started
     local.emit(as_json, {"registered_proof": job.proof.name, "api": job.proof.api_name,
-                         "sectors": job.sectors.sector_ids, "partition_index": partition_index,
+                         "sectors": sectors.sector_ids, "partition_index": partition_index,
                          "seconds": round(seconds, 3)},
                [f"{len(vproofs)} {job.proof.name} vanilla proofs (as {job.proof.api_name}) of "
                 f"partition {partition_index} pass every check ({seconds:.2f}s)"])

@@ -50,6 +50,7 @@ class ClusterView:
         self.client = client
         self.store = client.store
         self.redis = client.store.redis
+        self.card_prefix = client.store.keys.card_prefix
         self.started = started
         self.circuit_ids = porep_circuit_ids()
 
@@ -100,7 +101,7 @@ class ClusterView:
 
     def status(self) -> pb.GetStatusResponse:
         queues, statuses = self._counts()
-        cards = read_cards(self.redis)
+        cards = read_cards(self.redis, self.card_prefix)
         gpus: dict[tuple[str, str], pb.GPUStatus] = {}
         keys: dict[str, pb.SRSStatus] = {}
         for card in cards:
@@ -129,7 +130,7 @@ class ClusterView:
         """Prometheus text: the job store's counts and the gateway's uptime and workers
         (each worker's own histograms stay on its /metrics)."""
         queues, statuses = self._counts()
-        cards = read_cards(self.redis)
+        cards = read_cards(self.redis, self.card_prefix)
         lines = ["# HELP proofq_cuzk_jobs Jobs the store holds, by status",
                  "# TYPE proofq_cuzk_jobs gauge"]
         lines += [f'proofq_cuzk_jobs{{status="{s}"}} {statuses[s]}' for s in JobStatus]

@@ -1,9 +1,17 @@
 """The job view's HTTP server: the page at ``/``, its data at ``/api/view``; nothing else,
-and nothing that writes."""
+and nothing that writes.
+
+A request whose ``Host`` is not the address the view was bound to (with its port; for a
+loopback address ``localhost`` too, for a wildcard one any IP literal or this host's name)
+is refused: a page of another site whose name was re-pointed at this host (DNS
+rebinding) would otherwise read every job from a browser on the same machine."""
 
 from __future__ import annotations
 
+import ipaddress
 import json
+import socket
+from typing import Any
 from functools import partial
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -27,6 +35,35 @@ def _page() -> bytes:
 PAGE = _page()
 
 
+def allowed_host(host: str, address: str, port: int) -> bool:
+    """Whether a request's ``Host`` header names the view bound to ``address``:``port``."""
+    name, _, given_port = host.strip().lower().rpartition(":")
+    if not name or given_port != str(port):
+        return False
+    name = name.removeprefix("[").removesuffix("]")
+    bound = ipaddress.ip_address(address)
+    if bound.is_unspecified:
+        hostnames = {socket.gethostname().lower(), socket.getfqdn().lower(), "localhost"}
+        return name in hostnames or _is_ip(name)
+    if name == "localhost":
+        return bound.is_loopback
+    return _is_ip(name) and ipaddress.ip_address(name) == bound
+
+
+def _is_ip(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+        return True
+    except ValueError:
+        return False
+
+
+def _bound(server_address: Any) -> tuple[str, int]:
+    """The address and port a TCP server was bound to (its address is a tuple there)."""
+    address, port = server_address[:2]
+    return str(address), int(port)
+
+
 class _Handler(BaseHTTPRequestHandler):
     def __init__(self, *args, store: JobStore, **kwargs) -> None:
         self.store = store
@@ -34,7 +71,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:  # noqa: N802 (the stdlib's name)
         url = urlsplit(self.path)
-        if url.path == "/":
+        address, port = _bound(self.server.server_address)
+        if not allowed_host(self.headers.get("Host", ""), address, port):
+            self._send(HTTPStatus.MISDIRECTED_REQUEST, "text/plain",
+                       f"Host: expected {address}:{port} (this view's address)".encode())
+        elif url.path == "/":
             self._send(HTTPStatus.OK, "text/html; charset=utf-8", PAGE)
         elif url.path == "/api/view":
             count = parse_qs(url.query).get("jobs", ["30"])[0]

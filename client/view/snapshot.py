@@ -53,7 +53,7 @@ def _job(state: dict[str, Any], events: list[PhaseEvent], now: float) -> dict[st
                                           "worker": last["worker"], "error": "",
                                           "job": state["job"], "partition": partition})
     units = [{"partition": p, "phases": partitions[p]} for p in sorted(partitions)]
-    still = sum(bool(u["phases"] and u["phases"][-1].get("running")) for u in units)
+    still = sum(bool(phases and phases[-1].get("running")) for phases in partitions.values())
     return {**state, "units": units, "still_running": still}
 
 

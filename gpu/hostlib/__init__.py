@@ -46,21 +46,21 @@ def load() -> ctypes.CDLL:
         fn.argtypes = [pointer, pointer, long_] + [ctypes.c_int] * 6 + [pointer]
         fn.restype = None
     u32, u64 = ctypes.c_uint32, ctypes.c_uint64
-    lib.ntt_pass_host.argtypes = [ctypes.c_int] * 2 + [pointer] * 3 + [u32] * 5 + [pointer] * 4
+    lib.ntt_pass_host.argtypes = (ctypes.c_int,) * 2 + (pointer,) * 3 + (u32,) * 5 + (pointer,) * 4
     lib.ntt_pass_host.restype = ctypes.c_int
     lib.ntt_shared_slots.argtypes = [ctypes.c_int, u32, u32, u32, pointer]
     lib.ntt_shared_slots.restype = ctypes.c_int
-    lib.porep_witness_host.argtypes = ([pointer, u32, u32] + [pointer] * 5 + [u32] * 4
-                                       + [u64, pointer, pointer])
+    lib.porep_witness_host.argtypes = ((pointer, u32, u32) + (pointer,) * 5 + (u32,) * 4
+                                       + (u64, pointer, pointer))
     lib.porep_witness_host.restype = None
     i32, i64 = ctypes.c_int32, ctypes.c_int64
-    lib.tape_run_host.argtypes = ([pointer, pointer, i32] + [pointer] * 4 + [i32] * 7
-                                  + [pointer] * 4 + [i64, pointer, pointer])
+    lib.tape_run_host.argtypes = ((pointer, pointer, i32) + (pointer,) * 4 + (i32,) * 7
+                                  + (pointer,) * 4 + (i64, pointer, pointer))
     lib.tape_run_host.restype = None
     lib.spmv_host.argtypes = [pointer] * 4 + [i64] + [pointer] * 5 + [u64]
     lib.spmv_host.restype = None
-    lib.fixed_base_host.argtypes = ([ctypes.c_int] * 2 + [pointer, u32, pointer] + [u32] * 3
-                                    + [pointer] * 3)
+    lib.fixed_base_host.argtypes = ((ctypes.c_int,) * 2 + (pointer, u32, pointer) + (u32,) * 3
+                                    + (pointer,) * 3)
     lib.fixed_base_host.restype = None
     return lib
 
@@ -127,8 +127,9 @@ def ntt(x: np.ndarray, passes, *, dif: bool = False, inverse: bool = False,
     w = gpu_ntt.root_of_unity(log_n)
     twiddles = np.ascontiguousarray(
         to_montgomery([pow(w, k, FR_MODULUS) for k in range(n // 2 + 1)], FR_MODULUS, 4))
-    tables = {name: [np.ascontiguousarray(t) for t in gpu_ntt.scales(n)[name].tables(n)]
-              for name in (pre, post) if name}
+    tables: dict[str | None, list[np.ndarray]] = {
+        name: [np.ascontiguousarray(t) for t in gpu_ntt.scales(n)[name].tables(n)]
+        for name in (pre, post) if name}
     pre_args, post_args = (
         [a if isinstance(a, np.ndarray) else None
          for a in gpu_ntt.scale_args(n, name, tables.get(name))] for name in (pre, post))

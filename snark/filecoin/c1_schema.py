@@ -28,9 +28,11 @@ from __future__ import annotations
 import binascii
 import contextvars
 import logging
-from typing import Any
+from collections.abc import Callable
+from typing import Any, overload
 
 import numpy as np
+import numpy.typing as npt
 
 from snark.fields import FR_MODULUS
 from snark.filecoin.c1 import (COLUMNS, COMMITMENTS, RAW_BYTES, ColumnProofs, EncodingProofs,
@@ -47,6 +49,8 @@ from snark.filecoin.registry import (DRG_PARENTS, EXP_PARENTS, LABEL_PARENTS, Re
 log = logging.getLogger(__name__)
 
 _U32, _U64 = 1 << 32, 1 << 64
+#: A field's reader, ``(value, *extra) -> result`` (``_object``).
+Reader = Callable[..., Any]
 _ELEMENT_KEYS = {"hashes", "index"}
 #: The unknown fields met while reading one C1, as ``<serde type>.<field>``.
 _unknown: contextvars.ContextVar[set[str] | None] = contextvars.ContextVar("unknown",
@@ -95,7 +99,7 @@ def _kind(node: Any) -> str:
     return names.get(type(node), type(node).__name__)
 
 
-def _object(node: Any, fields: dict, *extra, kind: str) -> dict:
+def _object(node: Any, fields: dict[str, Reader], *extra, kind: str) -> dict:
     """Read an object in document order: ``fields`` maps each key to a reader
     ``(value, *extra) -> result``; every key is required, any other key is ignored and
     noted as ``<kind>.<key>`` (``kind`` the serde type, e.g. ``LabelingProof``)."""
@@ -245,7 +249,7 @@ class _PathRecord:
                           _rows(table, self.root, lead), levels)
 
 
-def _rows(table: np.ndarray, ordinals: list[int], shape: tuple[int, ...],
+def _rows(table: np.ndarray, ordinals: npt.ArrayLike, shape: tuple[int, ...],
           count: int | None = None) -> np.ndarray:
     """Rows of the table: one per ordinal, or ``count`` consecutive ones from each."""
     start = np.array(ordinals, dtype=np.int64).reshape(shape)
@@ -307,7 +311,7 @@ class _Walk:
                  "Sub": (("base_proof", arities[:base]), ("sub_proof", arities[base:])),
                  "Top": (("base_proof", arities[:base]), ("sub_proof", arities[base:base + 1]),
                          ("top_proof", arities[base + 1:]))}[variant]
-        fields = {"root": self.domains.one, "leaf": self.domains.one}
+        fields: dict[str, Reader] = {"root": self.domains.one, "leaf": self.domains.one}
         for name, part in parts:
             fields[name] = lambda n, part=part: self.path(n, part)
         try:
@@ -440,7 +444,8 @@ def _phase1_output(doc: Any, domains: _Lifted | _Literal) -> dict:
     except _Bad as bad:
         raise bad.under(".registered_proof") from None
     walk = _Walk(proof, domains)
-    fields = {"registered_proof": lambda n: proof, "vanilla_proofs": walk.vanilla_proofs}
+    fields: dict[str, Reader] = {"registered_proof": lambda n: proof,
+                                 "vanilla_proofs": walk.vanilla_proofs}
     fields |= {name: domains.raw_bytes if name in RAW_BYTES else domains.one
                for name in COMMITMENTS}
     optional = {"prover_id": domains.raw_bytes, "sector_id": lambda n: _uint(n, _U64)}
@@ -544,6 +549,10 @@ def _split_wrapper(raw: bytes) -> tuple[dict, bytes] | None:
     return (doc, payload) if type(doc) is dict and doc.get("Phase1Out") == "" else None
 
 
+@overload
+def _parse_wrapper(doc: dict, payload: None, max_bytes: int | None) -> FilecoinC1: ...
+@overload
+def _parse_wrapper(doc: dict, payload: bytes, max_bytes: int | None) -> FilecoinC1 | None: ...
 def _parse_wrapper(doc: dict, payload: bytes | None,
                    max_bytes: int | None) -> FilecoinC1 | None:
     """The wrapper's fields and its decoded payload (``payload``: the ``Phase1Out`` bytes

@@ -147,7 +147,8 @@ def blake2b_16(first: np.ndarray, second: int) -> np.ndarray:
 
 def feistel_keys(porep_id: bytes) -> tuple[int, int, int, int]:
     seed = hashlib.sha256(b"Filecoin_Feistel" + porep_id).digest()
-    return tuple(int.from_bytes(seed[8 * i:8 * i + 8], "little") for i in range(4))
+    a, b, c, d = (int.from_bytes(seed[8 * i:8 * i + 8], "little") for i in range(4))
+    return a, b, c, d
 
 
 def _feistel_halves(elements: int) -> int:

@@ -45,17 +45,19 @@ class FilecoinJob:
     c1: FilecoinC1 | None = field(default=None, compare=False)  # parsed (inline jobs)
 
     def to_json(self) -> str:
-        if self.path is not None:
-            return json.dumps({"key": self.key, "registered_proof": self.proof.name,
-                               "path": self.path}, separators=(",", ":"))
-        head = json.dumps({"key": self.key}, separators=(",", ":"))[:-1]
-        return f'{head},"c1":{self.c1_text.decode()}}}'
+        if self.c1_text is not None:
+            head = json.dumps({"key": self.key}, separators=(",", ":"))[:-1]
+            return f'{head},"c1":{self.c1_text.decode()}}}'
+        return json.dumps({"key": self.key, "registered_proof": self.proof.name,
+                           "path": self.path}, separators=(",", ":"))
 
     def load(self, shared_dir: Path | None, max_bytes: int) -> FilecoinC1:
         """The C1: parsed already, or read from shared storage (and checked to be the
         registered proof the job names)."""
         if self.c1 is not None:
             return self.c1
+        if self.path is None:
+            raise FilecoinError("c1: the job has neither its C1 nor a path")
         if shared_dir is None:
             raise FilecoinError(f"path: {self.path} is on shared storage, but this worker has "
                                 "no PROOFQ_WITNESS_DIR")

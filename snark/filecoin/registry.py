@@ -30,6 +30,7 @@ import hashlib
 import math
 from dataclasses import dataclass
 from enum import Enum
+from typing import Protocol
 
 from snark.filecoin.errors import FilecoinError
 
@@ -179,11 +180,18 @@ class RegisteredProof:
 DEV_PREFIX = "proofq-dev-"
 
 
-def dev_stem(proof: RegisteredProof) -> str:
+class KeyFiles(Protocol):
+    """What names a key's files: a registered seal proof, a SnapDeals shape or a PoSt proof."""
+
+    @property
+    def params_file_stem(self) -> str: ...
+
+
+def dev_stem(proof: KeyFiles) -> str:
     return f"{DEV_PREFIX}{proof.params_file_stem.removeprefix(f'v{CACHE_VERSION}-')}"
 
 
-def key_stem(proof: RegisteredProof, kind: str) -> str:
+def key_stem(proof: KeyFiles, kind: str) -> str:
     """The file stem of ``proof``'s key of ``kind`` (``official`` or ``development``)."""
     return proof.params_file_stem if kind == "official" else dev_stem(proof)
 

@@ -33,7 +33,7 @@ Hasher = Callable[[np.ndarray], np.ndarray]
 def sha256_nodes(children: np.ndarray) -> np.ndarray:
     """SHA-256 of each row of children, trimmed (tree D's node hash)."""
     flat = np.ascontiguousarray(children, dtype=np.uint8).reshape(len(children), -1)
-    out = np.frombuffer(b"".join([hashlib.sha256(row).digest() for row in flat]),
+    out = np.frombuffer(b"".join([hashlib.sha256(row.data).digest() for row in flat]),
                         dtype=np.uint8).reshape(-1, DOMAIN_BYTES).copy()
     out[:, -1] &= TRIM_MASK
     return out

@@ -29,7 +29,12 @@ Replace = Callable[[Callable[[np.ndarray], np.ndarray]], Any]
 def flat_values(replace: Replace) -> np.ndarray:
     """Every value in ``replace``'s order, as one object array."""
     parts: list[np.ndarray] = []
-    replace(lambda a: parts.append(np.asarray(a, dtype=object).reshape(-1)) or a)
+
+    def keep(a: np.ndarray) -> np.ndarray:
+        parts.append(np.asarray(a, dtype=object).reshape(-1))
+        return a
+
+    replace(keep)
     return np.concatenate(parts)
 
 

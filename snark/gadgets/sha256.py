@@ -14,6 +14,8 @@ pattern of constant bits (a label's first block, its middle blocks, its padding 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from snark.gadgets.blocks import block
 from snark.gadgets.boolean import Boolean, constant
 from snark.gadgets.uint32 import MultiEq, UInt32, addmany, sha256_ch, sha256_maj
@@ -44,8 +46,8 @@ def _sigma(cs, word: UInt32, rotations: tuple[int, int], third: tuple[str, int])
 class _Deferred:
     """bellperson's ``Maybe``: a word, or the operands of a sum not yet allocated."""
 
-    def __init__(self, word: UInt32 | None = None, operands: list[UInt32] | None = None):
-        self.word, self.operands = word, operands
+    def __init__(self, word: UInt32 | None = None, operands: Sequence[UInt32] = ()):
+        self.word, self.operands = word, list(operands)
 
     def compute(self, multieq: MultiEq, extra: list[UInt32]) -> UInt32:
         if self.word is not None:

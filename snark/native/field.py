@@ -23,7 +23,7 @@ def fr_limbs(values: np.ndarray, name: str) -> np.ndarray:
     return np.ascontiguousarray(values)
 
 
-def _scalar(value: int, name: str) -> np.ndarray:
+def _scalar(value: np.ndarray | int, name: str) -> np.ndarray:
     return fr_to_limbs([int(value)]) if isinstance(value, (int, np.integer)) \
         else fr_limbs(value, name)
 

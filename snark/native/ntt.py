@@ -55,7 +55,12 @@ def quotient(a: np.ndarray, b: np.ndarray, c: np.ndarray | None, *,
     A·B − C on the n odd points of the 2n-domain with C = A∘B (``c`` unused)."""
     a, b = fr_limbs(a, "a"), fr_limbs(b, "b")
     log_n = _log_size(a, "a")
-    c = a if odd else fr_limbs(c, "c")
+    if odd:
+        c = a
+    elif c is None:
+        raise ValueError("c: C·w on the domain is needed unless odd")
+    else:
+        c = fr_limbs(c, "c")
     for name, v in (("b", b), ("c", c)):
         if v.shape != a.shape:
             raise ValueError(f"{name}: {v.shape[0]} rows, a has {a.shape[0]}")

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 import string
-from typing import Annotated, Any, Generic, Literal, TypeVar
+from typing import Annotated, Any, Final, Generic, Literal, TypeVar
 
 from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer,
                       StringConstraints, ValidationError, model_validator)
@@ -40,7 +40,7 @@ from snark.errors import InvalidInput
 from snark.fields import FR_MODULUS
 from snark.job_input import load_json, too_large
 
-C1_FORMAT = "proofq-porep-c1/1"
+C1_FORMAT: Final = "proofq-porep-c1/1"
 NODE_BYTES = 32
 MIN_SECTOR_SIZE = 2048
 #: Far above Filecoin's 64GiB; keeps node indices within int64 for the vectorised checks.
@@ -105,7 +105,7 @@ class _OfElements(_Strict):
     """Names a parametrized model as the rest of the code does: ``C1``, ``C1Hex``, …"""
 
     @classmethod
-    def model_parametrized_name(cls, params: tuple[type, ...]) -> str:
+    def model_parametrized_name(cls, params: tuple[Any, ...]) -> str:
         return cls.__name__.removesuffix("Of") + ("Hex" if params == (FrHex,) else "")
 
 

@@ -23,6 +23,7 @@ import secrets
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from snark.fields import FR_MODULUS, fr_to_limbs
 from snark.poseidon.trace import hash2_trace
@@ -190,7 +191,7 @@ CHECKS = (
 )
 
 
-def check_failures(partition: int, flags: np.ndarray) -> None:
+def check_failures(partition: int, flags: npt.ArrayLike) -> None:
     """Raise ``C1Error`` for the first challenge with a failure bit set in ``flags`` (K,)."""
     for bit, message in CHECKS:
         wrong = np.flatnonzero(np.asarray(flags) & bit)

@@ -35,24 +35,24 @@ def matpow(a: Matrix, e: int, p: int) -> Matrix:
 
 def rref(rows: Sequence[Sequence[int]], p: int) -> tuple[list[list[int]], list[int]]:
     """Reduced row echelon form: the non-zero rows and their pivot columns."""
-    rows = [[x % p for x in row] for row in rows]
+    reduced = [[x % p for x in row] for row in rows]
     pivots: list[int] = []
-    width = len(rows[0]) if rows else 0
+    width = len(reduced[0]) if reduced else 0
     r = 0
     for col in range(width):
-        pivot = next((i for i in range(r, len(rows)) if rows[i][col]), None)
+        pivot = next((i for i in range(r, len(reduced)) if reduced[i][col]), None)
         if pivot is None:
             continue
-        rows[r], rows[pivot] = rows[pivot], rows[r]
-        inv = pow(rows[r][col], -1, p)
-        rows[r] = [x * inv % p for x in rows[r]]
-        for i in range(len(rows)):
-            if i != r and rows[i][col]:
-                f = rows[i][col]
-                rows[i] = [(x - f * y) % p for x, y in zip(rows[i], rows[r])]
+        reduced[r], reduced[pivot] = reduced[pivot], reduced[r]
+        inv = pow(reduced[r][col], -1, p)
+        reduced[r] = [x * inv % p for x in reduced[r]]
+        for i in range(len(reduced)):
+            if i != r and reduced[i][col]:
+                f = reduced[i][col]
+                reduced[i] = [(x - f * y) % p for x, y in zip(reduced[i], reduced[r])]
         pivots.append(col)
         r += 1
-    return rows[:r], pivots
+    return reduced[:r], pivots
 
 
 def rank(rows: Sequence[Sequence[int]], p: int) -> int:

@@ -49,7 +49,13 @@ class WitnessRef:
     def to_json(self) -> dict[str, str]:
         if self.wtns is not None:
             return {"wtns": base64.b64encode(self.wtns).decode()}
-        return {"path": self.path}
+        return {"path": self.shared_path()}
+
+    def shared_path(self) -> str:
+        """The path under the witness directory of a reference without its bytes."""
+        if self.path is None:
+            raise CircomJobError("witness: neither its wtns bytes nor a path")
+        return self.path
 
 
 @dataclass(frozen=True)
@@ -107,7 +113,7 @@ def read_witness(job: CircomJob, index: int, witness_dir: Path | None) -> np.nda
     ref, field = job.witnesses[index], f"witnesses[{index}]"
     if ref.wtns is not None:
         return read_wtns(ref.wtns, field)
-    path = resolve_shared(witness_dir, ref.path, f"{field}.path", CircomJobError)
+    path = resolve_shared(witness_dir, ref.shared_path(), f"{field}.path", CircomJobError)
     return read_wtns(path, f"{field} ({ref.path})")
 
 

@@ -31,7 +31,7 @@ def zkey_id(path: str | Path) -> str:
 def import_zkey(path: str | Path, params_dir: str | Path) -> ProvingKey:
     """The imported key of ``path``: parsed, checked and stored unless already there."""
     key_id = zkey_id(path)
-    if not (key_dir(params_dir, key_id) / "manifest.json").exists():
+    if not (key_dir(Path(params_dir), key_id) / "manifest.json").exists():
         zkey = read_zkey(path)
         zkey.check_points()
         zkey.to_proving_key(key_id).save(Path(params_dir))

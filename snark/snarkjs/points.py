@@ -34,7 +34,7 @@ def decode_points(raw: np.ndarray, group: int, count: int, field: str) -> PointA
         raise SnarkjsFormatError(f"{field}[{index}]: coordinate {coordinate} is not below q")
     standard = montgomery_reduce(limbs, FQ_MODULUS)
     shape = (count, 2, FQ_LIMBS) if group == 1 else (count, 2, 2, FQ_LIMBS)
-    inf = ~limbs.reshape(count, -1).any(axis=1)
+    inf = np.count_nonzero(limbs.reshape(count, -1), axis=1) == 0
     return PointArray(group, standard.reshape(shape), inf)
 
 

@@ -60,8 +60,8 @@ class PostJob:
     path: str | None = None  # on shared storage, relative to the witness dir
 
     def to_json(self) -> str:
-        proofs = ({PATH_FIELD: self.path} if self.path is not None else
-                  {"vanilla_proofs": [base64.b64encode(v).decode() for v in self.vanilla]})
+        proofs = ({"vanilla_proofs": [base64.b64encode(v).decode() for v in self.vanilla]}
+                  if self.vanilla is not None else {PATH_FIELD: self.path})
         return json.dumps({
             "registered_proof": self.proof.go_id, "randomness": self.randomness.hex(),
             "miner_id": self.miner_id, "partition_index": self.partition_index, **proofs,
@@ -71,6 +71,9 @@ class PostJob:
         """The decoded vanilla proofs: inline, or read from shared storage."""
         if self.sectors is not None:
             return self.sectors
+        if self.path is None:
+            raise FilecoinError(f"vanilla_proofs: the job has neither its proofs nor a "
+                                f"{PATH_FIELD}")
         where = resolve_shared(shared_dir, self.path, PATH_FIELD, FilecoinError)
         limit = 8 + self.proof.sector_count * record_dtype(self.proof).itemsize
         with open(where, "rb") as fh:
@@ -198,7 +201,7 @@ def curio_request(proof_kind: int, registered_proof: int, vanilla_proofs: list[b
             raise FilecoinError(f"vanilla_proofs: the job is {len(text)} bytes, above "
                                 f"max_input_bytes ({max_inline}), and there is no witness_dir "
                                 "(PROOFQ_WITNESS_DIR) to put its vanilla proofs on")
-        data = vec_bytes(list(job.vanilla))
+        data = vec_bytes(vanilla_proofs)
         relative = f"{SHARED_SUBDIR}/{hashlib.sha256(data).hexdigest()}.bin"
         target = Path(witness_dir) / relative
         target.parent.mkdir(parents=True, exist_ok=True)

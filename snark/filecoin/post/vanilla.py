@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from snark.filecoin.c1 import MerklePath, PathLevel
 from snark.filecoin.domain import DOMAIN_BYTES, canonical
@@ -85,7 +86,7 @@ class SectorProofs:
                             paths)
 
 
-def fail_first(ok: np.ndarray, describe) -> None:
+def fail_first(ok: npt.ArrayLike, describe) -> None:
     """Raise at the first ``False`` of a mask whose leading axis is the sector:
     ``describe(index) -> (field, problem)`` names the field inside that sector's element."""
     bad = np.argwhere(~np.asarray(ok, dtype=bool))

@@ -127,8 +127,11 @@ def _path(reader: _Reader, arities: list[int], field: str, key: str, first: int)
 def _merkle(reader: _Reader, variant: str, arities: list[int], field: str, key: str) -> None:
     reader.fixed("<I", _VARIANTS[variant], field,
                  "is variant {got}, expected " + variant)
-    ends = lambda: (reader.domains(1, f"{field}.root", f"{key}.root"),  # noqa: E731
-                    reader.domains(1, f"{field}.leaf", f"{key}.leaf"))
+
+    def ends() -> None:
+        reader.domains(1, f"{field}.root", f"{key}.root")
+        reader.domains(1, f"{field}.leaf", f"{key}.leaf")
+
     if variant == "Single":
         ends()
         _path(reader, arities, f"{field}.path", key, 0)

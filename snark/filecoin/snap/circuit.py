@@ -69,9 +69,11 @@ class SnapData:
 
         def zeros(*dims: int) -> np.ndarray:
             return np.zeros(dims, dtype=object)
-        return cls(*(zeros() for _ in range(7)), zeros(shape.apex_leaves),
-                   zeros(shape.partition_bits), zeros(k), zeros(k), zeros(k, siblings),
-                   zeros(k, siblings), zeros(k, shape.below_apex))
+        scalars = {f.name: zeros() for f in fields(cls)[:7]}
+        return cls(**scalars, apex_leaves=zeros(shape.apex_leaves),
+                   partition_path=zeros(shape.partition_bits), leaf_r_old=zeros(k),
+                   leaf_d_new=zeros(k), path_r_old=zeros(k, siblings),
+                   path_r_new=zeros(k, siblings), path_d=zeros(k, shape.below_apex))
 
     def flatten(self) -> np.ndarray:
         return np.concatenate([np.asarray(getattr(self, f.name), dtype=object).reshape(-1)

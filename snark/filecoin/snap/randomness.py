@@ -46,7 +46,7 @@ def challenges(shape: SnapShape, comm_r_new: int, k: int) -> np.ndarray:
     """Partition ``k``'s challenges (``Challenges::new``), int64."""
     bits, per = shape.random_bits, challenges_per_digest(shape)
     first = k * digests_per_partition(shape)
-    out = []
+    out: list[int] = []
     for j in range(digests_per_partition(shape)):
         digest = h_gen(comm_r_new, first + j)
         for i in range(min(per, shape.challenges - len(out))):
