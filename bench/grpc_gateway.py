@@ -46,10 +46,11 @@ from bench.provenance import commit  # noqa: E402
 from client.api import Client  # noqa: E402
 from client.cuzk import proving_pb2 as pb  # noqa: E402
 from client.cuzk import proving_pb2_grpc as pb_grpc  # noqa: E402
-from client.cuzk.kinds import GO_SEAL_PROOFS, porep_job  # noqa: E402
+from client.cuzk.kinds import porep_job  # noqa: E402
 from client.cuzk.server import MAX_MESSAGE_BYTES  # noqa: E402
 from client.embedded import EmbeddedRedis  # noqa: E402
 from config.settings import load_settings  # noqa: E402
+from snark.filecoin.registry import REGISTERED_PROOFS  # noqa: E402
 from tasks.jobs import JobStatus  # noqa: E402
 
 MINER = 1000
@@ -65,7 +66,8 @@ def _request(case: str, text: bytes, request_id: str) -> pb.SubmitProofRequest:
     name = CASES[case][0]
     size = {"2KiB": 2048, "512MiB": 512 << 20, "32GiB": 32 << 30}[case]
     return pb.SubmitProofRequest(request_id=request_id, proof_kind=pb.POREP_SEAL_COMMIT,
-                                 sector_size=size, registered_proof=GO_SEAL_PROOFS.index(name),
+                                 sector_size=size,
+                                 registered_proof=REGISTERED_PROOFS[name].registered_id,
                                  priority=pb.NORMAL, vanilla_proof=text, sector_number=1,
                                  miner_id=MINER)
 

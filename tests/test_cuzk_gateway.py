@@ -3,9 +3,11 @@ Debian's golang-go and golang-google-grpc-dev against client/cuzk/proving.proto,
 Curio's lib/cuzk/client.go does) talking to a real ``proofq grpc`` process on a real Redis,
 with a real ``celery -A tasks worker`` where a proof is wanted.
 
-The requests are ``PoRepSnarkCuzk``'s: Curio's C1 wrapper of a sealed 2 KiB sector (sealed
+PoRep requests are ``PoRepSnarkCuzk``'s: Curio's C1 wrapper of a sealed 2 KiB sector (sealed
 for the miner and sector the request names, so the worker's replica_id check holds), Go's
-registered proof number, NORMAL priority, request id ``porep-<miner>-<sector>``.
+registered proof number, NORMAL priority, request id ``porep-<miner>-<sector>``. SnapDeals
+and PoSt requests (``ProveUpdateCuzk``, ``WindowPoStCuzk``, ``WinningPoStCuzk``) carry fresh
+2 KiB test sectors' vanilla proofs, one bytes field each.
 """
 
 from __future__ import annotations
@@ -29,14 +31,24 @@ import redis
 from client.embedded import EmbeddedRedis
 from client.local_cluster import WorkerProcess, worker_command
 from snark.filecoin import curio_json, prover_id_for_miner, registered_proof, seal
+from snark.filecoin.params import verifying_key_for
+from snark.filecoin.post.job import curio_request, parse_post_job
+from snark.filecoin.post.prove import Partition, verify_partition
+from snark.filecoin.snap.generate import generate_update
+from snark.filecoin.snap.shape import SnapShape
+from snark.filecoin.snap.update import COMMITMENTS, SnapUpdate
 from tasks.jobs import JOBS_INDEX
+from tests.test_e2e_post import _request as post_fields
+from tests.test_e2e_post import make_post_dev_keys
+from tests.test_e2e_snap import make_snap_dev_key
+from tests.timing import scaled
 
 ROOT = Path(__file__).resolve().parent.parent
 GO_SOURCE = Path(__file__).resolve().parent / "cuzk_go_client" / "main.go"
 PROTO = ROOT / "client" / "cuzk" / "proving.proto"
 GIB = 1 << 30
 POREP, SNAP, WINDOW, WINNING = 1, 2, 3, 4
-NORMAL = 2
+NORMAL, HIGH, CRITICAL = 2, 3, 4
 V1_1_2KIB = 5  # Go's RegisteredSealProof_StackedDrg2KiBV1_1
 
 
@@ -144,13 +156,44 @@ def request_file(tmp: Path, name: str, *, c1: Path | None, miner: int, sector: i
     return path
 
 
-def sealed_c1(tmp: Path, miner: int, sector: int, seed: int) -> Path:
-    """Curio's wrapper around a fresh 2 KiB V1_1 sector sealed for ``miner``/``sector``."""
-    c1 = seal(registered_proof("StackedDrg2KiBV1_1"), np.random.default_rng(seed),
+def sealed_c1(tmp: Path, miner: int, sector: int, seed: int,
+              name: str = "StackedDrg2KiBV1_1") -> Path:
+    """Curio's wrapper around a fresh 2 KiB sector of ``name`` sealed for ``miner``/``sector``."""
+    c1 = seal(registered_proof(name), np.random.default_rng(seed),
               prover_id=prover_id_for_miner(miner), sector_id=sector)
     path = tmp / f"c1-{miner}-{sector}.json"
     path.write_bytes(curio_json(c1, sector))
     return path
+
+
+def vanilla_request(tmp: Path, name: str, kind: int, *, proof: int, vanilla: list[bytes],
+                    size: int = 2048, priority: int = NORMAL, **fields) -> Path:
+    """A SnapDeals or PoSt request: its vanilla proofs one file each, bytes fields as hex."""
+    files = []
+    for i, raw in enumerate(vanilla):
+        files.append(tmp / f"vanilla-{name}-{i}.bin")
+        files[-1].write_bytes(raw)
+    path = tmp / f"request-{name}.json"
+    path.write_text(json.dumps({
+        "request_id": name, "proof_kind": kind, "sector_size": size, "registered_proof": proof,
+        "priority": priority, "vanilla_proofs_files": [str(f) for f in files],
+        **{k: v.hex() if isinstance(v, bytes) else v for k, v in fields.items()}}))
+    return path
+
+
+def snap_request(tmp: Path, name: str, update: SnapUpdate, **changes) -> Path:
+    """``ProveUpdateCuzk``'s request for ``update``, ``changes`` made."""
+    fields = {"proof": update.registered_proof, "vanilla": list(update.vanilla_proofs),
+              **{c: getattr(update, c) for c in COMMITMENTS}}
+    return vanilla_request(tmp, name, SNAP, **{**fields, **changes})
+
+
+def post_request(tmp: Path, name: str, fields: tuple, **changes) -> Path:
+    """A PoSt request from ``post_fields`` (``curio_request``'s arguments), ``changes`` made."""
+    kind, go_id, elements, randomness, miner, partition, _ = fields
+    return vanilla_request(tmp, name, changes.pop("kind", kind), **{
+        "proof": go_id, "vanilla": elements, "randomness": randomness, "miner_id": miner,
+        "partition_index": partition, **changes})
 
 
 @pytest.fixture()
@@ -182,10 +225,8 @@ def test_bad_requests_get_clear_answers_and_the_server_keeps_serving(go_client, 
         "wrong registered proof": go("wrong-proof", c1=c1, proof=0),
         "wrong sector size": go("wrong-size", c1=c1, size=8 << 20),
         "NI-PoRep": go("niporep", c1=c1, proof=15),
-        "synthetic": go("synthetic", c1=c1, proof=10),
+        "synthetic of a V1_1 C1": go("synthetic", c1=c1, proof=10),
         "wrong sector number": go("wrong-sector", c1=c1, sector_number=sector + 1),
-        "snap": go("snap", c1=None, kind=SNAP),
-        "window": go("window", c1=None, kind=WINDOW),
     }
     expected = {
         "truncated": "vanilla_proof: Phase1Out: the string does not end",
@@ -194,12 +235,11 @@ def test_bad_requests_get_clear_answers_and_the_server_keeps_serving(go_client, 
                                   "StackedDrg2KiBV1_1 one",
         "wrong sector size": "sector_size: 8388608 is not the sector size of StackedDrg2KiBV1_1",
         "NI-PoRep": "registered_proof: 15 (StackedDrg2KiBV1_2_Feat_NonInteractivePoRep) is "
-                    "NI-PoRep",
-        "synthetic": "synthetic PoRep not supported by this proofq",
+                    "non-interactive PoRep",
+        "synthetic of a V1_1 C1": "registered_proof: 10 is StackedDrg2KiBV1_1_Feat_SyntheticPoRep, "
+                                  "but the C1 is a StackedDrg2KiBV1_1 one",
         "wrong sector number": f"sector_number: {sector + 1}, but the C1 wrapper's SectorNum "
                               f"is {sector}",
-        "snap": "SNAP_DEALS_UPDATE (snap-update) cannot be proved by proofq yet",
-        "window": "WINDOW_POST_PARTITION (window-post) cannot be proved by proofq yet",
     }
     for name, answer in answers.items():
         result = answer.get("result", {})
@@ -221,6 +261,44 @@ def test_bad_requests_get_clear_answers_and_the_server_keeps_serving(go_client, 
     assert redis.Redis.from_url(redis_url).zcard(JOBS_INDEX) == 0
     log = gateway.log()
     assert log.count("Prove job=") == len(answers) + 2, log  # 300 MiB: refused by gRPC
+
+
+def test_malformed_snap_and_post_requests_fail_naming_the_field(go_client, gateway, redis_url,
+                                                               tmp_path, rng):
+    np_rng = np.random.default_rng(rng.getrandbits(64))
+    update = generate_update(SnapShape(64), np_rng)
+    window, winning = post_fields("window", np_rng), post_fields("winning", np_rng)
+    noise = np_rng.bytes
+    cases = {
+        "snap bincode": (snap_request(tmp_path, "s1", update, vanilla=[noise(15064)]),
+                         "vanilla_proofs[0]."),
+        "snap registered proof": (snap_request(tmp_path, "s2", update, proof=7),
+                                  "registered_proof: 7 is not a registered update proof"),
+        "snap sector size": (snap_request(tmp_path, "s3", update, size=8 << 20),
+                             "sector_size: 8388608 is not the 2KiB of registered_proof 0"),
+        "snap commitment": (snap_request(tmp_path, "s4", update, comm_r_new=bytes(31)),
+                            "comm_r_new: expected 32 raw bytes, got 31"),
+        "window bincode": (post_request(tmp_path, "p1", window, vanilla=[noise(5680)]),
+                           "vanilla_proofs[0]."),
+        "window proof as winning": (post_request(tmp_path, "p2", window, kind=WINNING),
+                                    "registered_proof: 10 is StackedDrgWindow2KiBV1_1, not a "
+                                    "winning"),
+        "winning registered proof": (post_request(tmp_path, "p3", winning, proof=99),
+                                     "registered_proof: 99 is not a PoSt proof"),
+        "winning sector size": (post_request(tmp_path, "p4", winning, size=8 << 20),
+                                "sector_size: 8388608 is not the size of StackedDrgWinning2KiB"),
+        "window randomness": (post_request(tmp_path, "p5", window, randomness=bytes(31)),
+                              "randomness: expected 32 bytes"),
+    }
+    for name, (request, expected) in cases.items():  # a request taken would wait: 60 s
+        answer = call(go_client, gateway.address, "prove", str(request), timeout=60)
+        result = answer.get("result", {})
+        assert result.get("status") == 2, (name, answer)  # FAILED
+        assert result["error_message"].startswith(expected), (name, answer)
+        assert "\n" not in result["error_message"]
+    assert "queues" in call(go_client, gateway.address, "status")  # still serving
+    assert redis.Redis.from_url(redis_url).zcard(JOBS_INDEX) == 0
+    assert gateway.log().count("Prove job=") == len(cases)
 
 
 def test_submit_await_cancel_and_a_new_attempt(go_client, gateway, redis_url, tmp_path, rng):
@@ -366,3 +444,74 @@ def test_prove_through_celery_verified_idempotent_and_across_a_gateway_kill(
         finally:
             gate.stop()
             worker.stop(graceful=False)
+
+
+@pytest.mark.slow
+@pytest.mark.long
+@pytest.mark.timeout(3600)  # three keys made (snap's: minutes), four 2 KiB proofs on the CPU
+def test_every_kind_through_celery_to_a_verified_proof(go_client, filecoin_2kib_dev_params,
+                                                      tmp_path, rng):
+    """One request of each kind Curio sends besides plain PoRep (a synthetic PoRep sector, a
+    SnapDeals update, a WindowPoSt partition, a WinningPoSt), submitted at the priorities
+    Curio gives them, proved by one worker and verified."""
+    params = tmp_path / "params"
+    shutil.copytree(filecoin_2kib_dev_params, params)
+    np_rng = np.random.default_rng(rng.getrandbits(64))
+    make_snap_dev_key(params, rng)
+    make_post_dev_keys(params, np_rng)
+    miner, sector = rng.randrange(1000, 1 << 40), rng.randrange(1, 1 << 30)
+    c1 = sealed_c1(tmp_path, miner, sector, rng.getrandbits(64),
+                   "StackedDrg2KiBV1_1_Feat_SyntheticPoRep")
+    update = generate_update(SnapShape(64), np_rng)
+    posts = {"window": post_fields("window", np_rng), "winning": post_fields("winning", np_rng)}
+    requests = {
+        "synthetic": request_file(tmp_path, "synthetic", c1=c1, miner=miner, sector=sector,
+                                  proof=10),
+        "snap": snap_request(tmp_path, "snap", update),
+        "window": post_request(tmp_path, "window", posts["window"], priority=HIGH),
+        "winning": post_request(tmp_path, "winning", posts["winning"], priority=CRITICAL),
+    }
+    env = {"PROOFQ_PARAMS_DIR": str(params), "PROOFQ_BACKEND": "cpu",
+           "PROOFQ_FILECOIN_KEY": "development"}
+    with EmbeddedRedis() as server:
+        store = redis.Redis.from_url(server.url)
+        worker = WorkerProcess(server.url, worker_command(gpu=None, concurrency=1,
+                                                          node="kinds@%h"),
+                               log_dir=tmp_path, env=env).start()
+        gate = Gateway(server.url, tmp_path, env=env).start(go_client)
+        try:
+            jobs = {name: call(go_client, gate.address, "submit", str(path))["job_id"]
+                    for name, path in requests.items()}
+            priorities = {name: store.hget(f"proofq:job:{job}", "priority").decode()
+                          for name, job in jobs.items()}
+            answers = {name: call(go_client, gate.address, "await", job, "0",
+                                  timeout=scaled(1800)) for name, job in jobs.items()}
+        finally:
+            gate.stop()
+            worker.stop(graceful=False)
+    assert priorities == {"synthetic": "normal", "snap": "normal", "window": "high",
+                          "winning": "critical"}
+    proofs = {}
+    for name, answer in answers.items():
+        assert answer.get("status") == 1, (name, answer, worker.log_tail())  # COMPLETED
+        proofs[name] = base64.b64decode(answer["proof"])
+        assert len(proofs[name]) == 192, name  # 192 per partition: each has one at 2 KiB
+    for name, proof in proofs.items():
+        (tmp_path / f"{name}.proof").write_bytes(proof)
+    (tmp_path / "update.json").write_text(update.to_json())
+    checks = {"synthetic": ("--c1", str(c1), "--miner-id", str(miner)),
+              "snap": ("--update", str(tmp_path / "update.json"))}
+    for name, args in checks.items():
+        verify = subprocess.run(
+            [sys.executable, "-m", "client", "verify", *args, "--proof",
+             str(tmp_path / f"{name}.proof"), "--key", "development"], capture_output=True,
+            text=True, env={**os.environ, "PROOFQ_PARAMS_DIR": str(params)}, cwd=ROOT)
+        assert verify.returncode == 0 and "valid" in verify.stdout, (name, verify.stdout,
+                                                                      verify.stderr)
+    for name, fields in posts.items():
+        job = parse_post_job(curio_request(*fields)[1], None, max_bytes=1 << 26)
+        vk = verifying_key_for(job.proof, "development", params, params)
+        partition = Partition(job.sectors, job.randomness, job.partition_index)
+        assert verify_partition(partition, vk, proofs[name]), name
+        assert not verify_partition(Partition(job.sectors, bytes(32), job.partition_index), vk,
+                                    proofs[name]), name

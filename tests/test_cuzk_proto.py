@@ -1,6 +1,7 @@
-"""client/cuzk's generated modules are what grpcio-tools makes of client/cuzk/proving.proto
-today, and that file keeps cuzk's wire: package, service, methods and field numbers as
-curio:extern/cuzk/cuzk-proto/proto/cuzk/v1/proving.proto (curio@e0294b0f) has them."""
+"""client/cuzk's generated modules (and their type stubs, for mypy) are what grpcio-tools
+makes of client/cuzk/proving.proto today, and that file keeps cuzk's wire: package, service,
+methods and field numbers as curio:extern/cuzk/cuzk-proto/proto/cuzk/v1/proving.proto
+(curio@e0294b0f) has them."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-GENERATED = ("proving_pb2.py", "proving_pb2_grpc.py")
+GENERATED = ("proving_pb2.py", "proving_pb2.pyi", "proving_pb2_grpc.py")
 
 
 def test_generated_modules_match_the_proto(tmp_path):
@@ -18,13 +19,13 @@ def test_generated_modules_match_the_proto(tmp_path):
     (tmp_path / "client" / "cuzk").mkdir(parents=True)
     shutil.copy(ROOT / "client" / "cuzk" / "proving.proto", tmp_path / "client" / "cuzk")
     assert protoc.main(["protoc", f"-I{tmp_path}", f"--python_out={tmp_path}",
-                        f"--grpc_python_out={tmp_path}",
+                        f"--pyi_out={tmp_path}", f"--grpc_python_out={tmp_path}",
                         str(tmp_path / "client" / "cuzk" / "proving.proto")]) == 0
     for name in GENERATED:
         made = (tmp_path / "client" / "cuzk" / name).read_text()
         assert made == (ROOT / "client" / "cuzk" / name).read_text(), (
             f"client/cuzk/{name} is stale: python -m grpc_tools.protoc -I. --python_out=. "
-            f"--grpc_python_out=. client/cuzk/proving.proto")
+            f"--pyi_out=. --grpc_python_out=. client/cuzk/proving.proto")
 
 
 def test_the_wire_is_cuzks():

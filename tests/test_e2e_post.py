@@ -5,6 +5,8 @@ job naming the field."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -38,15 +40,19 @@ def _request(kind: str, rng: np.random.Generator) -> tuple:
     return proof_kind, go_id, elements, randomness, 1000, partition_index, "development"
 
 
-@pytest.fixture(scope="module")
-def post_dev_params(tmp_path_factory, module_rng):
-    """Development keys of the 2 KiB WindowPoSt and WinningPoSt circuits, converted."""
-    params = tmp_path_factory.mktemp("post-params")
+def make_post_dev_keys(params: Path, rng: np.random.Generator) -> None:
+    """Development keys of the 2 KiB WindowPoSt and WinningPoSt circuits, set up into
+    ``params``."""
     worker = PostWorker(Storage(params))
-    rng = np.random.default_rng(module_rng.getrandbits(64))
     for kind in KINDS:
         _, text = curio_request(*_request(kind, rng))
         worker.make_key(parse_post_job(text, kind, max_bytes=1 << 26))
+
+
+@pytest.fixture(scope="module")
+def post_dev_params(tmp_path_factory, module_rng):
+    params = tmp_path_factory.mktemp("post-params")
+    make_post_dev_keys(params, np.random.default_rng(module_rng.getrandbits(64)))
     return params
 
 

@@ -29,11 +29,16 @@ pytestmark = pytest.mark.slow  # a 1.7 M-constraint key set up, proofs on the CP
 SHAPE = SnapShape(64)
 
 
+def make_snap_dev_key(params: Path, rng) -> None:
+    """The 2 KiB update circuit's development key, set up into ``params`` (minutes)."""
+    update = generate_update(SHAPE, np.random.default_rng(rng.getrandbits(64)))
+    SnapWorker(Storage(params)).make_key(SnapJob("development", update))
+
+
 @pytest.fixture(scope="module")
 def snap_dev_params(tmp_path_factory, module_rng):
     params = tmp_path_factory.mktemp("snap-params")
-    update = generate_update(SHAPE, np.random.default_rng(module_rng.getrandbits(64)))
-    SnapWorker(Storage(params)).make_key(SnapJob("development", update))
+    make_snap_dev_key(params, module_rng)
     return params
 
 

@@ -18,7 +18,7 @@
 from __future__ import annotations
 
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -75,16 +75,18 @@ class ClusterView:
             ahead += job.status in (*_PENDING, *_RUNNING)
         return ahead
 
-    def timings(self, state: JobState) -> dict[str, int]:
-        phases: Counter[str] = Counter()
+    def timings(self, state: JobState) -> pb.AwaitProofResponse:
+        """The job's phase times, an answer's timing fields (the rest unset)."""
+        phases: defaultdict[str, float] = defaultdict(float)
         for _, fields in self.redis.xrange(EVENTS_STREAM, min=f"{int(state.created * 1000)}-0"):
             event = PhaseEvent.from_fields(fields)
             if event.job == state.job_id:
                 phases[event.phase] += event.seconds
         total = None if state.finished is None else state.finished - state.created
-        return {"queue_wait_ms": _ms(state.queue_s), "srs_load_ms": _ms(phases["mem"]),
-                "synthesis_ms": _ms(phases["synthesize"]),
-                "gpu_compute_ms": _ms(phases["compute"]), "total_ms": _ms(total)}
+        return pb.AwaitProofResponse(
+            queue_wait_ms=_ms(state.queue_s), srs_load_ms=_ms(phases["mem"]),
+            synthesis_ms=_ms(phases["synthesize"]), gpu_compute_ms=_ms(phases["compute"]),
+            total_ms=_ms(total))
 
     def _counts(self) -> tuple[dict[str, list[int]], Counter[str]]:
         """Per kind [pending, in progress], and the jobs per status."""

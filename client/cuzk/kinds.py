@@ -1,21 +1,30 @@
 """What proofq makes of each proof kind Curio sends: a proofq job, or a refusal at once.
 
 One row per ``ProofKind`` (``KINDS``): its names (cuzk's queue name and metric label, the
-prefix of its circuit ids) and the function that turns a ``SubmitProofRequest`` into a job
-of a proofq proof type, or none yet, so such a request is answered ``FAILED`` at once with a
-message that says so. A new type (SnapDeals, WindowPoSt, WinningPoSt) plugs in by giving its
-row a ``translate``.
+prefix of its circuit ids), the proofq proof type its jobs have, and the function that turns
+a ``SubmitProofRequest`` into that type's job input. Whatever the function cannot accept is
+answered ``FAILED`` at once, in one line naming the field (``Refused``); the producer's parse
+(``tasks.submission.accept``) and the worker's checks name anything found later.
 
 PoRep C2 (``porep_job``), as ``curio:lib/ffi/cuzk_funcs.go`` ``PoRepSnarkCuzk`` builds it:
 ``vanilla_proof`` is Curio's C1 wrapper ``{"SectorNum", "Phase1Out": base64(C1 JSON),
-"SectorSize"}``, ``registered_proof`` is Go's number (``go-state-types:abi/sector.go``:
-0–4 V1, 5–9 V1_1, 10–14 V1_1 Synthetic PoRep, 15–19 V1_2 NI-PoRep, 2 KiB … 64 GiB in size
-order), ``miner_id`` and ``sector_number`` name the sector. The job is the wrapper with
-``MinerId`` added (``snark.filecoin.c1_schema``: the worker then checks replica_id against
-the prover id, the miner's LEB128, and the sector id, as ``seal_commit_phase2`` does). Here
-only what costs no parse of the C1 is checked (fields of the request against the wrapper's
-and the C1's registered proof); the producer's parse (``tasks.submission.accept``) and the
-worker's checks name anything else.
+"SectorSize"}``, ``registered_proof`` is Go's number (``registry.by_number``: 0–4 V1, 5–9
+V1_1, 10–14 V1_1 Synthetic PoRep; 15–19 NI-PoRep refused), ``miner_id`` and
+``sector_number`` name the sector. The job is the wrapper with ``MinerId`` added
+(``snark.filecoin.c1_schema``: the worker then checks replica_id against the prover id, the
+miner's LEB128, and the sector id, as ``seal_commit_phase2`` does). Here only what costs no
+parse of the C1 is checked (fields of the request against the wrapper's and the C1's
+registered proof).
+
+SnapDeals (``snap_job``, ``ProveUpdateCuzk``): ``vanilla_proofs`` one bincode partition proof
+per partition, ``comm_r_old``/``comm_r_new``/``comm_d_new`` raw 32 bytes, ``registered_proof``
+Go's RegisteredUpdateProof (0–4), ``sector_size`` (``snap.job.job_from_request``).
+
+WindowPoSt / WinningPoSt (``post_job``, ``WindowPoStCuzk`` / ``WinningPoStCuzk``):
+``vanilla_proofs`` one bincode sector proof each, ``randomness`` 32 bytes, ``miner_id``,
+``partition_index``, ``registered_proof`` Go's RegisteredPoStProof (V1_1 is proved as V1_2,
+``post.job.curio_request``); a partition too large for Redis travels by the cluster's
+witness_dir.
 """
 
 from __future__ import annotations
@@ -26,13 +35,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from client.cuzk import proving_pb2 as pb
-from snark.filecoin.registry import REGISTERED_PROOFS, key_stem
-
-#: Go's RegisteredSealProof numbers, in order (``go-state-types:abi/sector.go``).
-_SIZES = ("2KiB", "8MiB", "512MiB", "32GiB", "64GiB")
-GO_SEAL_PROOFS = tuple(f"StackedDrg{size}{suffix}" for suffix in (
-    "V1", "V1_1", "V1_1_Feat_SyntheticPoRep", "V1_2_Feat_NonInteractivePoRep")
-    for size in _SIZES)
+from config.settings import Settings
+from snark.filecoin.errors import FilecoinError
+from snark.filecoin.post.job import curio_request
+from snark.filecoin.registry import REGISTERED_PROOFS, by_number, key_stem
+from snark.filecoin.snap.job import job_from_request
 
 #: cuzk's priorities → proofq's bands; UNSPECIFIED takes the kind's default (cuzk's
 #: ``Priority::default_for``).
@@ -59,15 +66,17 @@ class Kind:
     metric: str           # cuzk's Prometheus label
     circuit: str          # circuit ids: <circuit>-<GiB>g (porep-32g)
     default_priority: str
-    proof_type: str | None  # the proofq type its jobs have; None: not proved yet
-    translate: Callable[[pb.SubmitProofRequest], bytes] | None  # → the job's input
+    proof_type: str         # the proofq type its jobs have
+    translate: Callable[[pb.SubmitProofRequest, Settings], bytes]  # → the job's input
     input_field: str = "vanilla_proof"  # where the job's input came from (error messages)
 
-    def job(self, request: pb.SubmitProofRequest) -> JobRequest:
-        if self.translate is None or self.proof_type is None:
-            raise Refused(f"proof_kind: {pb.ProofKind.Name(self.number)} ({self.queue}) "
-                          f"cannot be proved by proofq yet; route it to another prover")
-        return JobRequest(self.proof_type, self.translate(request),
+    def job(self, request: pb.SubmitProofRequest, settings: Settings) -> JobRequest:
+        """The request as a job; ``Refused`` naming the field proofq will not take."""
+        try:
+            job_input = self.translate(request, settings)
+        except FilecoinError as exc:
+            raise Refused(str(exc)) from None
+        return JobRequest(self.proof_type, job_input,
                           PRIORITIES.get(request.priority, self.default_priority))
 
 
@@ -89,7 +98,9 @@ class _Wrapper:
     @classmethod
     def cut(cls, text: bytes) -> "_Wrapper | None":
         found = _PHASE1.search(text)
-        end = -1 if found is None else text.find(b'"', found.end())
+        if found is None:
+            return None
+        end = text.find(b'"', found.end())
         return None if end < 0 else cls(text, found.end(), end)
 
     @property
@@ -117,24 +128,9 @@ class _Wrapper:
         return None
 
 
-def seal_proof(number: int) -> str:
-    """The registered seal proof Go calls ``number``, when proofq proves it."""
-    if number >= len(GO_SEAL_PROOFS):
-        raise Refused(f"registered_proof: {number} is not a registered seal proof (Go's "
-                      f"numbers are 0-{len(GO_SEAL_PROOFS) - 1})")
-    name = GO_SEAL_PROOFS[number]
-    if name.endswith("_Feat_NonInteractivePoRep"):
-        raise Refused(f"registered_proof: {number} ({name}) is NI-PoRep, which proofq does "
-                      f"not prove")
-    if name not in REGISTERED_PROOFS:
-        raise Refused(f"registered_proof: {number} ({name}): synthetic PoRep not supported "
-                      f"by this proofq")
-    return name
-
-
-def porep_job(request: pb.SubmitProofRequest) -> bytes:
-    name = seal_proof(request.registered_proof)
-    proof = REGISTERED_PROOFS[name]
+def porep_job(request: pb.SubmitProofRequest, _settings: Settings | None = None) -> bytes:
+    proof = by_number(request.registered_proof)
+    name = proof.name
     if request.sector_size != proof.sector_size:
         raise Refused(f"sector_size: {request.sector_size} is not the sector size of {name} "
                       f"({proof.sector_size})")
@@ -166,19 +162,39 @@ def porep_job(request: pb.SubmitProofRequest) -> bytes:
                       f"a {inner} one")
     return b'{"MinerId":%d,' % request.miner_id + memoryview(text)[opening + 1:]
 
+
+def snap_job(request: pb.SubmitProofRequest, _settings: Settings) -> bytes:
+    job = job_from_request(vanilla_proofs=list(request.vanilla_proofs),
+                           comm_r_old=request.comm_r_old, comm_r_new=request.comm_r_new,
+                           comm_d_new=request.comm_d_new,
+                           registered_proof=request.registered_proof,
+                           sector_size=request.sector_size)
+    return job.to_json().encode()
+
+
+def post_job(request: pb.SubmitProofRequest, settings: Settings) -> bytes:
+    _, text = curio_request(request.proof_kind, request.registered_proof,
+                            list(request.vanilla_proofs), request.randomness,
+                            request.miner_id, request.partition_index,
+                            sector_size=request.sector_size,
+                            max_inline=settings.max_input_bytes,
+                            witness_dir=settings.witness_dir)
+    return text.encode()
+
+
 KINDS: dict[int, Kind] = {kind.number: kind for kind in (
     Kind(pb.POREP_SEAL_COMMIT, "porep-c2", "porep_c2", "porep", "normal", "filecoin",
          porep_job),
-    Kind(pb.SNAP_DEALS_UPDATE, "snap-update", "snap_update", "snap", "normal", None, None,
-         "vanilla_proofs"),
-    Kind(pb.WINDOW_POST_PARTITION, "window-post", "window_post", "wpost", "high", None, None,
-         "vanilla_proofs"),
-    Kind(pb.WINNING_POST, "winning-post", "winning_post", "winning", "critical", None, None,
-         "vanilla_proofs"),
+    Kind(pb.SNAP_DEALS_UPDATE, "snap-update", "snap_update", "snap", "normal", "snap",
+         snap_job, "vanilla_proofs"),
+    Kind(pb.WINDOW_POST_PARTITION, "window-post", "window_post", "wpost", "high",
+         "window-post", post_job, "vanilla_proofs"),
+    Kind(pb.WINNING_POST, "winning-post", "winning_post", "winning", "critical",
+         "winning-post", post_job, "vanilla_proofs"),
 )}
 
 #: proofq proof type → the kind its jobs are reported under.
-KIND_OF_TYPE = {kind.proof_type: kind for kind in KINDS.values() if kind.proof_type}
+KIND_OF_TYPE = {kind.proof_type: kind for kind in KINDS.values()}
 
 
 def kind_of(request: pb.SubmitProofRequest) -> Kind:

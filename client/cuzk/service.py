@@ -107,7 +107,7 @@ class ProvingEngine(pb_grpc.ProvingEngineServicer):
         job_id = self.jobs.job_for(request.request_id)
         said.job = job_id
         try:
-            job = kind.job(request)
+            job = kind.job(request, self.client.settings)
             self.client.submit(job.job_input, priority=job.priority, job_id=job_id,
                                proof_type=job.proof_type)
         except RedisFull as exc:
@@ -153,8 +153,9 @@ class ProvingEngine(pb_grpc.ProvingEngineServicer):
         said.outcome = state.status
         if state.status == JobStatus.DONE:
             proof = self.store.result(job_id) or b""
-            return Status(job_id=job_id, status=Status.COMPLETED, proof=proof,
-                          **self.cluster.timings(state))
+            answer = Status(job_id=job_id, status=Status.COMPLETED, proof=proof)
+            answer.MergeFrom(self.cluster.timings(state))
+            return answer
         if state.status == JobStatus.FAILED:
             error = _one_line(state.error or "failed")
             said.outcome = f"failed: {error}"

@@ -3,7 +3,7 @@
 // tests/test_cuzk_gateway.py from Debian's golang-go and golang-google-grpc-dev against
 // client/cuzk/proving.proto; it shares no code with the Python server.
 //
-//	cuzkclient ADDR prove    REQUEST.json   (vanilla_proof read from the file it names)
+//	cuzkclient ADDR prove    REQUEST.json   (vanilla proofs read from the files it names)
 //	cuzkclient ADDR submit   REQUEST.json
 //	cuzkclient ADDR await    JOB_ID TIMEOUT_MS
 //	cuzkclient ADDR cancel   JOB_ID
@@ -17,6 +17,7 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io/ioutil"
@@ -42,10 +43,17 @@ type request struct {
 	Priority         int32  `json:"priority"`
 	VanillaProofFile string `json:"vanilla_proof_file"`
 	VanillaProofPad  int    `json:"vanilla_proof_pad"` // bytes of padding appended (size tests)
-	SectorNumber     uint64 `json:"sector_number"`
-	MinerID          uint64 `json:"miner_id"`
-	NoSubmit         bool   `json:"no_submit"`
-	TimeoutMs        int64  `json:"timeout_ms"`
+	// PoSt and SnapDeals: one file per vanilla proof, the rest as hex.
+	VanillaProofsFiles []string `json:"vanilla_proofs_files"`
+	SectorNumber       uint64   `json:"sector_number"`
+	MinerID            uint64   `json:"miner_id"`
+	Randomness         string   `json:"randomness"`
+	PartitionIndex     uint32   `json:"partition_index"`
+	CommROld           string   `json:"comm_r_old"`
+	CommRNew           string   `json:"comm_r_new"`
+	CommDNew           string   `json:"comm_d_new"`
+	NoSubmit           bool     `json:"no_submit"`
+	TimeoutMs          int64    `json:"timeout_ms"`
 }
 
 func main() {
@@ -137,6 +145,14 @@ func readRequest(path string) (*cuzk.SubmitProofRequest, time.Duration) {
 		}
 	}
 	vanilla = append(vanilla, make([]byte, r.VanillaProofPad)...)
+	var proofs [][]byte
+	for _, name := range r.VanillaProofsFiles {
+		proof, err := ioutil.ReadFile(name)
+		if err != nil {
+			fail(err)
+		}
+		proofs = append(proofs, proof)
+	}
 	return &cuzk.SubmitProofRequest{
 		RequestId:       r.RequestID,
 		ProofKind:       cuzk.ProofKind(r.ProofKind),
@@ -144,9 +160,23 @@ func readRequest(path string) (*cuzk.SubmitProofRequest, time.Duration) {
 		RegisteredProof: r.RegisteredProof,
 		Priority:        cuzk.Priority(r.Priority),
 		VanillaProof:    vanilla,
+		VanillaProofs:   proofs,
 		SectorNumber:    r.SectorNumber,
 		MinerId:         r.MinerID,
+		Randomness:      unhex(r.Randomness),
+		PartitionIndex:  r.PartitionIndex,
+		CommROld:        unhex(r.CommROld),
+		CommRNew:        unhex(r.CommRNew),
+		CommDNew:        unhex(r.CommDNew),
 	}, timeout
+}
+
+func unhex(text string) []byte {
+	raw, err := hex.DecodeString(text)
+	if err != nil {
+		fail(err)
+	}
+	return raw
 }
 
 func fail(err error) {
