@@ -306,3 +306,17 @@ def test_a_whole_8mib_update(rng):
     with pytest.raises(FilecoinError, match=r"^vanilla_proofs\[0\]\.challenge_proofs\[0\]\."
                                             r"proof_r_old: opens node"):
         check_update(swapped)
+
+
+def test_an_index_of_2_to_the_63_or_more_is_refused_by_name(update_32kib):
+    """The bulk reader once read a path index as int64, so one with its top bit set came back
+    negative, below every arity, and was accepted (found by the fuzz test above)."""
+    from snark.filecoin.snap.bincode import _layout
+
+    raw, shape = update_32kib.vanilla_proofs[1], update_32kib.shape
+    offsets = _layout(shape)["indices"]
+    at = int(next(iter(offsets.values()))[0])
+    mutated = bytearray(raw)
+    mutated[at + 7] = 0x80
+    with pytest.raises(FilecoinError, match=r"\.index: \d+ is not below the arity"):
+        decode_partition_proof(bytes(mutated), shape)

@@ -175,12 +175,15 @@ def _read(buf: np.ndarray, layout: dict, shape: SnapShape) -> PartitionProof | N
         return None
     lanes = np.arange(DOMAIN_BYTES)
     domains = {k: buf[at[:, None] + lanes] for k, at in layout["domains"].items()}
-    indices = {k: buf[at[:, None] + np.arange(8)].copy().view("<u8")[:, 0].astype(np.int64)
-               for k, at in layout["indices"].items()}
+    raw_indices = {k: buf[at[:, None] + np.arange(8)].copy().view("<u8")[:, 0]
+                   for k, at in layout["indices"].items()}
     if not all(canonical(v).all() for v in domains.values()):
         return None
-    if not all((v < layout["arity"][k]).all() for k, v in indices.items()):
+    # compared as the unsigned 64-bit values they are (as int64 one of 2^63 or more would
+    # be negative, and below any arity)
+    if not all((v < layout["arity"][k]).all() for k, v in raw_indices.items()):
         return None
+    indices = {k: v.astype(np.int64) for k, v in raw_indices.items()}
     k = shape.challenges
 
     def opening(key: str, variant: str, arities: list[int]) -> MerklePath:
