@@ -74,7 +74,14 @@ def _decide_backend(gpu: int | None) -> str:
 
 
 app.steps["worker"].add(GpuBinding)
-Channel.wait_to_declare = True  # a worker started while Redis refuses writes waits
+
+
+@signals.worker_init.connect
+def _wait_to_declare(**_) -> None:
+    """A worker started while Redis refuses writes waits to declare its queues. Set when a
+    worker starts, not when this module is imported: a producer in a process that imported
+    it (a test, a tool) is still refused at once."""
+    Channel.wait_to_declare = True
 
 
 class _Runtime:

@@ -16,7 +16,7 @@ from client.embedded import EmbeddedRedis
 from config.settings import load_settings
 from snark.job_input import InputLimits
 from snark.porep.seal import seal
-from tasks.application import create_app
+from tasks.application import PRIORITIES, create_app
 from tasks.jobs import UNSENT, JobStore
 from tasks.recovery import Reaper
 from workers.redis_faults import refuses_writes
@@ -161,10 +161,17 @@ def test_a_nearly_full_redis_refuses_new_jobs_at_the_door(server, admin):
         assert client.status(job).status == "queued"
 
 
-def test_a_submit_whose_message_cannot_be_sent_stores_nothing(server, admin):
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("worker_module_imported", [False, True])
+def test_a_submit_whose_message_cannot_be_sent_stores_nothing(server, admin,
+                                                              worker_module_imported):
     """An ACL user limited to ``proofq:*`` keys may store a job but not send its message
     (the queues are other keys). Before: the job stayed stored and ``queued`` for ever while
-    the caller was told it failed."""
+    the caller was told it failed. A process that imported the worker module (a test, a tool)
+    is still a producer: its send is refused at once (it once waited for ever, as a starting
+    worker waits to declare its queues)."""
+    if worker_module_imported:
+        import tasks.worker  # noqa: F401
     admin.acl_setuser("producer", enabled=True, passwords=["+secret"], keys=["proofq:*"],
                       commands=["+@all"])
     url = f"redis://producer:secret@127.0.0.1:{server.port}/0"
@@ -185,9 +192,25 @@ def test_the_reaper_sends_a_job_stored_but_never_sent(server, admin):
                     settle_s=0)
     try:
         assert reaper.round(set()) == 1
-        assert admin.llen("jobs:3") == 1  # its submit message, at normal priority
+        assert admin.llen(f"jobs:{PRIORITIES['normal']}") == 1  # its submit message
         assert admin.zcard(UNSENT) == 0
         assert reaper.round(set()) == 0
     finally:
         reaper.close()
         app.close()
+
+
+def test_a_starting_worker_waits_to_declare_its_queues():
+    """The wait is switched on by a worker's start (Celery's ``worker_init``), not by an
+    import of the worker module."""
+    from celery import signals
+
+    import tasks.worker  # noqa: F401
+    from tasks.transport import Channel
+
+    assert Channel.wait_to_declare is False
+    try:
+        signals.worker_init.send(sender=None)
+        assert Channel.wait_to_declare is True
+    finally:
+        Channel.wait_to_declare = False
