@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
 
 import numpy as np
 
@@ -56,6 +57,8 @@ from snark.fields import (FR_MODULUS, FR_MULTIPLICATIVE_GENERATOR, fr_to_limbs, 
 from snark.curve import PointArray
 from snark.keys import H_FORM_ODD, POINT_BASES, ProvingKey
 from snark.r1cs import CodedMatrix, SparseMatrix
+
+log = logging.getLogger(__name__)
 
 THREADS = 256
 #: The default table allowance of a process is the device's memory over this.
@@ -181,6 +184,8 @@ class GpuBackend:
 
     # -- residency ------------------------------------------------------------------------
     def prepare(self, key: ProvingKey) -> None:
+        if self.shared_keys is not None and self.shared_keys.keeper_gone():
+            self._let_go_of_dead_keeper(self.shared_keys)
         if self._states.get(key) is not None:
             return
         shared = self.shared_keys is not None and key.directory is not None
@@ -251,16 +256,36 @@ class GpuBackend:
         ledger's returned reservation is memory another process can have (off the proving
         path: between partitions, under the memory lock); a shared key's copy goes when
         the last process of the GPU lets it go."""
-        resident = self._states.pop(key)
-        if resident is None:
+        if not self._drop_state(key):
             return
-        for name in resident.streamed:
-            resident.bases[name].close()
-        del resident  # nothing here may view a shared copy once it is let go
         if self.shared_keys is not None and self.shared_keys.holds(key):
             self.shared_keys.release(key)
         with self.on_device() as cupy:
             cupy.get_default_memory_pool().free_all_blocks()
+
+    def _let_go_of_dead_keeper(self, shared: SharedKeys) -> None:
+        """The GPU's keeper died (or exited): drop this process's state of every key held
+        from it and close what it opened of the keeper's copies, so that their memory goes
+        back to the device before a new keeper loads the key again (once, for every process
+        of the GPU). Done here, at a partition's memory phase: no kernel of this process
+        can be reading those arrays now."""
+        dead = [key for key in self._states.keys() if shared.holds(key)]
+        for key in dead:
+            self._drop_state(key)
+        count = shared.let_go_of_dead_keeper()
+        log.warning("GPU %d: the key keeper at %s is gone; let go of this process's view of "
+                    "%d of its keys (a new keeper loads them again)", self.device_id,
+                    shared.path, count)
+
+    def _drop_state(self, key: ProvingKey) -> bool:
+        """Drop ``key``'s state and its streamed bases' ring; False if it had none. Nothing
+        here may view a shared copy once this returns."""
+        resident = self._states.pop(key)
+        if resident is None:
+            return False
+        for name in resident.streamed:
+            resident.bases[name].close()
+        return True
 
     def shared_name(self, key: ProvingKey) -> str | None:
         """The name every process of this GPU holds ``key``'s one device copy by, or None

@@ -87,6 +87,10 @@ class KeyStates(Generic[S]):
         entry = self._by_id.pop(id(key), None)
         return None if entry is None else entry[1]
 
+    def keys(self) -> list[ProvingKey]:
+        """Every key with a state here."""
+        return [key for key, _ in self._by_id.values()]
+
     def others(self, key: ProvingKey) -> Iterator[S]:
         """The states of every key but ``key``."""
         return (state for k, state in self._by_id.values() if k is not key)
