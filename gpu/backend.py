@@ -51,7 +51,8 @@ from gpu.shared_keys import SharedKeys
 from gpu.spmv_plan import matrix_bytes
 from gpu.streamed_bases import (RING_BUFFER_BYTES, RING_BUFFERS, StreamedBases, device_ring,
                                 stream_choice)
-from snark.backend import Capability, DeviceMemoryError, E, G1Basis, G2Basis, KeyStates
+from snark.backend import (Capability, DeviceLost, DeviceMemoryError, E, G1Basis, G2Basis,
+                           KeyStates)
 from snark.fields import (FR_MODULUS, FR_MULTIPLICATIVE_GENERATOR, fr_to_limbs, is_canonical,
                           to_montgomery)
 from snark.curve import PointArray
@@ -66,6 +67,11 @@ TABLE_SHARE = 8
 #: Raw constant whose Montgomery product with d gives d·R² (the matrix data's form).
 _TWICE_MONTGOMERY = fr_to_limbs([pow(2, 3 * 256, FR_MODULUS)])
 _CUDA_ERROR_MEMORY_ALLOCATION = 2  # cudaErrorMemoryAllocation
+#: Errors after which a CUDA context takes no more work (the same numbers in the runtime
+#: and the driver API): uncorrectable ECC, illegal address, launch timeout, hardware stack
+#: error, illegal instruction, misaligned address, invalid address space, invalid PC,
+#: launch failure, device-side assert, a destroyed context.
+_CONTEXT_LOST = frozenset({214, 700, 702, 709, 710, 714, 715, 716, 717, 718, 719})
 
 
 def _blocks(n: int) -> tuple[int]:
@@ -177,9 +183,12 @@ class GpuBackend:
                 yield cupy
         except cupy.cuda.memory.OutOfMemoryError as exc:
             raise DeviceMemoryError(f"GPU {self.device_id}: {exc}") from exc
-        except cupy.cuda.runtime.CUDARuntimeError as exc:
+        except (cupy.cuda.runtime.CUDARuntimeError, cupy.cuda.driver.CUDADriverError) as exc:
             if exc.status == _CUDA_ERROR_MEMORY_ALLOCATION:
                 raise DeviceMemoryError(f"GPU {self.device_id}: {exc}") from exc
+            if exc.status in _CONTEXT_LOST:
+                raise DeviceLost(f"GPU {self.device_id}: {exc} (this process's CUDA context "
+                                 f"is lost)") from exc
             raise
 
     # -- residency ------------------------------------------------------------------------

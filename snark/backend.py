@@ -48,6 +48,12 @@ class BackendUnavailable(WorkerFault, RuntimeError):
     """The backend cannot run here (no GPU, no CuPy, …); the message says why."""
 
 
+class DeviceLost(WorkerFault):
+    """This process's device context is lost (a kernel faulted, an uncorrectable ECC error):
+    CUDA refuses every later call here, so the work goes to another worker and this one
+    counts towards its quarantine (``workers.quarantine``), never failing a user's job."""
+
+
 class DeviceMemoryError(MemoryError):
     """An allocation on the device failed; callers fall back (e.g. stream inside compute)."""
 
