@@ -42,6 +42,19 @@ Scenarios (``--only`` picks some):
   reported ``lost`` (on Redis 7; on 6.2 the unread ones cannot be counted), and Redis's
   memory is back at its baseline once the jobs end.
 
+GPU faults (``--gpu N``: the workers are ``celery -A tasks worker --gpu N -c 2``, the
+device's memory read with ``nvidia-smi``, never a CUDA context of this process):
+
+- ``gpu-kill-worker``: a pool process holding the GPU's compute lock is killed (``kill -9``)
+  mid-compute, ``--kills`` times; its partition must be proved again elsewhere, its lock and
+  ledger reservation lapse, and the device's memory once the jobs end must be back at its
+  level before the kills (no leaked allocation, no second key copy).
+- ``gpu-kill-keeper``: the GPU's key keeper is killed mid-run; the workers must see it gone,
+  let go of the dead copy, have one new keeper load the key, and finish every job, the
+  device back at one copy.
+
+    python bench/chaos.py --gpu 0 --sector 8388608 --only gpu-kill-worker gpu-kill-keeper
+
 Writes ``bench/results/chaos-<UTC date-time>.json`` with the command, commit and settings.
 """
 
@@ -56,6 +69,7 @@ import random
 import shutil
 import signal
 import socket
+import subprocess
 import sys
 import tempfile
 import threading
@@ -88,8 +102,11 @@ FR_BITS = 255
 class Cluster:
     """Redis with AOF, the workers, a client, and the bookkeeping every scenario shares."""
 
-    def __init__(self, server: EmbeddedRedis, params: Path, logs: Path, env: dict) -> None:
+    def __init__(self, server: EmbeddedRedis, params: Path, logs: Path, env: dict,
+                 gpu: int | None = None, sector: int = SECTOR) -> None:
         self.server = server
+        self.gpu = gpu  # None: CPU workers of one process; else GPU workers of two
+        self.sector = sector
         self.params = params
         self.logs = logs
         self.env = env
@@ -100,8 +117,9 @@ class Cluster:
 
     def start_worker(self) -> WorkerProcess:
         node = f"chaos{len(self.workers)}-{uuid.uuid4().hex[:4]}@%h"
-        worker = WorkerProcess(self.server.url, worker_command(gpu=None, concurrency=1,
-                                                               node=node),
+        worker = WorkerProcess(self.server.url,
+                               worker_command(gpu=self.gpu, node=node,
+                                              concurrency=1 if self.gpu is None else 2),
                                log_dir=self.logs, env=self.env).start()
         self.workers.append(worker)
         worker.wait_ready(self.client.app, 300, node=node)
@@ -122,7 +140,7 @@ class Cluster:
     def submit(self, count: int, partitions: int, tag: str) -> dict[str, object]:
         jobs = {}
         for n in range(count):
-            c1 = seal(SECTOR, partitions, K)
+            c1 = seal(self.sector, partitions, K)
             jobs[self.client.submit(c1, job_id=f"{tag}-{n}-{uuid.uuid4().hex[:8]}")] = c1
         return jobs
 
@@ -227,6 +245,11 @@ class Cluster:
         return min(ends) if ends else None
 
 
+def _gpu_name(gpu: int) -> str:
+    return subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader", "-i",
+                           str(gpu)], capture_output=True, text=True, timeout=60).stdout.strip()
+
+
 def _count(values) -> dict[str, int]:
     out: dict[str, int] = {}
     for v in values:
@@ -279,6 +302,64 @@ def scenario_kill(cluster: Cluster, jobs_n: int, kills: int, timeout_s: float) -
             victim["taken_again_s"] = None if back is None else round(back - victim["at"], 2)
             victim["recovered_s"] = None if end is None else round(end - victim["at"], 2)
     return {"kills": victims, "wall_s": round(ended - started, 1), **cluster.audit(jobs, status)}
+
+
+def device_memory_used(gpu: int) -> int:
+    """The device's used memory in bytes, as ``nvidia-smi`` reads it (all processes)."""
+    out = subprocess.run(["nvidia-smi", "--query-gpu=memory.used", "--format=csv,noheader,"
+                          "nounits", "-i", str(gpu)], capture_output=True, text=True,
+                         check=True, timeout=60).stdout
+    return int(out.split()[0]) << 20
+
+
+def keeper_pids() -> list[int]:
+    """The key keepers running on this host (``python -m gpu.key_keeper``)."""
+    out = subprocess.run(["pgrep", "-f", "gpu.key_keeper"], capture_output=True,
+                         text=True).stdout
+    return [int(pid) for pid in out.split()]
+
+
+def scenario_gpu_kill(cluster: Cluster, jobs_n: int, kills: int, target: str,
+                      timeout_s: float, settle_s: float = 20.0) -> dict:
+    """Kill ``kills`` times, mid-compute, either the pool process holding the GPU's compute
+    lock (``pool``) or the GPU's key keeper (``keeper``); the device's memory is read once
+    warm (keys resident, before any kill) and once every job has ended."""
+    warm = cluster.submit(2, 2, f"warm-{target}")
+    cluster.wait_all(warm, timeout_s)
+    time.sleep(settle_s)
+    memory_warm = device_memory_used(cluster.gpu)
+    keepers_warm = keeper_pids()
+    started = time.time()
+    jobs = cluster.submit(jobs_n, 2, f"gpu-kill-{target}")
+    victims = []
+    for _ in range(kills):
+        holder = cluster.wait_for_compute(jobs, exclude={v.get("pool_pid") for v in victims})
+        if holder is None:
+            break
+        pool_pid, _ = holder
+        if target == "pool":
+            flight = cluster.in_flight(pool_pid)
+            os.kill(pool_pid, signal.SIGKILL)
+            victims.append({"pool_pid": pool_pid, "at": time.time(),
+                            "in_flight": list(flight) if flight else None})
+        else:
+            pids = keeper_pids()
+            for pid in pids:
+                os.kill(pid, signal.SIGKILL)
+            victims.append({"keeper_pids": pids, "at": time.time()})
+            time.sleep(5.0)  # the next kill waits for a new keeper's work
+    status, ended = cluster.wait_all(jobs, timeout_s)
+    time.sleep(settle_s)
+    for victim in victims:
+        if victim.get("in_flight"):
+            end = cluster.proved_after(*victim["in_flight"], victim["at"])
+            victim["recovered_s"] = None if end is None else round(end - victim["at"], 2)
+    memory_after = device_memory_used(cluster.gpu)
+    return {"target": target, "kills": victims, "wall_s": round(ended - started, 1),
+            "device_memory_warm_bytes": memory_warm, "device_memory_after_bytes": memory_after,
+            "device_memory_grown_bytes": memory_after - memory_warm,
+            "keepers_warm": len(keepers_warm), "keepers_after": len(keeper_pids()),
+            "workers_alive": len(cluster.live_workers()), **cluster.audit(jobs, status)}
 
 
 def scenario_redis(cluster: Cluster, jobs_n: int, restarts: int, down_s: float,
@@ -443,7 +524,7 @@ def scenario_maxmemory(cluster: Cluster, jobs_n: int, full_s: float, timeout_s: 
     admin.config_set("maxmemory", 1)
     full_at = time.monotonic()
     try:
-        cluster.client.submit(seal(SECTOR, 2, K))
+        cluster.client.submit(seal(cluster.sector, 2, K))
         door = "accepted (wrong)"
     except RedisFull as exc:
         door = str(exc)
@@ -461,7 +542,7 @@ def scenario_maxmemory(cluster: Cluster, jobs_n: int, full_s: float, timeout_s: 
     used = int(admin.info("memory")["used_memory"])
     admin.config_set("maxmemory", int(used / 0.9))  # above the 80% mark (by ~11%), not full
     try:
-        cluster.client.submit(seal(SECTOR, 2, K))
+        cluster.client.submit(seal(cluster.sector, 2, K))
         high_water = "accepted (wrong)"
     except RedisFull as exc:
         high_water = str(exc)
@@ -505,7 +586,7 @@ def scenario_poison(cluster: Cluster, good_n: int, rng: random.Random, timeout_s
     good, poisoned = {}, {}
     for n in range(max(good_n, len(poisons))):
         if n < good_n:
-            c1 = seal(SECTOR, 2, K)
+            c1 = seal(cluster.sector, 2, K)
             good[f"intake-{r.xadd(INTAKE_STREAM, {'c1': c1.to_json()}).decode()}"] = c1
         if n < len(poisons):
             kind = list(poisons)[n]
@@ -534,7 +615,7 @@ def scenario_poison(cluster: Cluster, good_n: int, rng: random.Random, timeout_s
 def _time_to_done(cluster: Cluster, timeout_s: float) -> tuple[str, object, float]:
     """Submit one small job and wait for it: (id, C1, seconds from stored to done, by the
     job's own Redis timestamps; the wait's end where it is not done)."""
-    c1 = seal(SECTOR, 2, K)
+    c1 = seal(cluster.sector, 2, K)
     job = cluster.client.submit(c1, job_id=f"small-{uuid.uuid4().hex[:8]}")
     _, ended = cluster.wait_all({job: c1}, timeout_s)
     state = cluster.client.status(job)
@@ -545,7 +626,7 @@ def scenario_huge(cluster: Cluster, units: int, small_n: int, timeout_s: float) 
     """A small job's time alone, then small jobs behind a ``units``-partition job."""
     alone = sorted(_time_to_done(cluster, timeout_s)[2] for _ in range(3))
     seal_started = time.monotonic()
-    big = seal(SECTOR, units, K)
+    big = seal(cluster.sector, units, K)
     sealed_s = time.monotonic() - seal_started
     limits = {"max_units_per_job": units}  # above the default: this job is the point
     big_settings = cluster.settings.model_copy(update=limits)
@@ -641,7 +722,7 @@ def scenario_crash(cluster: Cluster, rounds: int, every_s: float, lose_s: float,
 
     def produce() -> None:
         while not stop.is_set():
-            c1 = seal(SECTOR, 2, K)
+            c1 = seal(cluster.sector, 2, K)
             job = f"crash-{uuid.uuid4().hex[:10]}"
             try:
                 cluster.client.submit(c1, job_id=job)
@@ -733,11 +814,11 @@ def scenario_intake(cluster: Cluster, requests_n: int, maxlen: int, timeout_s: f
     while intake.process_once():  # the group made, earlier entries handled
         pass
     baseline = int(r.info("memory")["used_memory"])
-    served = [r.xadd(INTAKE_STREAM, {"c1": seal(SECTOR, 2, K).to_json()}).decode()
+    served = [r.xadd(INTAKE_STREAM, {"c1": seal(cluster.sector, 2, K).to_json()}).decode()
               for _ in range(requests_n // 2)]
     while intake.process_once():
         pass
-    trimmed = [r.xadd(INTAKE_STREAM, {"c1": seal(SECTOR, 2, K).to_json()}, maxlen=maxlen,
+    trimmed = [r.xadd(INTAKE_STREAM, {"c1": seal(cluster.sector, 2, K).to_json()}, maxlen=maxlen,
                       approximate=False).decode() for _ in range(requests_n - len(served))]
     while intake.process_once():
         pass
@@ -783,9 +864,14 @@ def main(argv: list[str] | None = None) -> dict:
                         help="seconds of AOF a power loss takes back (every other crash)")
     parser.add_argument("--rate", type=float, default=1.0, help="jobs a second (crash)")
     parser.add_argument("--timeout", type=float, default=900.0, help="per scenario wait")
+    parser.add_argument("--gpu", type=int, default=None,
+                        help="GPU workers on this device (--gpu N -c 2), for gpu-* scenarios")
+    parser.add_argument("--sector", type=int, default=SECTOR, help="sector bytes of the jobs")
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
+    if args.gpu is None and any(name.startswith("gpu-") for name in args.only):
+        parser.error("--only gpu-…: the GPU scenarios need --gpu N")
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**32)
     print(f"seed {seed}", flush=True)
     rng = random.Random(seed)
@@ -797,24 +883,28 @@ def main(argv: list[str] | None = None) -> dict:
               "commit": commit(), "date": dt.datetime.now(dt.timezone.utc).isoformat(),
               "machine": {"host": socket.gethostname(), "cpus": os.cpu_count(),
                           "python": platform.python_version(), "platform": platform.platform()},
-              "device": "cpu (2-core dev machine)",
-              "seed": seed, "sector": "2KiB", "challenges": K, "backend": "cpu",
-              "workers": "2 x celery -A tasks worker -c 1", "reap_after_s": args.reap_after,
+              "device": "cpu (2-core dev machine)" if args.gpu is None else _gpu_name(args.gpu),
+              "seed": seed, "sector": args.sector, "challenges": K,
+              "backend": "cpu" if args.gpu is None else "gpu",
+              "workers": "2 x celery -A tasks worker " + (
+                  "-c 1" if args.gpu is None else f"--gpu {args.gpu} -c 2"),
+              "reap_after_s": args.reap_after,
               "cpu_devices": args.cpu_devices or "one per process",
               "scenarios": {}}
     with tempfile.TemporaryDirectory(prefix="proofq-chaos-") as tmp, \
             EmbeddedRedis(appendonly=True) as server:
         params, logs = Path(tmp) / "params", Path(tmp) / "logs"
         logs.mkdir()
-        load_or_setup_key(seal(SECTOR, 2, K), params)
-        env = {"PROOFQ_PARAMS_DIR": str(params), "PROOFQ_BACKEND": "cpu",
+        load_or_setup_key(seal(args.sector, 2, K), params)
+        env = {"PROOFQ_PARAMS_DIR": str(params),
+               "PROOFQ_BACKEND": "cpu" if args.gpu is None else "gpu",
                "PROOFQ_REAP_AFTER_S": str(args.reap_after)}
         if args.cpu_devices is not None:
             env["PROOFQ_CPU_DEVICES"] = str(args.cpu_devices)
         if args.fair_share is not None:
             env["PROOFQ_FAIR_SHARE_UNITS"] = str(args.fair_share)
-        cluster = Cluster(server, params, logs, env)
-        cluster.vk = load_verifying_key(seal(SECTOR, 1, K), params)
+        cluster = Cluster(server, params, logs, env, gpu=args.gpu, sector=args.sector)
+        cluster.vk = load_verifying_key(seal(args.sector, 1, K), params)
         try:
             for _ in range(2):
                 cluster.start_worker()
@@ -833,6 +923,10 @@ def main(argv: list[str] | None = None) -> dict:
                 "intake": lambda: scenario_intake(cluster, n(40), n(5), args.timeout),
                 "crash": lambda: scenario_crash(cluster, args.crashes, args.crash_every,
                                                 args.lose, args.rate, args.timeout),
+                "gpu-kill-worker": lambda: scenario_gpu_kill(cluster, n(40), args.kills, "pool",
+                                                             args.timeout),
+                "gpu-kill-keeper": lambda: scenario_gpu_kill(cluster, n(40), 1, "keeper",
+                                                             args.timeout),
             }
             for name in args.only:
                 print(f"scenario {name} ...", flush=True)

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
 
 import numpy as np
 
@@ -50,12 +51,15 @@ from gpu.shared_keys import SharedKeys
 from gpu.spmv_plan import matrix_bytes
 from gpu.streamed_bases import (RING_BUFFER_BYTES, RING_BUFFERS, StreamedBases, device_ring,
                                 stream_choice)
-from snark.backend import Capability, DeviceMemoryError, E, G1Basis, G2Basis, KeyStates
+from snark.backend import (Capability, DeviceLost, DeviceMemoryError, E, G1Basis, G2Basis,
+                           KeyStates)
 from snark.fields import (FR_MODULUS, FR_MULTIPLICATIVE_GENERATOR, fr_to_limbs, is_canonical,
                           to_montgomery)
 from snark.curve import PointArray
 from snark.keys import H_FORM_ODD, POINT_BASES, ProvingKey
 from snark.r1cs import CodedMatrix, SparseMatrix
+
+log = logging.getLogger(__name__)
 
 THREADS = 256
 #: The default table allowance of a process is the device's memory over this.
@@ -63,6 +67,11 @@ TABLE_SHARE = 8
 #: Raw constant whose Montgomery product with d gives d·R² (the matrix data's form).
 _TWICE_MONTGOMERY = fr_to_limbs([pow(2, 3 * 256, FR_MODULUS)])
 _CUDA_ERROR_MEMORY_ALLOCATION = 2  # cudaErrorMemoryAllocation
+#: Errors after which a CUDA context takes no more work (the same numbers in the runtime
+#: and the driver API): uncorrectable ECC, illegal address, launch timeout, hardware stack
+#: error, illegal instruction, misaligned address, invalid address space, invalid PC,
+#: launch failure, device-side assert, a destroyed context.
+_CONTEXT_LOST = frozenset({214, 700, 702, 709, 710, 714, 715, 716, 717, 718, 719})
 
 
 def _blocks(n: int) -> tuple[int]:
@@ -174,13 +183,18 @@ class GpuBackend:
                 yield cupy
         except cupy.cuda.memory.OutOfMemoryError as exc:
             raise DeviceMemoryError(f"GPU {self.device_id}: {exc}") from exc
-        except cupy.cuda.runtime.CUDARuntimeError as exc:
+        except (cupy.cuda.runtime.CUDARuntimeError, cupy.cuda.driver.CUDADriverError) as exc:
             if exc.status == _CUDA_ERROR_MEMORY_ALLOCATION:
                 raise DeviceMemoryError(f"GPU {self.device_id}: {exc}") from exc
+            if exc.status in _CONTEXT_LOST:
+                raise DeviceLost(f"GPU {self.device_id}: {exc} (this process's CUDA context "
+                                 f"is lost)") from exc
             raise
 
     # -- residency ------------------------------------------------------------------------
     def prepare(self, key: ProvingKey) -> None:
+        if self.shared_keys is not None and self.shared_keys.keeper_gone():
+            self._let_go_of_dead_keeper(self.shared_keys)
         if self._states.get(key) is not None:
             return
         shared = self.shared_keys is not None and key.directory is not None
@@ -251,16 +265,36 @@ class GpuBackend:
         ledger's returned reservation is memory another process can have (off the proving
         path: between partitions, under the memory lock); a shared key's copy goes when
         the last process of the GPU lets it go."""
-        resident = self._states.pop(key)
-        if resident is None:
+        if not self._drop_state(key):
             return
-        for name in resident.streamed:
-            resident.bases[name].close()
-        del resident  # nothing here may view a shared copy once it is let go
         if self.shared_keys is not None and self.shared_keys.holds(key):
             self.shared_keys.release(key)
         with self.on_device() as cupy:
             cupy.get_default_memory_pool().free_all_blocks()
+
+    def _let_go_of_dead_keeper(self, shared: SharedKeys) -> None:
+        """The GPU's keeper died (or exited): drop this process's state of every key held
+        from it and close what it opened of the keeper's copies, so that their memory goes
+        back to the device before a new keeper loads the key again (once, for every process
+        of the GPU). Done here, at a partition's memory phase: no kernel of this process
+        can be reading those arrays now."""
+        dead = [key for key in self._states.keys() if shared.holds(key)]
+        for key in dead:
+            self._drop_state(key)
+        count = shared.let_go_of_dead_keeper()
+        log.warning("GPU %d: the key keeper at %s is gone; let go of this process's view of "
+                    "%d of its keys (a new keeper loads them again)", self.device_id,
+                    shared.path, count)
+
+    def _drop_state(self, key: ProvingKey) -> bool:
+        """Drop ``key``'s state and its streamed bases' ring; False if it had none. Nothing
+        here may view a shared copy once this returns."""
+        resident = self._states.pop(key)
+        if resident is None:
+            return False
+        for name in resident.streamed:
+            resident.bases[name].close()
+        return True
 
     def shared_name(self, key: ProvingKey) -> str | None:
         """The name every process of this GPU holds ``key``'s one device copy by, or None

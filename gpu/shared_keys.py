@@ -22,6 +22,7 @@ import hashlib
 import json
 import logging
 import os
+import select
 import socket
 import subprocess
 import sys
@@ -88,6 +89,19 @@ class Connection:
             raise ConnectionResetError("the keeper closed the connection")
         return json.loads(line)
 
+    def closed_by_peer(self) -> bool:
+        """Whether the keeper closed its end (it exited or died), seen without waiting: a
+        keeper never speaks unasked, so anything readable between requests is its end."""
+        readable, _, _ = select.select([self._socket], [], [], 0)
+        if not readable:
+            return False
+        try:
+            return self._socket.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+        except BlockingIOError:
+            return False
+        except OSError:
+            return True  # reset by the peer
+
     def close(self) -> None:
         self._file.close()
         self._socket.close()
@@ -140,6 +154,28 @@ class SharedKeys:
                 self._ask({"op": "release", "name": self.name(key)})
             except KeeperUnavailable as exc:
                 log.warning("%s; the hold on %s went with it", exc, self.name(key))
+
+    def keeper_gone(self) -> bool:
+        """Whether the keeper this process holds keys of has gone (its connection closed
+        from its side, or already dropped). Its copies went with it in name only: an IPC
+        allocation lives on while any process has it open, so what this process opened
+        still pins a whole copy beside the one a new keeper loads (``let_go_of_dead_keeper``)."""
+        with self._lock:
+            if not self._imports:
+                return False
+            return self._connection is None or self._connection.closed_by_peer()
+
+    def let_go_of_dead_keeper(self) -> int:
+        """Close every allocation opened from the keeper that is gone (the caller dropped
+        every array viewing them first) and its connection: its copies' memory goes back
+        to the device, and the next ``hold`` starts a new keeper. The number of keys let go."""
+        with self._lock:
+            for imports in self._imports.values():
+                imports.close()
+            count = len(self._imports)
+            self._imports.clear()
+            self._drop_connection()
+            return count
 
     def status(self) -> dict:
         """The keeper's keys and their holders (for benches and tests)."""

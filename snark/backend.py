@@ -48,6 +48,12 @@ class BackendUnavailable(WorkerFault, RuntimeError):
     """The backend cannot run here (no GPU, no CuPy, …); the message says why."""
 
 
+class DeviceLost(WorkerFault):
+    """This process's device context is lost (a kernel faulted, an uncorrectable ECC error):
+    CUDA refuses every later call here, so the work goes to another worker and this one
+    counts towards its quarantine (``workers.quarantine``), never failing a user's job."""
+
+
 class DeviceMemoryError(MemoryError):
     """An allocation on the device failed; callers fall back (e.g. stream inside compute)."""
 
@@ -86,6 +92,10 @@ class KeyStates(Generic[S]):
     def pop(self, key: ProvingKey) -> S | None:
         entry = self._by_id.pop(id(key), None)
         return None if entry is None else entry[1]
+
+    def keys(self) -> list[ProvingKey]:
+        """Every key with a state here."""
+        return [key for key, _ in self._by_id.values()]
 
     def others(self, key: ProvingKey) -> Iterator[S]:
         """The states of every key but ``key``."""

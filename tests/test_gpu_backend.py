@@ -153,3 +153,35 @@ def test_device_facts():
 
     assert device.uuid(0).startswith("GPU-") and len(device.uuid(0)) == 40
     assert device.total_memory(0) > 1 << 30
+
+
+#: A process whose kernel writes through a null pointer: its CUDA context is lost.
+FAULTING_CHILD = """
+import cupy
+import gpu
+from workers.failures import Failure, classify
+from snark.backend import DeviceLost
+
+backend = gpu.get_backend(0)
+kernel = cupy.RawKernel(r'extern "C" __global__ void fault(int* p) { p[threadIdx.x] = 1; }',
+                        "fault")
+try:
+    with backend.on_device():
+        kernel((1,), (32,), (cupy.uint64(0),))
+        backend.stream.synchronize()
+except DeviceLost as exc:
+    print("lost", classify(exc).value, str(exc).splitlines()[0])
+"""
+
+
+def test_a_lost_context_is_the_workers_fault_not_the_jobs():
+    """A kernel fault leaves the process's context unusable: ``DeviceLost``, which the
+    failure taxonomy gives back to the queue (refused), never a failed job. Run in a child
+    process of its own, since its context is gone afterwards."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    done = subprocess.run([sys.executable, "-c", FAULTING_CHILD], capture_output=True,
+                          text=True, timeout=300, cwd=Path(__file__).resolve().parents[1])
+    assert done.stdout.startswith("lost refused GPU 0: "), done.stdout + done.stderr

@@ -141,3 +141,43 @@ def test_the_copy_is_freed_for_the_device_when_its_last_holder_goes(tmp_path, rn
     finally:
         here.shared_keys.close()
         shutil.rmtree(keeper_dir, ignore_errors=True)
+
+
+def test_a_killed_keeper_is_replaced_and_its_copy_let_go(tmp_path, rng):
+    """kill -9 of the keeper between partitions: the next partition sees it gone, closes
+    what this process opened of the dead copy, has a new keeper load the key once, and
+    proves as the CPU does; the device holds one copy again, not two (read here, off any
+    hot path, in the test alone)."""
+    import os
+    import signal
+
+    import cupy
+
+    circuit = random_circuit(num_inputs=2, num_constraints=20000, rng=rng)
+    key = ProvingKey.load(groth16.setup(circuit.compile()).save(tmp_path / "p"))
+    witness = circuit.witness()
+    r, s = rng.randrange(1, R), rng.randrange(1, R)
+    want = groth16.prove(key, witness, CpuBackend(), r=r, s=s).to_bytes()
+    keeper_dir = _socket_dir()
+    here = _shared_backend(keeper_dir, 1 << 40, None, 1 << 20)  # tables: a copy worth seeing
+    try:
+        free_before = cupy.cuda.runtime.memGetInfo()[0]
+        assert groth16.prove(key, witness, here, r=r, s=s).to_bytes() == want
+        one_copy = free_before - cupy.cuda.runtime.memGetInfo()[0]
+        first = here.shared_keys.status()["pid"]
+        os.kill(first, signal.SIGKILL)
+        deadline = time.monotonic() + 60
+        while not here.shared_keys.keeper_gone():
+            assert time.monotonic() < deadline, "the keeper's death was not seen"
+            time.sleep(0.05)
+        assert groth16.prove(key, witness, here, r=r, s=s).to_bytes() == want
+        second = here.shared_keys.status()
+        assert second["pid"] != first and _holders(second) == [1]
+        table_bytes = here.extra_resident_bytes(key)  # most of a copy
+        grown = free_before - cupy.cuda.runtime.memGetInfo()[0] - one_copy
+        assert table_bytes > 0 and grown < table_bytes / 2, \
+            f"the device holds {grown} bytes more than before the keeper's death: the dead " \
+            f"copy (tables {table_bytes} bytes) is still open"
+    finally:
+        here.shared_keys.close()
+        shutil.rmtree(keeper_dir, ignore_errors=True)

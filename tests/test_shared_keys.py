@@ -222,3 +222,36 @@ def test_a_shared_reservation_lapses_with_its_holders_leases(redis_url):
         assert ledger.reserved_bytes() == 0
     finally:
         beat.close()
+
+
+def test_a_keeper_that_died_is_seen_between_requests_and_let_go_of(tmp_path, rng):
+    """A keeper that dies closes its end of every worker's connection: the worker sees it
+    at its next partition without asking (``keeper_gone``) and closes what it opened of the
+    dead copies (``let_go_of_dead_keeper``), so that a new keeper's copy is the only one.
+    The keeper here is a listening socket that accepts and, when told, dies: what the OS
+    shows a worker of a keeper killed with -9."""
+    import socket
+
+    from gpu import ipc
+
+    path = tmp_path / f"k-{secrets.token_hex(2)}.sock"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.listen(1)
+    key = ProvingKey.load(_key_dir(tmp_path, rng))
+    shared = SharedKeys(0, f"GPU-{secrets.token_hex(4)}", SETTINGS, tmp_path)
+    shared.path = path
+    try:
+        assert not shared.keeper_gone()                   # holds nothing: nothing to lose
+        shared._connection = Connection(path)
+        keeper_end, _ = listener.accept()
+        shared._imports[id(key)] = ipc.Imports()          # as if held from this keeper
+        assert not shared.keeper_gone()                   # alive, silent between requests
+        keeper_end.close()                                # the keeper dies
+        assert shared.keeper_gone()
+        assert shared.let_go_of_dead_keeper() == 1
+        assert not shared.holds(key) and shared._connection is None
+        assert not shared.keeper_gone()                   # nothing of the dead one is held
+    finally:
+        shared.close()
+        listener.close()
