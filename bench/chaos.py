@@ -114,6 +114,7 @@ class Cluster:
         self.client = Client(server.url, self.settings)
         self.workers: list[WorkerProcess] = []
         self.vk = None
+        self._sealed: dict[int, object] = {}
 
     def start_worker(self) -> WorkerProcess:
         node = f"chaos{len(self.workers)}-{uuid.uuid4().hex[:4]}@%h"
@@ -140,9 +141,19 @@ class Cluster:
     def submit(self, count: int, partitions: int, tag: str) -> dict[str, object]:
         jobs = {}
         for n in range(count):
-            c1 = seal(self.sector, partitions, K)
+            c1 = self.sealed(partitions)
             jobs[self.client.submit(c1, job_id=f"{tag}-{n}-{uuid.uuid4().hex[:8]}")] = c1
         return jobs
+
+    def sealed(self, partitions: int):
+        """A sector of ``partitions``: a fresh one at 2 KiB; above it one sealed once and
+        reused (an 8 MiB demo sector takes a minute to seal on one core; the faults under
+        test do not depend on the sector's values)."""
+        if self.sector == SECTOR:
+            return seal(SECTOR, partitions, K)
+        if partitions not in self._sealed:
+            self._sealed[partitions] = seal(self.sector, partitions, K)
+        return self._sealed[partitions]
 
     def statuses(self, jobs) -> dict[str, str]:
         with self.client.store.redis.pipeline(transaction=False) as pipe:
@@ -895,7 +906,6 @@ def main(argv: list[str] | None = None) -> dict:
             EmbeddedRedis(appendonly=True) as server:
         params, logs = Path(tmp) / "params", Path(tmp) / "logs"
         logs.mkdir()
-        load_or_setup_key(seal(args.sector, 2, K), params)
         env = {"PROOFQ_PARAMS_DIR": str(params),
                "PROOFQ_BACKEND": "cpu" if args.gpu is None else "gpu",
                "PROOFQ_REAP_AFTER_S": str(args.reap_after)}
@@ -904,7 +914,8 @@ def main(argv: list[str] | None = None) -> dict:
         if args.fair_share is not None:
             env["PROOFQ_FAIR_SHARE_UNITS"] = str(args.fair_share)
         cluster = Cluster(server, params, logs, env, gpu=args.gpu, sector=args.sector)
-        cluster.vk = load_verifying_key(seal(args.sector, 1, K), params)
+        load_or_setup_key(cluster.sealed(2), params)
+        cluster.vk = load_verifying_key(cluster.sealed(2), params)
         try:
             for _ in range(2):
                 cluster.start_worker()

@@ -11,8 +11,12 @@
 #            SCALE_ARGS="--type filecoin --c1 c1.json --gpus 1 -c 2" for Filecoin sectors
 #   filecoin bench/filecoin_gpu.py: a development-key partition proof, a 32 GiB partition's
 #            GPU time (FILECOIN_ARGS, e.g. "--prove 512MiB --time 32GiB")
+#   chaos    bench/chaos.py's GPU faults: kill -9 of a worker mid-compute and of the key
+#            keeper, workers --gpu 0 -c 2 (CHAOS_ARGS, default 8 MiB demo sectors)
+#   grpc     bench/grpc_gateway.py: a sector through proofq grpc beside a direct submit
+#            (GRPC_ARGS, e.g. "--case 32GiB --repeat 5")
 # Extra arguments for a stage go in BENCH_ARGS / PYTEST_ARGS / OVERLAP_ARGS / SCALE_ARGS /
-# FILECOIN_ARGS. The copy of the tree on the device has no .git: pass PROOFQ_COMMIT=<hash> so
+# FILECOIN_ARGS / CHAOS_ARGS / GRPC_ARGS. The copy of the tree on the device has no .git: pass PROOFQ_COMMIT=<hash> so
 # the JSON records the commit.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -41,7 +45,11 @@ for stage in "$@"; do
         overlap) python3 bench/worker_overlap.py ${OVERLAP_ARGS:-} ;;
         scale)   python3 bench/scale.py --out "$OUT" ${SCALE_ARGS:-} ;;
         filecoin) python3 bench/filecoin_gpu.py --out "$OUT" ${FILECOIN_ARGS:-} ;;
-        *)       echo "unknown stage: $stage (tests, sppark, bench, overlap, scale, filecoin)"
+        chaos)   python3 bench/chaos.py --gpu 0 --out "$OUT/chaos-gpu.json" \
+                     ${CHAOS_ARGS:---sector 8388608 --only gpu-kill-worker gpu-kill-keeper} ;;
+        grpc)    python3 bench/grpc_gateway.py --out "$OUT" ${GRPC_ARGS:-} ;;
+        *)       echo "unknown stage: $stage (tests, sppark, bench, overlap, scale, filecoin," \
+                      "chaos, grpc)"
                  false ;;
     esac 2>&1 | tee "$OUT/$stage.log"
     rc=${PIPESTATUS[0]}
