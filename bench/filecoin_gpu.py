@@ -42,7 +42,8 @@ from snark.filecoin import registered_proof, seal, seal_sparse  # noqa: E402
 from snark.filecoin.circuit import StackedShape, circuit_r1cs, witness_plan  # noqa: E402
 from snark.filecoin.circuit.inputs import partition_data  # noqa: E402
 from snark.fields import random_fr  # noqa: E402
-from snark.keys import H_FORM_COSET, ProvingKey, VerifyingKey  # noqa: E402
+from snark.keys import ProvingKey, VerifyingKey  # noqa: E402
+from snark.qap import COSET  # noqa: E402
 from workers.ledger import key_bytes  # noqa: E402
 
 DISTINCT = 1 << 20
@@ -92,7 +93,7 @@ def timing_key(r1cs, rng: np.random.Generator, fixed, distinct: int = DISTINCT,
     one = g1[:1].to_points()[0]
     beta, gamma, delta = g2[:3].to_points()
     vk = VerifyingKey(circuit_id, one, beta, gamma, delta, g1[:r1cs.num_inputs].to_points())
-    return ProvingKey(r1cs, vk, one, one, b_g2=tiles[2], **bases, h_form=H_FORM_COSET,
+    return ProvingKey(r1cs, vk, one, one, b_g2=tiles[2], **bases, qap=COSET,
                       a_density=a_density, b_density=b_density)
 
 

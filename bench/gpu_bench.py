@@ -44,7 +44,8 @@ from gpu import device  # noqa: E402
 from gpu.ntt import engine, plan  # noqa: E402
 from snark.curve import G1Point, G2Point, PointArray  # noqa: E402
 from snark.fields import random_fr  # noqa: E402
-from snark.keys import H_FORM_COSET, H_FORM_ODD, ProvingKey, VerifyingKey  # noqa: E402
+from snark.keys import ProvingKey, VerifyingKey  # noqa: E402
+from snark.qap import COSET, ODD, QapForm  # noqa: E402
 from snark.porep.circuit import challenges_for, circuit_r1cs, circuit_sizes  # noqa: E402
 from snark.r1cs import R1CS  # noqa: E402
 
@@ -97,15 +98,15 @@ def point_pool(group: int, count: int) -> PointArray:
 
 
 def bench_key(r1cs: R1CS, g1: PointArray, g2: PointArray, name: str,
-              h_form: str = H_FORM_COSET) -> ProvingKey:
+              qap: QapForm = COSET) -> ProvingKey:
     """A key of the right shapes whose bases are pool slices (not a ceremony's); the odd H
     form (snarkjs keys) has one H point per domain point, the coset form one fewer."""
     g, h = G1Point(), G2Point()
     nv, ni = r1cs.num_variables, r1cs.num_inputs
-    h_points = r1cs.domain_size - (h_form == H_FORM_COSET)
+    h_points = qap.h_len(r1cs.domain_size)
     vk = VerifyingKey(name, g, h, h, h, [g] * ni)
     return ProvingKey(r1cs=r1cs, vk=vk, beta_g1=g, delta_g1=g, a_g1=g1[:nv], b_g1=g1[:nv],
-                      b_g2=g2[:nv], l_g1=g1[ni:nv], h_g1=g1[:h_points], h_form=h_form)
+                      b_g2=g2[:nv], l_g1=g1[ni:nv], h_g1=g1[:h_points], qap=qap)
 
 
 # -- benchmarks ---------------------------------------------------------------------------
@@ -172,12 +173,12 @@ def bench_msm(group: int, log_n: int, pool: PointArray, stream, reps: int,
 
 
 def bench_partition(log_c: int, g1: PointArray, g2: PointArray, backend, reps: int,
-                    h_form: str = H_FORM_COSET) -> dict:
+                    qap: QapForm = COSET) -> dict:
     k = challenges_for(SECTOR, 1 << log_c)
     t0 = time.perf_counter()
     r1cs = circuit_r1cs(SECTOR, k)
     build_s = time.perf_counter() - t0
-    key = bench_key(r1cs, g1, g2, f"bench-porep-2KiB-{k}-{h_form}", h_form)
+    key = bench_key(r1cs, g1, g2, f"bench-porep-2KiB-{k}-{qap}", qap)
     t0 = time.perf_counter()
     backend.prepare(key)
     prepare_s = time.perf_counter() - t0
@@ -226,7 +227,7 @@ def bench_partition(log_c: int, g1: PointArray, g2: PointArray, backend, reps: i
     total = medians["abc"] + medians["h"] + medians["msm_batch"]
     sequential = sum(v for name, v in medians.items()
                      if name not in ("upload", "msm_batch", "msm_batch_one_g1_stream"))
-    print(f"partition 2^{log_c} ({h_form} H): {r1cs.num_constraints} constraints, "
+    print(f"partition 2^{log_c} ({qap} H): {r1cs.num_constraints} constraints, "
           f"compute {total:.1f} ms "
           f"(MSMs one by one: {sequential:.1f} ms; "
           f"{', '.join(f'{n} {v:.1f}' for n, v in medians.items())})", flush=True)
@@ -401,7 +402,7 @@ def main(argv: list[str] | None = None) -> int:
                       lambda log_c, b=on: bench_partition(log_c, g1, g2, b, args.reps))
                 sweep(f"partitions_odd{suffix}", odd_logs,
                       lambda log_c, b=on: bench_partition(log_c, g1, g2, b, args.reps,
-                                                                 H_FORM_ODD))
+                                                                 ODD))
     print(f"wrote {path}")
     print(table(result))
     return 0

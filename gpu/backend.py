@@ -56,7 +56,7 @@ from snark.backend import (Capability, DeviceLost, DeviceMemoryError, E, G1Basis
 from snark.fields import (FR_MODULUS, FR_MULTIPLICATIVE_GENERATOR, fr_to_limbs, is_canonical,
                           to_montgomery)
 from snark.curve import PointArray
-from snark.keys import H_FORM_ODD, POINT_BASES, ProvingKey
+from snark.keys import POINT_BASES, ProvingKey
 from snark.r1cs import CodedMatrix, SparseMatrix
 
 log = logging.getLogger(__name__)
@@ -231,7 +231,7 @@ class GpuBackend:
                             getattr(key, name), _leading_infinity(key, name), name in tables)
                     except DeviceMemoryError:
                         streamed = streamed | {name}  # the device is fuller than the budget
-            if key.h_form == H_FORM_ODD:
+            if key.qap.odd_points:
                 h_factor = cupy.asarray(fr_to_limbs([1]))
             else:
                 g_n = pow(FR_MULTIPLICATIVE_GENERATOR, n, FR_MODULUS)
@@ -401,7 +401,7 @@ class GpuBackend:
         n = 1 << resident.log_n
         if log_size(a, "abc") != resident.log_n:
             raise ValueError(f"abc: length {a.shape[0]} is not the domain size {n}")
-        odd = key.h_form == H_FORM_ODD
+        odd = key.qap.odd_points
         with self.on_device() as cupy:
             if odd:
                 self._mul_pointwise(_blocks(n), (THREADS,), (c, a, b, np.uint32(n)))

@@ -116,7 +116,7 @@ class ProverBackend(Protocol):
         """A·w, B·w, C·w evaluated on the domain (zero-padded to ``domain_size``)."""
 
     def quotient(self, key: "ProvingKey", abc: Any) -> Any:
-        """The scalars of the H MSM, by ``key.h_form`` (``snark.keys``): ``coset``, the
+        """The scalars of the H MSM, by ``key.qap`` (``snark.qap``): ``coset``, the
         coefficients h_0 … h_{n-2} of H = (A·B − C)/Z via the coset of docs/ARCHITECTURE.md §4;
         ``odd``, A·B − C on the n odd points of the 2n-domain with C = A∘B (abc's C unused)."""
 

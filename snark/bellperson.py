@@ -29,7 +29,8 @@ from snark.errors import WorkerFault
 from snark.curve import G1Point, G2Point, PointArray, point_from_xy
 from snark.fields import FQ_BYTES, FQ_MODULUS, ints_to_limbs
 from snark.files import atomic_path
-from snark.keys import H_FORM_COSET, ProvingKey, VerifyingKey
+from snark.keys import ProvingKey, VerifyingKey
+from snark.qap import COSET
 from snark.r1cs import R1CS
 
 G1_BYTES = 2 * FQ_BYTES
@@ -258,8 +259,8 @@ def write_key(key: ProvingKey, params_path: Path, vk_path: Path) -> None:
     if key.a_density is None or key.b_density is None:
         raise BellpersonFormatError("bellperson's keys are in density form: make the key with "
                                     "setup(density=True)")
-    if key.h_form != H_FORM_COSET:
-        raise BellpersonFormatError(f"bellperson's H query is the coset form, not {key.h_form}")
+    if key.qap is not COSET:
+        raise BellpersonFormatError(f"bellperson's H query is the coset form, not {key.qap}")
     with atomic_path(Path(params_path)) as tmp, open(tmp, "wb") as out:
         write_params(out, _bellperson_vk(key), {"h": key.h_g1, "l": key.l_g1, "a": key.a_g1,
                                                 "b_g1": key.b_g1, "b_g2": key.b_g2})
@@ -311,7 +312,7 @@ def read_key(params: ParamsFile, r1cs: R1CS, circuit_id: str) -> ProvingKey:
             raise BellpersonFormatError(f"{params.path}: {name} holds the point at infinity")
     key = ProvingKey(r1cs, verifying_key(vk, circuit_id), vk.beta_g1, vk.delta_g1,
                      a_g1=sections["a"], b_g1=sections["b_g1"], b_g2=sections["b_g2"],
-                     l_g1=sections["l"], h_g1=sections["h"], h_form=H_FORM_COSET,
+                     l_g1=sections["l"], h_g1=sections["h"], qap=COSET,
                      a_density=a_density, b_density=b_density)
     key.check_counts(str(params.path))
     return key

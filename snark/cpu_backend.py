@@ -17,7 +17,7 @@ from snark import native
 from snark.backend import Capability, E, G1Basis, G2Basis, KeyStates
 from snark.curve import G1Point, G2Point
 from snark.fields import FR_MODULUS, is_canonical
-from snark.keys import H_FORM_ODD, POINT_BASES, ProvingKey
+from snark.keys import POINT_BASES, ProvingKey
 
 
 @dataclass
@@ -66,7 +66,7 @@ class CpuBackend:
         return tuple(out)
 
     def quotient(self, key: ProvingKey, abc: tuple[np.ndarray, ...]) -> np.ndarray:
-        return native.quotient(*abc, odd=key.h_form == H_FORM_ODD)
+        return native.quotient(*abc, odd=key.qap.odd_points)
 
     def _msm(self, key: ProvingKey, basis: str, scalars: np.ndarray):
         resident = self._resident(key)

@@ -10,7 +10,7 @@ Conventions shared with the GPU kernels:
 - ``ntt(a)[i] = Σ_j a_j ω^{ij}`` (evaluation), ``intt`` its inverse (1/n folded in);
 - the coset is ``g·⟨ω⟩`` with ``g = FR_MULTIPLICATIVE_GENERATOR``: ``coset_ntt(a)[i] = A(g ω^i)``;
 - the odd points of the 2n-domain are ``ψ·⟨ω⟩`` with ψ the primitive 2n-th root whose square
-  is ω: ``odd_ntt(a)[i] = A(ψ^(2i+1))`` (the snarkjs H form, ``snark.keys.H_FORM_ODD``).
+  is ω: ``odd_ntt(a)[i] = A(ψ^(2i+1))`` (the snarkjs QAP form, ``snark.qap.ODD``).
 """
 
 from __future__ import annotations

@@ -25,7 +25,8 @@ from snark import native
 from snark.backend import ProofMsmBackend, ProverBackend
 from snark.curve import GT, G1Point, G2Point, PointArray, Scalar, scalars_from_ints
 from snark.fields import FR_MODULUS
-from snark.keys import H_FORM_COSET, H_FORM_ODD, ProvingKey, VerifyingKey
+from snark.keys import ProvingKey, VerifyingKey
+from snark.qap import COSET, QapForm
 from snark.proof import Proof
 from snark.r1cs import R1CS
 
@@ -76,19 +77,8 @@ def _random_nonzero() -> int:
     return secrets.randbelow(FR_MODULUS - 1) + 1
 
 
-def h_basis_scalars(n: int, tau: int, delta_inv: int, h_form: str) -> np.ndarray:
-    """The H basis's discrete logs for ``h_form`` (``snark.keys``) on the n-domain, as
-    limbs. coset: τ^i·Z(τ)/δ for the coefficients of H. odd: A·B − C has degree < 2n and
-    vanishes on the domain, so (A·B − C)(τ) = Σ_i h_i·L'_{2i+1}(τ) over the odd points of
-    the 2n-domain (L' its Lagrange basis): the basis is L'_{2i+1}(τ)/δ, as in snarkjs keys."""
-    if h_form == H_FORM_ODD:
-        return native.fr_mul(native.lagrange_at(2 * n, tau)[1::2], delta_inv)
-    z_over_delta = (pow(tau, n, FR_MODULUS) - 1) * delta_inv % FR_MODULUS
-    return native.fr_powers(tau, n - 1, z_over_delta)
-
-
 def setup(r1cs: R1CS, *, fixed_base: FixedBaseMul | None = None,
-          h_form: str = H_FORM_COSET, density: bool = False,
+          qap: QapForm = COSET, density: bool = False,
           progress: SetupProgress | None = None, circuit_id: str | None = None) -> ProvingKey:
     """Generate a proving key for ``r1cs`` (development ceremony; see module docstring).
     With ``density``, the key is in bellperson's density form (``snark.keys``): A's and
@@ -124,7 +114,7 @@ def setup(r1cs: R1CS, *, fixed_base: FixedBaseMul | None = None,
     bases = {"a_g1": bases_g1("a_g1", a), "b_g1": bases_g1("b_g1", b),
              "b_g2": _basis(fixed_base.mul_g2, fixed_base.chunk, b, 2, "b_g2", progress),
              "l_g1": bases_g1("l_g1", native.fr_mul(combined[ni:], delta_inv)),
-             "h_g1": bases_g1("h_g1", h_basis_scalars(n, tau, delta_inv, h_form))}
+             "h_g1": bases_g1("h_g1", qap.h_basis_scalars(n, tau, delta_inv))}
     g1, g2 = G1Point(), G2Point()
     alpha_g1, beta_g1, delta_g1 = (g1 * Scalar(k) for k in (alpha, beta, delta))
     beta_g2, gamma_g2, delta_g2 = (g2 * Scalar(k) for k in (beta, gamma, delta))
@@ -132,7 +122,7 @@ def setup(r1cs: R1CS, *, fixed_base: FixedBaseMul | None = None,
         progress("hash the circuit", 0, None)
     vk = VerifyingKey(named.result(), alpha_g1, beta_g2, gamma_g2, delta_g2, ic)
     return ProvingKey(r1cs=r1cs, vk=vk, beta_g1=beta_g1, delta_g1=delta_g1, **bases,
-                      h_form=h_form, a_density=a_density, b_density=b_density)
+                      qap=qap, a_density=a_density, b_density=b_density)
 
 
 # -- prove -------------------------------------------------------------------------------

@@ -42,21 +42,13 @@ import numpy as np
 from snark.errors import WorkerFault
 from snark.curve import G1Point, G2Point, PointArray, PointFormatError, decode_compressed
 from snark.files import atomic_path
+from snark.qap import COSET, FORMS, QapForm
 from snark.r1cs import R1CS, CodedMatrix, Matrix, SparseMatrix
 
 PK_FORMAT = "proofq-groth16-pk/1"
 VK_FORMAT = "proofq-vk/1"
-#: How H is formed, stored in the manifest; backends pick their quotient by it.
-#: coset: h = coefficients of (A·B − C)/Z via the coset g·⟨ω⟩, n − 1 of them, the H basis
-#:        is τ^i·Z(τ)/δ (this project's setup).
-#: odd:   h = A·B − C evaluated on the odd points ψ^(2i+1) of the 2n-domain (ψ² = ω), n of
-#:        them, C = A∘B on the domain, no division by Z: the H basis (snarkjs keys) is the
-#:        odd Lagrange basis already divided by Z and δ.
-H_FORM_COSET = "coset"
 #: The proving key's point vectors, in the order they are stored and staged.
 POINT_BASES = ("a_g1", "b_g1", "b_g2", "l_g1", "h_g1")
-H_FORM_ODD = "odd"
-H_FORMS = (H_FORM_COSET, H_FORM_ODD)
 #: The density masks and the bases each one selects points for.
 DENSITY_BASES = {"a_density": ("a_g1",), "b_density": ("b_g1", "b_g2")}
 
@@ -159,8 +151,8 @@ class ProvingKey:
     b_g1: PointArray       # num_variables, or popcount(b_density)
     b_g2: PointArray       # num_variables, or popcount(b_density)
     l_g1: PointArray       # num_aux
-    h_g1: PointArray       # domain_size − 1 (coset) or domain_size (odd)
-    h_form: str = H_FORM_COSET
+    h_g1: PointArray       # qap.h_len(domain_size)
+    qap: QapForm = COSET   # how H is formed (``snark.qap``)
     a_density: np.ndarray | None = None  # (num_variables,) bool, or None: dense
     b_density: np.ndarray | None = None
     #: the key directory it was loaded from (None: made in memory); processes that load
@@ -237,7 +229,7 @@ class ProvingKey:
             for fname, digest in zip(files, _sha256_all([tmp / f for f in files])):
                 files[fname]["sha256"] = digest
             manifest = {
-                "format": PK_FORMAT, "circuit_id": self.circuit_id, "h_form": self.h_form,
+                "format": PK_FORMAT, "circuit_id": self.circuit_id, "h_form": self.qap.name,
                 "num_inputs": self.r1cs.num_inputs, "num_aux": self.r1cs.num_aux,
                 "num_constraints": self.r1cs.num_constraints, "domain_size": self.domain_size,
                 "beta_g1": self.beta_g1.to_compressed_bytes().hex(),
@@ -269,13 +261,14 @@ class ProvingKey:
         if vk.circuit_id != manifest["circuit_id"] or directory.name != manifest["circuit_id"]:
             raise KeyFileError(f"{directory}: circuit id in manifest, vk.json and directory differ")
         source = str(directory / "manifest.json")
-        if manifest.get("h_form") not in H_FORMS:
+        qap = FORMS.get(manifest.get("h_form"))
+        if qap is None:
             raise KeyFileError(f"{source}: h_form {manifest.get('h_form')!r} is not one "
-                               f"of {', '.join(H_FORMS)}")
+                               f"of {', '.join(FORMS)}")
         masks = {name: np.asarray(arrays[name], dtype=bool) if name in arrays else None
                  for name in DENSITY_BASES}
         key = cls(r1cs, vk, _point(manifest, "beta_g1", 1, source),
-                  _point(manifest, "delta_g1", 1, source), h_form=manifest["h_form"], **points,
+                  _point(manifest, "delta_g1", 1, source), qap=qap, **points,
                   **masks, directory=directory)
         key.check_counts(source)
         return key

@@ -14,7 +14,7 @@ from snark.cpu_backend import CpuBackend
 from snark.backend import DeviceMemoryError
 from snark.fields import FR_MODULUS as R
 from snark.fields import fr_to_limbs, from_montgomery, limbs_to_ints
-from snark.keys import H_FORM_COSET, H_FORM_ODD
+from snark.qap import COSET, ODD
 from tests.circuits import random_circuit
 
 GPU_OK, GPU_WHY = gpu.available()
@@ -32,10 +32,10 @@ def circuit(request, module_rng):
     return random_circuit(num_inputs=3, num_constraints=request.param, rng=module_rng)
 
 
-@pytest.fixture(scope="module", params=[H_FORM_COSET, H_FORM_ODD])
+@pytest.fixture(scope="module", params=[COSET, ODD], ids=str)
 def key(circuit, request):
     """Both H forms: this project's coset form and snarkjs's odd points of the 2n-domain."""
-    return groth16.setup(circuit.compile(), h_form=request.param)
+    return groth16.setup(circuit.compile(), qap=request.param)
 
 
 def _host(backend, x) -> np.ndarray:

@@ -10,7 +10,8 @@ from snark.fields import FR_MODULUS as R
 from snark.fields import limbs_to_ints, limbs_to_object
 from snark.cpu_backend import CpuBackend
 from snark.domain import Domain
-from snark.keys import H_FORM_ODD, KeyFileError, ProvingKey
+from snark.keys import KeyFileError, ProvingKey
+from snark.qap import ODD
 from snark.params import load_or_setup
 from snark.proof import PROOF_BYTES, Proof, ProofFormatError, split_proofs
 from tests.circuits import random_circuit
@@ -169,13 +170,13 @@ def test_setup_hands_fixed_base_standard_form_limbs(circuit):
 # -- the odd H form (snarkjs keys): the same prover, H on the odd points of the 2n-domain ----
 @pytest.fixture(scope="module")
 def odd_key(circuit):
-    return groth16.setup(circuit.compile(), h_form=H_FORM_ODD)
+    return groth16.setup(circuit.compile(), qap=ODD)
 
 
 def test_odd_form_proof_verifies_and_survives_storage(tmp_path, circuit, odd_key, rng):
     assert len(odd_key.h_g1) == odd_key.domain_size
     loaded = ProvingKey.load(odd_key.save(tmp_path))
-    assert loaded.h_form == H_FORM_ODD
+    assert loaded.qap is ODD
     r, s = rng.randrange(R), rng.randrange(R)
     proof = groth16.prove(loaded, circuit.witness(), r=r, s=s)
     assert proof.to_bytes() == groth16.prove(odd_key, circuit.witness(), r=r, s=s).to_bytes()

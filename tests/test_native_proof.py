@@ -15,21 +15,22 @@ from snark import groth16
 from snark.cpu_backend import CpuBackend
 from snark.curve import PointArray
 from snark.fields import FR_MODULUS as R
-from snark.keys import H_FORM_ODD, H_FORMS, KeyFileError, ProvingKey
+from snark.keys import KeyFileError, ProvingKey
+from snark.qap import FORMS, ODD
 from tests.circuits import random_circuit
 
 VECTOR = Path(__file__).parent / "data" / "cpu_proof_vector"
 
 
-@pytest.mark.parametrize("h_form", H_FORMS)
-def test_proofs_equal_the_recorded_ones(h_form):
+@pytest.mark.parametrize("qap", FORMS.values(), ids=str)
+def test_proofs_equal_the_recorded_ones(qap):
     record = json.loads((VECTOR / "vector.json").read_text())
-    key = ProvingKey.load(next((VECTOR / h_form).iterdir()))
+    key = ProvingKey.load(next((VECTOR / qap.name).iterdir()))
     assert key.a_density is None and key.r1cs.circuit_id() == key.circuit_id
     witness = np.load(VECTOR / "witness.npy")
     proof = groth16.prove(key, witness, CpuBackend(), r=int(record["r"], 16),
                           s=int(record["s"], 16))
-    assert proof.to_bytes().hex() == record["proofs"][h_form]
+    assert proof.to_bytes().hex() == record["proofs"][qap.name]
     assert groth16.verify(key.vk, [int(x, 16) for x in record["public_inputs"]], proof)
 
 
@@ -56,12 +57,12 @@ def _density_key_from(dense: ProvingKey) -> ProvingKey:
     a_mask, b_mask = dense.r1cs.density()
     return ProvingKey(dense.r1cs, dense.vk, dense.beta_g1, dense.delta_g1,
                       dense.a_g1[a_mask], dense.b_g1[b_mask], dense.b_g2[b_mask], dense.l_g1,
-                      dense.h_g1, h_form=dense.h_form, a_density=a_mask, b_density=b_mask)
+                      dense.h_g1, qap=dense.qap, a_density=a_mask, b_density=b_mask)
 
 
-@pytest.mark.parametrize("h_form", H_FORMS)
-def test_density_form_proves_what_the_dense_key_does(circuit, h_form, rng):
-    dense = groth16.setup(circuit.compile(), h_form=h_form)
+@pytest.mark.parametrize("qap", FORMS.values(), ids=str)
+def test_density_form_proves_what_the_dense_key_does(circuit, qap, rng):
+    dense = groth16.setup(circuit.compile(), qap=qap)
     sparse = _density_key_from(dense)
     sparse.check_counts()
     r, s = rng.randrange(1, R), rng.randrange(1, R)
@@ -90,10 +91,10 @@ def density_circuit(module_rng):
     return cs
 
 
-@pytest.mark.parametrize("h_form", H_FORMS)
-def test_setup_with_density_proves_and_verifies(density_circuit, h_form, tmp_path, rng):
+@pytest.mark.parametrize("qap", FORMS.values(), ids=str)
+def test_setup_with_density_proves_and_verifies(density_circuit, qap, tmp_path, rng):
     r1cs = density_circuit.compile()
-    key = groth16.setup(r1cs, density=True, h_form=h_form)
+    key = groth16.setup(r1cs, density=True, qap=qap)
     a_mask, b_mask = r1cs.density()
     assert np.array_equal(key.a_density, a_mask) and np.array_equal(key.b_density, b_mask)
     assert a_mask[:r1cs.num_inputs].all()  # every input, through its input constraint
@@ -145,7 +146,7 @@ def test_a_mask_that_disagrees_with_its_points_is_refused(density_circuit, tmp_p
 
 
 def test_a_density_basis_takes_the_whole_witness(density_circuit):
-    key = groth16.setup(density_circuit.compile(), density=True, h_form=H_FORM_ODD)
+    key = groth16.setup(density_circuit.compile(), density=True, qap=ODD)
     cpu = CpuBackend()
     w = cpu.load_witness(key, density_circuit.witness())
     with pytest.raises(ValueError, match="a_g1: a density key's basis takes the whole witness"):

@@ -16,7 +16,8 @@ from config.settings import get_settings
 from snark import groth16
 from snark.curve import G1Point, Scalar
 from snark.fields import FQ_MODULUS, FR_MODULUS, limbs_to_ints
-from snark.keys import H_FORM_ODD, KeyFileError
+from snark.keys import KeyFileError
+from snark.qap import ODD
 from snark.params import load_key
 from snark.snarkjs.binfile import SnarkjsFormatError
 from snark.snarkjs.json_formats import proof_from_json, proof_to_json
@@ -167,7 +168,7 @@ def test_import_stores_checked_key_under_its_hash(circuit, tmp_path):
     key = import_zkey(circuit.zkey, tmp_path)
     digest = hashlib.sha256(circuit.zkey.read_bytes()).hexdigest()[:32]
     assert key.circuit_id == digest and (tmp_path / digest / "manifest.json").exists()
-    assert key.h_form == H_FORM_ODD and len(key.h_g1) == key.domain_size
+    assert key.qap is ODD and len(key.h_g1) == key.domain_size
     assert import_zkey(circuit.zkey, tmp_path).circuit_id == digest  # found, not re-imported
     zkey = read_zkey(circuit.zkey)
     assert key.r1cs.num_variables == zkey.n_vars and key.vk.num_public == zkey.n_public

@@ -27,6 +27,7 @@ from config.settings import SettingsError, get_settings
 from snark import groth16
 from snark.backend import BackendUnavailable
 from snark.keys import KeyFileError, ProvingKey
+from snark.qap import ODD
 from snark.snarkjs.binfile import SnarkjsFormatError
 from snark.snarkjs.json_formats import (proof_from_json, proof_to_json, public_from_json,
                                         public_to_json, vk_from_json)
@@ -139,7 +140,7 @@ def _key_row(manifest_path: Path) -> dict:
     directory = manifest_path.parent
     size = sum(f.stat().st_size for f in directory.iterdir() if f.is_file())
     return {"key_id": directory.name,
-            "kind": "snarkjs import" if manifest.get("h_form") == "odd" else "proofq setup",
+            "kind": "snarkjs import" if manifest.get("h_form") == ODD.name else "proofq setup",
             "constraints": manifest.get("num_constraints"),
             "log_domain": int(manifest.get("domain_size", 1)).bit_length() - 1,
             "bytes": size}

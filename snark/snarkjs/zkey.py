@@ -11,7 +11,7 @@ Montgomery reductions. The C matrix is not stored: snarkjs's H form takes C = Aâ
 
 ``to_proving_key`` moves the key into this project's domain order (``snark.snarkjs.roots``):
 constraint rows and H points are permuted once here, so the provers use their usual NTT
-tables. The key's H form is ``H_FORM_ODD``: H evaluated on the odd points of the 2n-domain,
+tables. The key's QAP form is ``snark.qap.ODD``: H evaluated on the odd points of the 2n-domain,
 its basis already divided by Z and Î´ (``snark.keys``).
 """
 
@@ -23,7 +23,8 @@ import numpy as np
 
 from snark.curve import G1Point, G2Point, PointArray
 from snark.fields import FQ_BYTES, FQ_MODULUS, FR_BYTES, FR_MODULUS, is_canonical, montgomery_reduce
-from snark.keys import H_FORM_ODD, ProvingKey, VerifyingKey
+from snark.keys import ProvingKey, VerifyingKey
+from snark.qap import ODD
 from snark.r1cs import R1CS, SparseMatrix
 from snark.snarkjs.binfile import le_int, read_sections, u32s
 from snark.snarkjs.fieldinfo import KNOWN_BASE_PRIMES, KNOWN_SCALAR_PRIMES, require_prime
@@ -65,7 +66,7 @@ class Zkey:
             check_points(getattr(self, field), f"{self.name}: {field}")
 
     def to_proving_key(self, key_id: str) -> ProvingKey:
-        """This project's key (its domain order, ``H_FORM_ODD``), named ``key_id``."""
+        """This project's key (its domain order, ``snark.qap.ODD``), named ``key_id``."""
         n = self.domain_size
         rows = constraint_positions(self.coef_constraint, n)
         matrices = [self._csr(rows, which, n) for which in (0, 1)]
@@ -79,7 +80,7 @@ class Zkey:
         return ProvingKey(r1cs=r1cs, vk=vk, beta_g1=self.beta_g1, delta_g1=self.delta_g1,
                           a_g1=self.a_g1, b_g1=self.b_g1, b_g2=self.b_g2, l_g1=self.c_g1,
                           h_g1=PointArray(1, self.h_g1.xy[h_order], self.h_g1.inf[h_order]),
-                          h_form=H_FORM_ODD)
+                          qap=ODD)
 
     def _csr(self, rows: np.ndarray, which: int, n: int) -> SparseMatrix:
         pick = self.coef_matrix == which
