@@ -45,6 +45,7 @@ from snark.fields import random_fr  # noqa: E402
 from snark.keys import ProvingKey, VerifyingKey  # noqa: E402
 from snark.qap import COSET  # noqa: E402
 from workers.ledger import key_bytes  # noqa: E402
+from full_size_check import KnownLogs, check_partition  # noqa: E402
 
 DISTINCT = 1 << 20
 
@@ -78,13 +79,15 @@ def prove_stage(size: str, rng: np.random.Generator, backend) -> dict:
 
 
 def timing_key(r1cs, rng: np.random.Generator, fixed, distinct: int = DISTINCT,
-               circuit_id: str = "timing-key") -> ProvingKey:
+               circuit_id: str = "timing-key") -> tuple[ProvingKey, KnownLogs]:
     """A key of the circuit's counts whose bases repeat ``distinct`` random points (made by
-    the fixed-base multiplier ``fixed``): for timing only (its proofs do not verify). Each
-    group's bases are prefixes of one tile, so the host holds the longest basis per group
-    (~20 GB at 32 GiB, not 47)."""
-    g1 = fixed.mul_g1(random_fr(distinct, rng))
-    g2 = fixed.mul_g2(random_fr(distinct // 8, rng))
+    the fixed-base multiplier ``fixed``), and their discrete logs: for timing (its proofs do
+    not verify) and for full-size checks of each step (``full_size_check``). Each group's
+    bases are prefixes of one tile, so the host holds the longest basis per group (~20 GB
+    at 32 GiB, not 47)."""
+    logs = KnownLogs(random_fr(distinct, rng), random_fr(max(1, distinct // 8), rng))
+    g1 = fixed.mul_g1(logs.g1)
+    g2 = fixed.mul_g2(logs.g2)
     a_density, b_density = r1cs.density()
     counts = {"a_g1": int(a_density.sum()), "b_g1": int(b_density.sum()),
               "l_g1": r1cs.num_aux, "h_g1": r1cs.domain_size - 1}
@@ -94,7 +97,7 @@ def timing_key(r1cs, rng: np.random.Generator, fixed, distinct: int = DISTINCT,
     beta, gamma, delta = g2[:3].to_points()
     vk = VerifyingKey(circuit_id, one, beta, gamma, delta, g1[:r1cs.num_inputs].to_points())
     return ProvingKey(r1cs, vk, one, one, b_g2=tiles[2], **bases, qap=COSET,
-                      a_density=a_density, b_density=b_density)
+                      a_density=a_density, b_density=b_density), logs
 
 
 def tiled(points: PointArray, count: int) -> PointArray:
@@ -104,9 +107,12 @@ def tiled(points: PointArray, count: int) -> PointArray:
                       [:count], np.zeros(count, dtype=bool))
 
 
-def step_times(key: ProvingKey, assignment, backend) -> dict:
+def step_times(key: ProvingKey, logs: KnownLogs, assignment, backend,
+               rng: np.random.Generator) -> tuple[dict, dict]:
     """One partition's compute step by step (A·w, B·w, C·w; the quotient; each MSM alone),
-    each ended by its stream: where a partition's GPU time goes."""
+    each ended by its stream: where a partition's GPU time goes; and each step checked at
+    full size against the key's known logs (``full_size_check``, on host copies made
+    outside the timed windows)."""
     def timed_on_stream(fn):
         start = time.perf_counter()
         out = fn()
@@ -114,16 +120,26 @@ def step_times(key: ProvingKey, assignment, backend) -> dict:
         return out, round(time.perf_counter() - start, 4)
 
     abc, abc_s = timed_on_stream(lambda: backend.evaluate_abc(key, assignment))
+    abc_host = tuple(host(v) for v in abc)  # the quotient transforms them in place
     h, quotient_s = timed_on_stream(lambda: backend.quotient(key, abc))
     backend.release(abc)
     times = {"abc": abc_s, "quotient": quotient_s}
     aux = assignment[key.r1cs.num_inputs:]
+    points = {}
     for basis, scalars in (("a_g1", assignment), ("b_g1", assignment), ("l_g1", aux),
                            ("h_g1", h)):
-        _, times[basis] = timed_on_stream(lambda b=basis, s=scalars: backend.msm_g1(key, b, s))
-    _, times["b_g2"] = timed_on_stream(lambda: backend.msm_g2(key, "b_g2", assignment))
+        points[basis], times[basis] = timed_on_stream(
+            lambda b=basis, s=scalars: backend.msm_g1(key, b, s))
+    points["b_g2"], times["b_g2"] = timed_on_stream(
+        lambda: backend.msm_g2(key, "b_g2", assignment))
+    checks = check_partition(key, logs, host(assignment), abc_host, host(h), points, rng)
     backend.release(assignment, h)
-    return times
+    return times, checks
+
+
+def host(values) -> np.ndarray:
+    """A device (or host) array of limbs on the host."""
+    return values.get() if hasattr(values, "get") else np.asarray(values)
 
 
 _UNITS = {"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
@@ -156,7 +172,7 @@ def time_stage(size: str, repeat: int, rng: np.random.Generator, backend,
     plan, plan_s = step("witness plan", lambda: witness_plan(shape))
     from gpu.fixed_base import GpuFixedBase
 
-    key, key_s = step("timing key", lambda: timing_key(r1cs, rng, GpuFixedBase()))
+    (key, logs), key_s = step("timing key", lambda: timing_key(r1cs, rng, GpuFixedBase()))
     device_witness, tapes_s = step("tapes resident", lambda: DevicePlan(
         plan, backend.device_id, backend.stream))
     c1, _ = step("sparse sector", lambda: sector(size, rng))
@@ -165,14 +181,14 @@ def time_stage(size: str, repeat: int, rng: np.random.Generator, backend,
     rows = []
     for budget in budgets:
         under = gpu.get_backend(backend.device_id, vram_budget_bytes=budget)
-        rows.append(dict(setup, **time_budget(proof, key, c1, device_witness, backend, under,
-                                               budget, repeat, step)))
+        rows.append(dict(setup, **time_budget(proof, key, logs, c1, device_witness, backend,
+                                               under, budget, repeat, step, rng)))
         under.evict(key)  # its device memory back before the next budget's
     return rows
 
 
-def time_budget(proof, key: ProvingKey, c1, device_witness, backend, under, budget,
-                repeat: int, step) -> dict:
+def time_budget(proof, key: ProvingKey, logs: KnownLogs, c1, device_witness, backend, under,
+                budget, repeat: int, step, rng: np.random.Generator) -> dict:
     """Partitions of ``c1`` proved on ``under`` (the witness on ``backend``'s tapes)."""
     import cupy
 
@@ -196,8 +212,10 @@ def time_budget(proof, key: ProvingKey, c1, device_witness, backend, under, budg
               flush=True)
     witness = device_witness.run(device_witness.upload(values))
     backend.stream.synchronize()
-    steps = step_times(key, witness, under)
+    (steps, checks), check_s = timed(lambda: step_times(key, logs, witness, under, rng))
     print("steps (s): " + ", ".join(f"{k} {v:.3f}" for k, v in steps.items()), flush=True)
+    print(f"full-size checks ({check_s:.0f} s with the steps): "
+          + ", ".join(f"{k} {'ok' if ok else 'WRONG'}" for k, ok in checks.items()), flush=True)
     pool_bytes = cupy.get_default_memory_pool().total_bytes()  # this process's, after the runs
     return {"stage": "time", "registered_proof": proof.name, "key": "timing key (random bases)",
             "mode": "streamed" if streamed else "resident", "budget_bytes": budget,
@@ -207,7 +225,8 @@ def time_budget(proof, key: ProvingKey, c1, device_witness, backend, under, budg
             # host, whatever the number of workers)
             "host_key_copies": 2 if streamed else 1, "gpu_key_copies": 1, "sector_wall_s": None,
             "prepare_s": round(prepare_s, 1), "pool_gib": round(pool_bytes / 2**30, 1),
-            "runs": runs, "steps_s": steps,
+            "runs": runs, "steps_s": steps, "full_size_checks": checks,
+            "full_size_checked": all(checks.values()),
             "partition_gpu_s": min(r["partition_gpu_s"] for r in runs)}
 
 
