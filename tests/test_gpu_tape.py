@@ -35,15 +35,20 @@ from tests.test_gadgets import message_bits, value_block
 GPU_OK, GPU_WHY = gpu.available()
 
 
-def host_witness(plan, values, tapes=None):
-    """The CPU tape's witness, and the host kernel's aux and inputs (from ``tapes``, the
-    encoded tapes by template, where given)."""
-    reference = plan.run(values)
-    aux, inputs = np.zeros_like(reference.aux), np.zeros_like(reference.inputs)
+def host_run(plan, values, tapes=None) -> tuple[np.ndarray, np.ndarray]:
+    """The host kernel's aux and inputs (ONE first), standard-form limbs, from ``tapes``
+    (the encoded tapes by template) where given."""
+    aux = np.zeros((plan.num_aux, 4), np.uint64)
+    inputs = np.zeros((plan.num_inputs, 4), np.uint64)
     inputs[0, 0] = 1
     for tape, refs, data, aux_base, input_base in plan_calls(plan, values, tapes or {}):
         hostlib.tape_run(tape, refs, data, aux_base, input_base, aux, inputs)
-    return reference, aux, inputs
+    return aux, inputs
+
+
+def host_witness(plan, values, tapes=None):
+    """The CPU tape's witness, and the host kernel's aux and inputs."""
+    return plan.run(values), *host_run(plan, values, tapes)
 
 
 def same(reference, aux, inputs) -> bool:
