@@ -163,6 +163,14 @@ def test_host_tapes_match_the_numpy_tapes_on_a_2kib_snap_partition(np_rng):
                                                                swap_select_branches)))
 
 
+@pytest.mark.slow  # an 8 MiB partition's plan (10 M variables) run on both sides: 10 s
+def test_host_tapes_match_the_numpy_tapes_at_snaps_production_hs(np_rng):
+    """8 MiB: the first shape whose high-bit widths are 7…12 (random values)."""
+    shape = SnapShape(1 << 18)
+    assert same(*host_witness(snap_circuit.witness_plan(shape),
+                              random_snap_values(shape, np_rng)))
+
+
 @pytest.mark.parametrize("go_id, sectors, partition_index", [(0, 1, 0), (10, 2, 1)],
                          ids=["winning", "window"])
 def test_host_tapes_match_the_numpy_tapes_on_a_2kib_post_partition(np_rng, go_id, sectors,
