@@ -105,14 +105,13 @@ def test_a_snap_partition_through_the_plan_device_path_is_the_cpu_witness(np_rng
 
 
 # -- device -------------------------------------------------------------------------------
-@pytest.mark.gpu
-@pytest.mark.skipif(not GPU_OK, reason=GPU_WHY)
-def test_post_and_snap_partitions_prove_on_the_gpu_through_the_plan(np_rng, tmp_path):
+def on_gpu(test):
+    return pytest.mark.gpu(pytest.mark.skipif(not GPU_OK, reason=GPU_WHY)(test))
+
+
+@on_gpu
+def test_a_post_partition_proves_on_the_gpu_through_the_plan(np_rng, tmp_path):
     from gpu.fixed_base import GpuFixedBase
-    from snark.filecoin.snap.job import SnapJob
-    from snark.filecoin.snap.prove import prove_update
-    from snark.filecoin.snap.worker import SnapWorker
-    from snark.proof_types import Storage
 
     backend = gpu.get_backend(device_id=0)
     assert backend.extension(PLAN_WITNESS) is not None
@@ -127,7 +126,19 @@ def test_post_and_snap_partitions_prove_on_the_gpu_through_the_plan(np_rng, tmp_
     with pytest.raises(FilecoinError, match="public inputs are not the ones the randomness"):
         prove_work(key, other_randomness(partition).work(backend), backend)
 
+
+@on_gpu
+@pytest.mark.slow  # the 2 KiB update circuit's key (1.7 M constraints) set up first
+def test_a_snap_update_proves_on_the_gpu_through_the_plan(np_rng, tmp_path):
+    from gpu.fixed_base import GpuFixedBase
+    from snark.filecoin.snap.job import SnapJob
+    from snark.filecoin.snap.prove import prove_update
+    from snark.filecoin.snap.worker import SnapWorker
+    from snark.proof_types import Storage
+
+    backend = gpu.get_backend(device_id=0)
     update = snap_generate.generate_update(SnapShape(64), np_rng)
+    assert isinstance(partition_work(update, 0, backend), PlanInputs)
     worker, job = SnapWorker(Storage(tmp_path)), SnapJob("development", update)
-    snap_key = worker.load_key(job, fixed_base=GpuFixedBase())
-    assert worker.verify(job, prove_update(update, snap_key, backend))
+    key = worker.load_key(job, fixed_base=GpuFixedBase())
+    assert worker.verify(job, prove_update(update, key, backend))
