@@ -12,6 +12,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 from snark.filecoin.staging import FILECOIN_WITNESS
+from snark.plan_staging import PLAN_WITNESS
 from snark.porep.staging import POREP_WITNESS
 
 if TYPE_CHECKING:
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
 EXTENSIONS: dict[str, str] = {
     POREP_WITNESS.name: "gpu.porep_witness:PorepWitnessDevice",
     FILECOIN_WITNESS.name: "gpu.filecoin_witness:FilecoinWitnessDevice",
+    PLAN_WITNESS.name: "gpu.plan_witness:PlanWitnessDevice",
 }
 
 

@@ -17,7 +17,7 @@ from snark.fields import FR_MODULUS, fr_to_limbs, to_montgomery
 from snark.gadgets.tape import Tape
 
 KINDS = ("data_num", "data_bit", "data_bits", "numbit", "xor", "and", "andnot", "nor", "ch",
-         "maj", "sum", "sumbit", "lin", "square", "sqsum", "mulsum", "select")
+         "maj", "sum", "sumbit", "lin", "square", "sqsum", "mulsum", "select", "scale")
 
 
 @dataclass
@@ -131,6 +131,9 @@ def _ops(step, fields, consts, terms: list) -> np.ndarray:
     elif kind == "select":
         out[:, 2] = _literal(args["cond"], args["cond_neg"])
         out[:, 3], out[:, 4] = args["a"], args["b"]
+    elif kind == "scale":
+        out[:, 2] = _literal(args["cond"], args["cond_neg"])
+        out[:, 3] = args["a"]
     else:
         raise ValueError(f"tape op {kind!r} has no device encoding")
     return out

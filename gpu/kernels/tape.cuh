@@ -17,7 +17,7 @@
 enum tape_kind : int32_t {
     TAPE_DATA_NUM, TAPE_DATA_BIT, TAPE_DATA_BITS, TAPE_NUMBIT, TAPE_XOR, TAPE_AND,
     TAPE_ANDNOT, TAPE_NOR, TAPE_CH, TAPE_MAJ, TAPE_SUM, TAPE_SUMBIT, TAPE_LIN, TAPE_SQUARE,
-    TAPE_SQSUM, TAPE_MULSUM, TAPE_SELECT
+    TAPE_SQSUM, TAPE_MULSUM, TAPE_SELECT, TAPE_SCALE
 };
 
 // One op: its kind, the register (or sum) it writes, and up to four operands whose meaning
@@ -104,6 +104,9 @@ FIELD_FN void tape_apply(const tape_op& op, const tape_registers& r) {
         }
         case TAPE_SELECT:
             tape_num(r, op.dest) = tape_literal(r, op.a) ? tape_num(r, op.b) : tape_num(r, op.c);
+            break;
+        case TAPE_SCALE:  // a number where a bit holds, else 0
+            tape_num(r, op.dest) = tape_literal(r, op.a) ? tape_num(r, op.b) : fr_t::zero();
             break;
     }
 }

@@ -1,6 +1,7 @@
 """``window-post`` / ``winning-post``'s worker half (``snark.proof_types.ProofWorker``): the
 api's vanilla checks, the key (official, or a development key set up here), the partition's
-witness on the CPU, and the one 192-byte proof."""
+witness (on the CPU, or its private values for the device's tapes), and the one 192-byte
+proof."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ from snark.filecoin.post.prove import Partition, verify_partition
 from snark.filecoin.post.vanilla import SectorProofs
 from snark.groth16 import FixedBaseMul, SetupProgress
 from snark.keys import ProvingKey, VerifyingKey
+from snark.plan_staging import PlanWork
 from snark.proof_types import Storage
-from snark.unit_work import HostWitness
 
 
 class PostWorker:
@@ -57,11 +58,11 @@ class PostWorker:
         return ProvingKey.load(self._key_dir(job_input))
 
     def work(self, job_input: PostJob, unit: int, key: ProvingKey,
-             backend: ProverBackend) -> HostWitness:
-        return HostWitness(self.partition(job_input).witness().assignment())
+             backend: ProverBackend) -> PlanWork:
+        return self.partition(job_input).work(backend)
 
     def public_inputs(self, job_input: PostJob, unit: int, key: ProvingKey,
-                      work: HostWitness) -> list[int]:
+                      work: PlanWork) -> list[int]:
         return self.partition(job_input).public_inputs()
 
     def part(self, proof: bytes, public: list[int]) -> bytes:

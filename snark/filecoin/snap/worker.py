@@ -1,6 +1,7 @@
 """``snap``'s worker half (``snark.proof_types.ProofWorker``): the update's checks, the key
-(official, or a development key set up here), one partition's witness on the CPU, and the
-update's proof: the partitions' 192-byte proofs concatenated in partition order."""
+(official, or a development key set up here), one partition's witness (on the CPU, or its
+private values for the device's tapes), and the update's proof: the partitions' 192-byte
+proofs concatenated in partition order."""
 
 from __future__ import annotations
 
@@ -10,11 +11,11 @@ from snark.filecoin.params import convert_key, resident_key_dir
 from snark.filecoin.snap.checks import check_update
 from snark.filecoin.snap.inputs import public_inputs
 from snark.filecoin.snap.job import SnapJob
-from snark.filecoin.snap.prove import partition_assignment, verify_update
+from snark.filecoin.snap.prove import partition_work, verify_update
 from snark.groth16 import FixedBaseMul, SetupProgress
 from snark.keys import ProvingKey, VerifyingKey
+from snark.plan_staging import PlanWork
 from snark.proof_types import Storage
-from snark.unit_work import HostWitness
 
 
 class SnapWorker:
@@ -48,11 +49,11 @@ class SnapWorker:
         return ProvingKey.load(self._key_dir(job_input))
 
     def work(self, job_input: SnapJob, unit: int, key: ProvingKey,
-             backend: ProverBackend) -> HostWitness:
-        return HostWitness(partition_assignment(job_input.update, unit))
+             backend: ProverBackend) -> PlanWork:
+        return partition_work(job_input.update, unit, backend)
 
     def public_inputs(self, job_input: SnapJob, unit: int, key: ProvingKey,
-                      work: HostWitness) -> list[int]:
+                      work: PlanWork) -> list[int]:
         return public_inputs(job_input.update, unit)
 
     def part(self, proof: bytes, public: list[int]) -> bytes:
