@@ -30,7 +30,11 @@ expired stops before touching the GPU again.
 
 Keys: the process's keys are held by one owner (``gpu.residency``): loaded once, made
 resident in the memory phase with their bytes reserved in the VRAM ledger, the least
-recently used one evicted when the ledger has no room for another.
+recently used one evicted when the ledger has no room for another (never one a partition
+is using). A key can also be made resident ahead of work, or let go, on request
+(``workers.key_requests``, the gRPC door's PreloadSRS and EvictSRS): ``carry_out``, in the
+requests' thread, through the same owner and, for a preload, under the GPU's memory lock as
+a memory phase.
 """
 
 from __future__ import annotations
@@ -67,6 +71,7 @@ from workers.failures import (Failure, PartitionCancelled, PartitionFailed, clas
 from workers.fence import fence
 from workers.gpu_binding import Binding
 from workers.heartbeat import Heartbeat
+from workers.key_requests import KeyReply, KeyRequest, KeyRequests
 from workers.phase_events import Phase
 from workers.ledger import Reservation, VramLedger, key_bytes, partition_bytes
 from workers.locks import LockPair, LockWaitAborted, PartitionLocks
@@ -145,6 +150,7 @@ class WorkerRuntime:
         self.heartbeat.register(self.card)
         self._update_card()
         self._cache: Reservation | None = None  # what the backend keeps cached between partitions
+        self.key_requests: KeyRequests | None = None  # preload/evict on request (``start``)
         self.metrics: WSGIServer | None = None  # this process's /metrics, when configured
         log.info("worker %s on %s (%s backend), %s %.1f GiB", worker_name,
                  binding.gpu.key_prefix, backend.name,
@@ -172,10 +178,14 @@ class WorkerRuntime:
             raise
         if settings.metrics_port is not None:
             runtime.metrics = serve_metrics(settings.metrics_port, settings.metrics_address)
+        runtime.key_requests = KeyRequests(client, RedisKeys.of(settings), name,
+                                           runtime.carry_out)
         return runtime
 
     def close(self) -> None:
         """Stop renewing and serving metrics, give back the resident keys' reservations."""
+        if self.key_requests is not None:
+            self.key_requests.close()
         if self._cache is not None:
             self._cache.release()
         self.heartbeat.close()
@@ -215,7 +225,8 @@ class WorkerRuntime:
             self._record(run, Phase.QUEUED, queued_at, time.time(), _Phase(), None)
         self._update_card(job=job_id, partition=partition, proof_type=proof_type.name)
         try:
-            return self._prove(run, proof_type, job_input, key_seen)
+            with self.residency.using(_key_name(proof_type, job_input)):
+                return self._prove(run, proof_type, job_input, key_seen)
         finally:
             self._update_card(job="", partition=-1, proof_type="")
 
@@ -266,7 +277,52 @@ class WorkerRuntime:
             log.info("%s key %s loaded", proof_type.name, key.circuit_id)
             return key
 
-        return self.residency.key((proof_type.name, proof_type.key_name(job_input)), load)
+        return self.residency.key(_key_name(proof_type, job_input), load)
+
+    # -- keys on request (workers.key_requests) -------------------------------------------
+    def carry_out(self, request: KeyRequest) -> KeyReply:
+        """A preload or an eviction asked of every worker (the requests' thread)."""
+        name = (request.proof_type, request.name)
+        device = f"{self.binding.gpu.host}:{self.binding.gpu.uuid}"
+        if request.op == "evict":
+            released = self.residency.let_go(name)
+            self._update_card()
+            if released is None:
+                return KeyReply(self.worker_name, True, device=device)
+            key, deferred = released
+            log.info("key %s/%s let go on request%s", *name,
+                     " when its partition ends (in use)" if deferred else "")
+            return KeyReply(self.worker_name, True, True, nbytes=key_bytes(key),
+                            device=device, shared=self.backend.shared_name(key) is not None,
+                            deferred=deferred)
+        started = time.monotonic()
+        resident = self.residency.resident_by_name().get(name)
+        if resident is not None:
+            return KeyReply(self.worker_name, True, True, nbytes=key_bytes(resident),
+                            device=device,
+                            shared=self.backend.shared_name(resident) is not None)
+        directory = self.storage.params_dir / request.directory
+        if not (directory / "manifest.json").is_file():
+            return KeyReply(self.worker_name, False, device=device, error=(
+                f"$PROOFQ_PARAMS_DIR/{request.directory}/manifest.json: missing (the key is "
+                f"not made or converted yet: its first job makes it)"))
+        give_up = started + request.wait_s
+        with self.residency.using(name):
+            key = self.residency.key(name, lambda: ProvingKey.load(directory))
+            try:
+                held = self.locks.for_partition(self.worker_name).memory(
+                    should_stop=lambda: time.monotonic() > give_up)
+            except LockWaitAborted:
+                return KeyReply(self.worker_name, False, device=device, error=(
+                    f"the GPU's memory lock was not free within {request.wait_s:g} s (the "
+                    f"key is loaded in this process, not resident)"))
+            with held:
+                self.residency.make_resident(key, fence(self.backend, held))
+        self._update_card()
+        elapsed = time.monotonic() - started
+        log.info("key %s/%s made resident on request in %.1f s", *name, elapsed)
+        return KeyReply(self.worker_name, True, False, round(elapsed * 1000), key_bytes(key),
+                        device, self.backend.shared_name(key) is not None)
 
     def _update_card(self, **fields) -> None:
         """The card with ``fields`` and the keys resident now; never fails the work (the
@@ -403,6 +459,11 @@ class WorkerRuntime:
         except redis.RedisError as exc:  # never let bookkeeping hide the partition's outcome
             log.warning("could not record %s event of %s/%d: %s", name, run.job, run.partition,
                         " ".join(str(exc).split())[:200])
+
+
+def _key_name(proof_type: ProofType, job_input: Any) -> tuple[str, str]:
+    """What the process's key owner names a job's key by (its card: ``<type>/<name>``)."""
+    return proof_type.name, proof_type.key_name(job_input)
 
 
 class KeyMismatch(WorkerFault):
