@@ -74,7 +74,7 @@ from workers.heartbeat import Heartbeat
 from workers.key_requests import KeyReply, KeyRequest, KeyRequests
 from workers.phase_events import Phase
 from workers.ledger import Reservation, VramLedger, key_bytes, partition_bytes
-from workers.locks import LockPair, LockWaitAborted, PartitionLocks
+from workers.locks import HeldLock, LockPair, LockWaitAborted, PartitionLocks
 
 log = logging.getLogger(__name__)
 
@@ -281,48 +281,64 @@ class WorkerRuntime:
 
     # -- keys on request (workers.key_requests) -------------------------------------------
     def carry_out(self, request: KeyRequest) -> KeyReply:
-        """A preload or an eviction asked of every worker (the requests' thread)."""
+        """A preload or an eviction asked of every worker (the requests' thread), under the
+        GPU's memory lock as the memory phase makes and evicts keys, waiting for it at most
+        the request's ``wait_s``."""
         name = (request.proof_type, request.name)
-        device = f"{self.binding.gpu.host}:{self.binding.gpu.uuid}"
-        if request.op == "evict":
-            released = self.residency.let_go(name)
-            self._update_card()
-            if released is None:
-                return KeyReply(self.worker_name, True, device=device)
-            key, deferred = released
-            log.info("key %s/%s let go on request%s", *name,
-                     " when its partition ends (in use)" if deferred else "")
-            return KeyReply(self.worker_name, True, True, nbytes=key_bytes(key),
-                            device=device, shared=self.backend.shared_name(key) is not None,
-                            deferred=deferred)
-        started = time.monotonic()
+        reply = KeyReply(self.worker_name, True,
+                         device=f"{self.binding.gpu.host}:{self.binding.gpu.uuid}")
         resident = self.residency.resident_by_name().get(name)
         if resident is not None:
-            return KeyReply(self.worker_name, True, True, nbytes=key_bytes(resident),
-                            device=device,
+            reply = replace(reply, was_resident=True, nbytes=key_bytes(resident),
                             shared=self.backend.shared_name(resident) is not None)
+        if request.op == "evict":
+            return reply if resident is None else self._let_go(name, reply, request.wait_s)
+        if resident is not None:
+            return reply
         directory = self.storage.params_dir / request.directory
         if not (directory / "manifest.json").is_file():
-            return KeyReply(self.worker_name, False, device=device, error=(
+            return replace(reply, ok=False, error=(
                 f"$PROOFQ_PARAMS_DIR/{request.directory}/manifest.json: missing (the key is "
                 f"not made or converted yet: its first job makes it)"))
-        give_up = started + request.wait_s
+        started = time.monotonic()
         with self.residency.using(name):
             key = self.residency.key(name, lambda: ProvingKey.load(directory))
-            try:
-                held = self.locks.for_partition(self.worker_name).memory(
-                    should_stop=lambda: time.monotonic() > give_up)
-            except LockWaitAborted:
-                return KeyReply(self.worker_name, False, device=device, error=(
-                    f"the GPU's memory lock was not free within {request.wait_s:g} s (the "
-                    f"key is loaded in this process, not resident)"))
+            held = self._memory_lock(started + request.wait_s)
+            if held is None:
+                return replace(reply, ok=False, error=(
+                    f"the GPU's memory lock was not free within {request.wait_s:g} s (the key "
+                    f"is loaded in this process, not resident)"))
             with held:
                 self.residency.make_resident(key, fence(self.backend, held))
         self._update_card()
         elapsed = time.monotonic() - started
         log.info("key %s/%s made resident on request in %.1f s", *name, elapsed)
-        return KeyReply(self.worker_name, True, False, round(elapsed * 1000), key_bytes(key),
-                        device, self.backend.shared_name(key) is not None)
+        return replace(reply, milliseconds=max(1, round(elapsed * 1000)),
+                       nbytes=key_bytes(key),
+                       shared=self.backend.shared_name(key) is not None)
+
+    def _let_go(self, name: tuple[str, str], reply: KeyReply, wait_s: float) -> KeyReply:
+        held = self._memory_lock(time.monotonic() + wait_s)
+        if held is None:
+            return replace(reply, ok=False, error=f"the GPU's memory lock was not free within "
+                                                  f"{wait_s:g} s (the key stays resident)")
+        with held:
+            released = self.residency.let_go(name)
+        self._update_card()
+        if released is None:  # evicted meanwhile (the ledger needed its room)
+            return replace(reply, nbytes=0)
+        deferred = released[1]
+        log.info("key %s/%s let go on request%s", *name,
+                 " when its partition ends (in use)" if deferred else "")
+        return replace(reply, deferred=deferred)
+
+    def _memory_lock(self, give_up: float) -> HeldLock | None:
+        """The GPU's memory lock, or None once ``give_up`` (monotonic) passed waiting."""
+        try:
+            return self.locks.for_partition(self.worker_name).memory(
+                should_stop=lambda: time.monotonic() > give_up)
+        except LockWaitAborted:
+            return None
 
     def _update_card(self, **fields) -> None:
         """The card with ``fields`` and the keys resident now; never fails the work (the
