@@ -617,3 +617,28 @@ def test_preload_with_no_live_worker_and_totals_that_outlive_their_jobs(
     metrics = call(go_client, gateway.address, "metrics")["prometheus_text"]
     assert f'proofq_cuzk_jobs_ended_total{{status="done"}} {done}' in metrics
     assert 'proofq_cuzk_jobs_ended_total{status="cancelled"} 1' in metrics
+
+
+def test_a_worker_that_does_not_answer_bounds_the_wait_by_the_callers_deadline(
+        gateway, redis_url, rng):
+    """A card still live whose process answers nothing (hung, or dead within its lease): the
+    caller's deadline bounds PreloadSRS and EvictSRS, named in a DEADLINE_EXCEEDED (grpcio,
+    which sets a deadline; the Go client sets none)."""
+    import grpc
+
+    from client.cuzk import proving_pb2 as pb
+    from client.cuzk import proving_pb2_grpc as pb_grpc
+    from workers.card import Card, WorkerCard
+
+    silent = f"silent-{rng.getrandbits(32):08x}"
+    WorkerCard(redis.Redis.from_url(redis_url), Card(silent, "host", "GPU-s", 0, "H200", 1),
+               lease_s=120, prefix="proofq:card:").renew()
+    stub = pb_grpc.ProvingEngineStub(grpc.insecure_channel(gateway.address))
+    for rpc, request in ((stub.PreloadSRS, pb.PreloadSrsRequest(circuit_id="porep-32g")),
+                         (stub.EvictSRS, pb.EvictSrsRequest(circuit_id="snap-64g"))):
+        began = time.monotonic()
+        with pytest.raises(grpc.RpcError) as error:
+            rpc(request, timeout=4)
+        assert error.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+        assert silent in error.value.details() and "did not answer" in error.value.details()
+        assert time.monotonic() - began < 4 + scaled(2)
