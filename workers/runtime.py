@@ -148,9 +148,11 @@ class WorkerRuntime:
         self.card = WorkerCard(client, _card(worker_name, binding, backend),
                                settings.lock_lease_s, keys.card_prefix)
         self.heartbeat.register(self.card)
+        # reading requests from before the card is first written: whoever sees the card
+        # live can ask this process
+        self.key_requests = KeyRequests(client, keys, worker_name, self.carry_out)
         self._update_card()
         self._cache: Reservation | None = None  # what the backend keeps cached between partitions
-        self.key_requests: KeyRequests | None = None  # preload/evict on request (``start``)
         self.metrics: WSGIServer | None = None  # this process's /metrics, when configured
         log.info("worker %s on %s (%s backend), %s %.1f GiB", worker_name,
                  binding.gpu.key_prefix, backend.name,
@@ -178,14 +180,11 @@ class WorkerRuntime:
             raise
         if settings.metrics_port is not None:
             runtime.metrics = serve_metrics(settings.metrics_port, settings.metrics_address)
-        runtime.key_requests = KeyRequests(client, RedisKeys.of(settings), name,
-                                           runtime.carry_out)
         return runtime
 
     def close(self) -> None:
         """Stop renewing and serving metrics, give back the resident keys' reservations."""
-        if self.key_requests is not None:
-            self.key_requests.close()
+        self.key_requests.close()
         if self._cache is not None:
             self._cache.release()
         self.heartbeat.close()
