@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from client.cuzk.kinds import KINDS
 from snark.filecoin.post.registry import WINDOW, WINNING, for_size
-from snark.filecoin.registry import REGISTERED_PROOFS, key_stem
+from snark.filecoin.registry import REGISTERED_PROOFS, KeyFiles, key_stem
 from snark.filecoin.snap.shape import SnapShape
 
 #: cuzk's size tags.
@@ -33,20 +33,20 @@ _NODE_BYTES = 32
 class Circuit:
     circuit_id: str
     proof_type: str  # the proofq type whose worker keeps the key
-    target: object   # what ``key_stem`` names the key of (a registered proof, a shape)
+    target: KeyFiles  # what names the key's files (a registered proof, a shape)
 
     def key_name(self, kind: str = "official") -> str:
         """The key's stem: the name a Curio job keeps it under (``official``), or the
         directory of the cluster's key kind."""
-        return key_stem(self.target, kind)  # type: ignore[arg-type]
+        return key_stem(self.target, kind)
 
     def card_names(self) -> tuple[str, ...]:
         """The names a worker's card may give the key (official and development)."""
-        return tuple(f"{self.proof_type}/{key_stem(self.target, kind)}"  # type: ignore[arg-type]
+        return tuple(f"{self.proof_type}/{self.key_name(kind)}"
                      for kind in ("official", "development"))
 
 
-def _target(prefix: str, size: int) -> object:
+def _target(prefix: str, size: int) -> KeyFiles:
     if prefix == "porep":  # every version of one size: one key
         return next(p for p in REGISTERED_PROOFS.values() if p.sector_size == size)
     if prefix == "snap":
