@@ -54,6 +54,12 @@ class RedisKeys:
         return self._key("results")
 
     @property
+    def totals(self) -> str:
+        """Hash: jobs ended, by final status (done, failed, cancelled), counted once by the
+        script that ends each; kept when the jobs themselves expire."""
+        return self._key("totals")
+
+    @property
     def jobs_index(self) -> str:
         """Sorted set: job id by creation time."""
         return self._key("jobs")
@@ -105,6 +111,16 @@ class RedisKeys:
         """``<ns>:card:``: a worker process's card (a hash, ``workers/card.py``) is the
         prefix and the worker's name."""
         return self._key("card:")
+
+    @property
+    def key_requests(self) -> str:
+        """Stream: requests to make a key resident ahead of work or to let it go, read by
+        every worker process (``workers/key_requests.py``)."""
+        return self._key("key-requests")
+
+    def key_replies(self, request_id: str) -> str:
+        """Hash: each worker's answer to one key request (worker → JSON)."""
+        return self._key(f"key-replies:{request_id}")
 
     # -- producers (client/intake.py) -----------------------------------------------------
     @property

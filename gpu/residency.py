@@ -15,6 +15,12 @@ again; a key alone is reserved anyway (forced), since a partition cannot be prov
 its key, and its bytes still count against everyone's pre-staging. A reservation that
 lapsed while the process stalled is made again.
 
+A key in use by a partition (``using``) is never an eviction's victim, and a request to let
+it go (``let_go``: the gRPC door's EvictSRS, through the worker) is carried out when its
+last user ends. The owner is shared by the process's proving thread and the thread that
+carries out such requests (``workers.key_requests``): every change is made under its lock,
+and a key is loaded from disk outside it.
+
 It works with any backend (``snark.backend.ProverBackend``: ``prepare``, ``evict``,
 ``extra_resident_bytes``); the ledger comes in as ``reserve`` (``workers.ledger``), since a
 GPU backend knows nothing of Redis.
@@ -22,8 +28,10 @@ GPU backend knows nothing of Redis.
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from collections.abc import Callable, Hashable
+import threading
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
@@ -62,51 +70,96 @@ class Residency(Generic[Name]):
         self.backend = backend
         self._reserve = reserve
         self._entries: OrderedDict[Name, _Entry] = OrderedDict()  # least recent first
+        self._users: Counter[Name] = Counter()  # partitions (and preloads) using a key now
+        self._let_go: set[Name] = set()  # to evict when their last user ends
+        self._lock = threading.RLock()
 
     def key(self, name: Name, load: Callable[[], ProvingKey]) -> ProvingKey:
-        """The key named ``name``, loaded by ``load()`` unless this process holds it."""
-        entry = self._entries.get(name)
-        if entry is None:
-            entry = self._entries[name] = _Entry(load())
-        self._entries.move_to_end(name)
-        return entry.key
+        """The key named ``name``, loaded by ``load()`` unless this process holds it (loaded
+        outside the lock; a key another thread loaded meanwhile wins)."""
+        with self._lock:
+            entry = self._entries.get(name)
+            if entry is not None:
+                self._entries.move_to_end(name)
+                return entry.key
+        loaded = load()
+        with self._lock:
+            entry = self._entries.setdefault(name, _Entry(loaded))
+            self._entries.move_to_end(name)
+            return entry.key
 
     def make_resident(self, key: ProvingKey, backend: ProverBackend | None = None) -> None:
         """``key`` (from ``key``) resident on ``backend`` (this owner's backend, or a view of
         it such as the fenced one) with its bytes reserved, evicting as the ledger needs."""
-        name, entry = self._entry(key)
-        self._entries.move_to_end(name)
-        if entry.hold is not None and entry.hold.lost_reason is not None:
-            entry.hold.release()  # lapsed while this process stalled: reserve again
-            entry.hold = None
-        if entry.hold is None:
-            entry.hold = self._admit(name, key)
-        (backend or self.backend).prepare(key)
+        with self._lock:
+            name, entry = self._entry(key)
+            self._entries.move_to_end(name)
+            if entry.hold is not None and entry.hold.lost_reason is not None:
+                entry.hold.release()  # lapsed while this process stalled: reserve again
+                entry.hold = None
+            if entry.hold is None:
+                entry.hold = self._admit(name, key)
+            (backend or self.backend).prepare(key)
 
     def resident(self) -> list[ProvingKey]:
         """The resident keys, least recently used first."""
-        return [e.key for e in self._entries.values() if e.hold is not None]
+        with self._lock:
+            return [e.key for e in self._entries.values() if e.hold is not None]
 
     def resident_by_name(self) -> dict[Name, ProvingKey]:
         """The resident keys by the names ``key`` was given."""
-        return {n: e.key for n, e in self._entries.items() if e.hold is not None}
+        with self._lock:
+            return {n: e.key for n, e in self._entries.items() if e.hold is not None}
 
     def evict(self, name: Name) -> None:
         """Free the key's device state, hand its reservation back, drop it."""
-        entry = self._entries.pop(name)
-        self.backend.evict(entry.key)
-        if entry.hold is not None:
-            entry.hold.release()
+        with self._lock:
+            entry = self._entries.pop(name)
+            self._let_go.discard(name)
+            self.backend.evict(entry.key)
+            if entry.hold is not None:
+                entry.hold.release()
 
     def close(self) -> None:
         """Evict every key (a process that stops gives everything back)."""
-        while self._entries:
-            self.evict(next(iter(self._entries)))
+        with self._lock:
+            while self._entries:
+                self.evict(next(iter(self._entries)))
+
+    @contextmanager
+    def using(self, name: Name) -> Iterator[None]:
+        """While the block runs the key named ``name`` is in use: no eviction takes it, and a
+        ``let_go`` asked meanwhile is carried out when its last user ends."""
+        with self._lock:
+            self._users[name] += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._users[name] -= 1
+                if self._users[name] <= 0:
+                    del self._users[name]
+                    if name in self._let_go and name in self._entries:
+                        self.evict(name)
+                    self._let_go.discard(name)
+
+    def let_go(self, name: Name) -> tuple[ProvingKey, bool] | None:
+        """Evict the key named ``name`` now, or, while it is in use, when its last user ends:
+        (the key, whether it waits for its users); None if it is not resident."""
+        with self._lock:
+            entry = self._entries.get(name)
+            if entry is None or entry.hold is None:
+                return None
+            if self._users[name]:
+                self._let_go.add(name)
+                return entry.key, True
+            self.evict(name)
+            return entry.key, False
 
     def _admit(self, name: Name, key: ProvingKey) -> Hold | None:
         while (hold := self._reserve(key, force=False)) is None:
             victim = next((n for n, e in self._entries.items()
-                           if n != name and e.hold is not None), None)
+                           if n != name and e.hold is not None and not self._users[n]), None)
             if victim is None:
                 return self._reserve(key, force=True)
             self.evict(victim)

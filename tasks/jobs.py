@@ -26,6 +26,8 @@ Keys of job ``<id>`` (in the default namespace: ``proofq:`` is the cluster's
 - ``proofq:unsent``           sorted set: job → when it was stored, until its submit message
                               is sent (the reaper sends the ones left there: a producer that
                               died or lost Redis between storing and sending)
+- ``proofq:totals``           hash: jobs ended, by final status, each counted once by the
+                              script that ends it (kept when the jobs expire: GetStatus)
 - ``proofq:results``          stream: one entry per ended job {job, status, proof|error}
                               (proof: the result, hex)
                               (and the intake's refusals, status ``rejected``)
@@ -109,8 +111,12 @@ end
 local function job_id(key)
   return string.sub(key, string.len('$PREFIX') + 1)
 end
+local function ended(status)
+  redis.call('HINCRBY', '$TOTALS', status, 1)
+end
 local function stop(job, stream, status, error, ttl, cap)
   redis.call('HSET', job, 'status', status, 'error', error, 'finished', now())
+  ended(status)
   redis.call('XADD', stream, 'MAXLEN', '~', cap, '*',
              'job', job_id(job), 'status', status, 'error', error)
   retire(job, ttl)
@@ -187,6 +193,7 @@ local status = redis.call('HGET', KEYS[1], 'status')
 if status ~= '$ASSEMBLING' then return status or '$MISSING' end
 redis.call('SET', KEYS[1] .. ':result', ARGV[1])
 redis.call('HSET', KEYS[1], 'status', '$DONE', 'finished', now())
+ended('$DONE')
 redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[4], '*',
            'job', job_id(KEYS[1]), 'status', '$DONE', 'proof', ARGV[2])
 retire(KEYS[1], ARGV[3])
@@ -246,7 +253,8 @@ return redis.call('HGET', KEYS[1], 'key')
 def lua(body: str, keys: RedisKeys = DEFAULT_KEYS) -> str:
     """A script of this module with its words substituted (a word that is not a member
     fails here, not in Redis), for the namespace of ``keys``."""
-    return Template(_LIB + body).substitute(_WORDS, PREFIX=keys.job_prefix)
+    return Template(_LIB + body).substitute(_WORDS, PREFIX=keys.job_prefix,
+                                             TOTALS=keys.totals)
 
 
 class JobIdError(ValueError):
@@ -481,6 +489,11 @@ class JobStore:
     def result(self, job_id: str) -> bytes | None:
         return self.redis.get(self.key(job_id) + ":result")
 
+    def totals(self) -> dict[str, int]:
+        """Jobs ended since the cluster began, by final status (every terminal status
+        listed, 0 where none ended so)."""
+        counted = self.redis.hgetall(self.keys.totals)
+        return {status.value: int(counted.get(status.value.encode(), 0)) for status in TERMINAL}
 
 
 def _reply(raw: bytes | str) -> Reply:

@@ -515,3 +515,130 @@ def test_every_kind_through_celery_to_a_verified_proof(go_client, filecoin_2kib_
         assert verify_partition(partition, vk, proofs[name]), name
         assert not verify_partition(Partition(job.sectors, bytes(32), job.partition_index), vk,
                                     proofs[name]), name
+
+
+# -- keys on request (PreloadSRS, EvictSRS) and totals ------------------------------------
+
+def _tiny_key_as(params: Path, circuit_id: str, rng) -> int:
+    """A small random circuit's key saved where the workers look for ``circuit_id``'s
+    development key (``PROOFQ_FILECOIN_KEY=development``): what a preload loads is a key
+    directory, whatever circuit it holds. Its resident bytes."""
+    from client.cuzk.circuits import circuit
+    from snark import groth16
+    from tests.circuits import random_circuit
+    from workers.ledger import key_bytes
+
+    stem = circuit(circuit_id).key_name("development")
+    key = groth16.setup(random_circuit(num_inputs=2, num_constraints=60, rng=rng).compile(),
+                        circuit_id=stem)
+    key.save(params)
+    return key_bytes(key)
+
+
+def _cards(redis_url: str) -> list:
+    from workers.card import read_cards
+
+    return read_cards(redis.Redis.from_url(redis_url), "proofq:card:")
+
+
+@pytest.mark.timeout(600)
+def test_preload_and_evict_go_through_every_live_worker(go_client, redis_url, tmp_path, rng):
+    params = tmp_path / "params"
+    nbytes = _tiny_key_as(params, "porep-2k", rng)
+    env = {"PROOFQ_PARAMS_DIR": str(params), "PROOFQ_BACKEND": "cpu",
+           "PROOFQ_FILECOIN_KEY": "development"}
+    worker = WorkerProcess(redis_url, worker_command(gpu=None, concurrency=2, node="srs@%h"),
+                           log_dir=tmp_path, env=env).start()
+    gate = Gateway(redis_url, tmp_path, env=env).start(go_client)
+    try:
+        deadline = time.monotonic() + scaled(240)
+        while len(_cards(redis_url)) < 2:  # each pool process's runtime has its card
+            assert time.monotonic() < deadline and worker.alive(), worker.log_tail()
+            time.sleep(0.3)
+        rpc = lambda *args: call(go_client, gate.address, *args, timeout=300)  # noqa: E731
+        assert not rpc("status").get("loaded_srs")
+        first = rpc("preload", "porep-2k")
+        assert not first.get("already_loaded") and first.get("load_time_ms", 0) > 0, (
+            first, gate.log(), worker.log_tail())
+        loaded = rpc("status")["loaded_srs"]
+        assert [(s["circuit_id"], s["size_bytes"], s["ref_count"]) for s in loaded] == [
+            ("porep-2k", nbytes, 2)], loaded  # one copy per CPU process
+        assert rpc("preload", "porep-2k") == {"already_loaded": True}
+        evicted = rpc("evict", "porep-2k")
+        assert evicted == {"was_loaded": True, "freed_bytes": 2 * nbytes}, evicted
+        assert not rpc("status").get("loaded_srs")
+        assert not any(card.keys for card in _cards(redis_url))
+        assert rpc("evict", "porep-2k") == {}  # was_loaded false, nothing freed
+        unknown = rpc("preload", "porep-3g")
+        assert unknown["code"] == "InvalidArgument", unknown
+        assert "porep-3g" in unknown["message"] and "winning-32g" in unknown["message"]
+        assert rpc("evict", "")["code"] == "InvalidArgument"
+        missing = rpc("preload", "snap-2k")  # no key of it on the workers' disk
+        assert missing["code"] == "FailedPrecondition", missing
+        from client.cuzk.circuits import circuit
+        assert (f"$PROOFQ_PARAMS_DIR/{circuit('snap-2k').key_name('development')}/"
+                f"manifest.json: missing") in missing["message"], missing
+        assert "\n" not in missing["message"]
+        log = gate.log()
+        assert "PreloadSRS job=porep-2k" in log and "on 2 of 2 workers" in log, log
+    finally:
+        gate.stop()
+        worker.stop(graceful=False)
+
+
+def test_preload_with_no_live_worker_and_totals_that_outlive_their_jobs(
+        go_client, gateway, redis_url, rng):
+    from tasks.jobs import JobStore
+
+    answer = call(go_client, gateway.address, "preload", "wpost-32g")
+    assert answer["code"] == "FailedPrecondition" and "no worker is live" in answer["message"]
+    assert call(go_client, gateway.address, "evict", "wpost-32g") == {}
+    store = JobStore(redis.Redis.from_url(redis_url), ttl_s=1, results_maxlen=100)
+    done, failed = rng.randrange(1, 4), rng.randrange(1, 4)
+    for n in range(done + failed + 1):
+        job = f"totals-{n}-{rng.getrandbits(32):x}"
+        store.create(job, digest=f"d{n}", proof_type="filecoin", partitions=1,
+                     priority="normal", input_json="{}")
+        if n < done:
+            store.begin_partition(job, 0, max_attempts=3)
+            store.store_part(job, 0, b"\x01" * 192)
+            assert store.finish(job, b"\x01" * 192) == "done"
+            assert store.finish(job, b"\x01" * 192) == "done"  # a second end counts nothing
+        elif n < done + failed:
+            assert store.fail(job, "prove: no") == "failed"
+            assert store.fail(job, "prove: again") == "failed"
+        else:
+            store.cancel(job)
+    time.sleep(2.5)  # every job's state expires (ttl 1 s)
+    assert not redis.Redis.from_url(redis_url).keys("proofq:job:totals-*")
+    status = call(go_client, gateway.address, "status")
+    assert (status.get("total_proofs_completed"), status.get("total_proofs_failed")) == (
+        done, failed), status
+    metrics = call(go_client, gateway.address, "metrics")["prometheus_text"]
+    assert f'proofq_cuzk_jobs_ended_total{{status="done"}} {done}' in metrics
+    assert 'proofq_cuzk_jobs_ended_total{status="cancelled"} 1' in metrics
+
+
+def test_a_worker_that_does_not_answer_bounds_the_wait_by_the_callers_deadline(
+        gateway, redis_url, rng):
+    """A card still live whose process answers nothing (hung, or dead within its lease): the
+    caller's deadline bounds PreloadSRS and EvictSRS, named in a DEADLINE_EXCEEDED (grpcio,
+    which sets a deadline; the Go client sets none)."""
+    import grpc
+
+    from client.cuzk import proving_pb2 as pb
+    from client.cuzk import proving_pb2_grpc as pb_grpc
+    from workers.card import Card, WorkerCard
+
+    silent = f"silent-{rng.getrandbits(32):08x}"
+    WorkerCard(redis.Redis.from_url(redis_url), Card(silent, "host", "GPU-s", 0, "H200", 1),
+               lease_s=120, prefix="proofq:card:").renew()
+    stub = pb_grpc.ProvingEngineStub(grpc.insecure_channel(gateway.address))
+    for rpc, request in ((stub.PreloadSRS, pb.PreloadSrsRequest(circuit_id="porep-32g")),
+                         (stub.EvictSRS, pb.EvictSrsRequest(circuit_id="snap-64g"))):
+        began = time.monotonic()
+        with pytest.raises(grpc.RpcError) as error:
+            rpc(request, timeout=4)
+        assert error.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+        assert silent in error.value.details() and "did not answer" in error.value.details()
+        assert time.monotonic() - began < 4 + scaled(2)

@@ -133,6 +133,31 @@ def test_a_lapsed_reservation_is_made_again(redis_url, heartbeat, rng):
     owner.close()
 
 
+def test_a_key_in_use_is_never_a_victim_and_is_let_go_when_its_last_user_ends(
+        redis_url, heartbeat, rng):
+    backend = RecordingCpu()
+    first, second = _keys(rng, 2)
+    ledger = _ledger(redis_url, heartbeat, max(key_bytes(first), key_bytes(second)))
+    owner = _owner(backend, ledger)
+    assert owner.let_go("a") is None  # nothing resident: nothing to let go
+    with owner.using("a"):
+        owner.make_resident(owner.key("a", lambda: first))
+        # no room for b but a is in use: b is reserved over the budget, a stays
+        owner.make_resident(owner.key("b", lambda: second))
+        assert backend.evicted == [] and owner.resident() == [first, second]
+        with owner.using("a"):  # a second user (a preload beside a partition)
+            assert owner.let_go("a") == (first, True)  # deferred
+        assert first in owner.resident()  # one user left
+        assert owner.let_go("b") == (second, False)  # b has no user: gone now
+        assert backend.evicted == [second.circuit_id]
+    assert backend.evicted == [second.circuit_id, first.circuit_id]
+    assert owner.resident() == [] and ledger.reserved_bytes() == 0
+    with owner.using("a"):  # a later user loads it again, and nothing is pending
+        owner.make_resident(owner.key("a", lambda: first))
+    assert owner.resident() == [first]
+    owner.close()
+
+
 # -- on the GPU ---------------------------------------------------------------------------
 @pytest.mark.gpu
 @pytest.mark.skipif(not GPU_OK, reason=GPU_WHY)

@@ -30,7 +30,11 @@ expired stops before touching the GPU again.
 
 Keys: the process's keys are held by one owner (``gpu.residency``): loaded once, made
 resident in the memory phase with their bytes reserved in the VRAM ledger, the least
-recently used one evicted when the ledger has no room for another.
+recently used one evicted when the ledger has no room for another (never one a partition
+is using). A key can also be made resident ahead of work, or let go, on request
+(``workers.key_requests``, the gRPC door's PreloadSRS and EvictSRS): ``carry_out``, in the
+requests' thread, through the same owner and, for a preload, under the GPU's memory lock as
+a memory phase.
 """
 
 from __future__ import annotations
@@ -67,9 +71,10 @@ from workers.failures import (Failure, PartitionCancelled, PartitionFailed, clas
 from workers.fence import fence
 from workers.gpu_binding import Binding
 from workers.heartbeat import Heartbeat
+from workers.key_requests import KeyReply, KeyRequest, KeyRequests
 from workers.phase_events import Phase
 from workers.ledger import Reservation, VramLedger, key_bytes, partition_bytes
-from workers.locks import LockPair, LockWaitAborted, PartitionLocks
+from workers.locks import HeldLock, LockPair, LockWaitAborted, PartitionLocks
 
 log = logging.getLogger(__name__)
 
@@ -143,6 +148,9 @@ class WorkerRuntime:
         self.card = WorkerCard(client, _card(worker_name, binding, backend),
                                settings.lock_lease_s, keys.card_prefix)
         self.heartbeat.register(self.card)
+        # reading requests from before the card is first written: whoever sees the card
+        # live can ask this process
+        self.key_requests = KeyRequests(client, keys, worker_name, self.carry_out)
         self._update_card()
         self._cache: Reservation | None = None  # what the backend keeps cached between partitions
         self.metrics: WSGIServer | None = None  # this process's /metrics, when configured
@@ -176,6 +184,7 @@ class WorkerRuntime:
 
     def close(self) -> None:
         """Stop renewing and serving metrics, give back the resident keys' reservations."""
+        self.key_requests.close()
         if self._cache is not None:
             self._cache.release()
         self.heartbeat.close()
@@ -215,7 +224,8 @@ class WorkerRuntime:
             self._record(run, Phase.QUEUED, queued_at, time.time(), _Phase(), None)
         self._update_card(job=job_id, partition=partition, proof_type=proof_type.name)
         try:
-            return self._prove(run, proof_type, job_input, key_seen)
+            with self.residency.using(_key_name(proof_type, job_input)):
+                return self._prove(run, proof_type, job_input, key_seen)
         finally:
             self._update_card(job="", partition=-1, proof_type="")
 
@@ -266,7 +276,68 @@ class WorkerRuntime:
             log.info("%s key %s loaded", proof_type.name, key.circuit_id)
             return key
 
-        return self.residency.key((proof_type.name, proof_type.key_name(job_input)), load)
+        return self.residency.key(_key_name(proof_type, job_input), load)
+
+    # -- keys on request (workers.key_requests) -------------------------------------------
+    def carry_out(self, request: KeyRequest) -> KeyReply:
+        """A preload or an eviction asked of every worker (the requests' thread), under the
+        GPU's memory lock as the memory phase makes and evicts keys, waiting for it at most
+        the request's ``wait_s``."""
+        name = (request.proof_type, request.name)
+        reply = KeyReply(self.worker_name, True,
+                         device=f"{self.binding.gpu.host}:{self.binding.gpu.uuid}")
+        resident = self.residency.resident_by_name().get(name)
+        if resident is not None:
+            reply = replace(reply, was_resident=True, nbytes=key_bytes(resident),
+                            shared=self.backend.shared_name(resident) is not None)
+        if request.op == "evict":
+            return reply if resident is None else self._let_go(name, reply, request.wait_s)
+        if resident is not None:
+            return reply
+        directory = self.storage.params_dir / request.directory
+        if not (directory / "manifest.json").is_file():
+            return replace(reply, ok=False, error=(
+                f"$PROOFQ_PARAMS_DIR/{request.directory}/manifest.json: missing (the key is "
+                f"not made or converted yet: its first job makes it)"))
+        started = time.monotonic()
+        with self.residency.using(name):
+            key = self.residency.key(name, lambda: ProvingKey.load(directory))
+            held = self._memory_lock(started + request.wait_s)
+            if held is None:
+                return replace(reply, ok=False, error=(
+                    f"the GPU's memory lock was not free within {request.wait_s:g} s (the key "
+                    f"is loaded in this process, not resident)"))
+            with held:
+                self.residency.make_resident(key, fence(self.backend, held))
+        self._update_card()
+        elapsed = time.monotonic() - started
+        log.info("key %s/%s made resident on request in %.1f s", *name, elapsed)
+        return replace(reply, milliseconds=max(1, round(elapsed * 1000)),
+                       nbytes=key_bytes(key),
+                       shared=self.backend.shared_name(key) is not None)
+
+    def _let_go(self, name: tuple[str, str], reply: KeyReply, wait_s: float) -> KeyReply:
+        held = self._memory_lock(time.monotonic() + wait_s)
+        if held is None:
+            return replace(reply, ok=False, error=f"the GPU's memory lock was not free within "
+                                                  f"{wait_s:g} s (the key stays resident)")
+        with held:
+            released = self.residency.let_go(name)
+        self._update_card()
+        if released is None:  # evicted meanwhile (the ledger needed its room)
+            return replace(reply, nbytes=0)
+        deferred = released[1]
+        log.info("key %s/%s let go on request%s", *name,
+                 " when its partition ends (in use)" if deferred else "")
+        return replace(reply, deferred=deferred)
+
+    def _memory_lock(self, give_up: float) -> HeldLock | None:
+        """The GPU's memory lock, or None once ``give_up`` (monotonic) passed waiting."""
+        try:
+            return self.locks.for_partition(self.worker_name).memory(
+                should_stop=lambda: time.monotonic() > give_up)
+        except LockWaitAborted:
+            return None
 
     def _update_card(self, **fields) -> None:
         """The card with ``fields`` and the keys resident now; never fails the work (the
@@ -403,6 +474,11 @@ class WorkerRuntime:
         except redis.RedisError as exc:  # never let bookkeeping hide the partition's outcome
             log.warning("could not record %s event of %s/%d: %s", name, run.job, run.partition,
                         " ".join(str(exc).split())[:200])
+
+
+def _key_name(proof_type: ProofType, job_input: Any) -> tuple[str, str]:
+    """What the process's key owner names a job's key by (its card: ``<type>/<name>``)."""
+    return proof_type.name, proof_type.key_name(job_input)
 
 
 class KeyMismatch(WorkerFault):

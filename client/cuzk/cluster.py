@@ -2,12 +2,14 @@
 
 - jobs: the job store's index (``proofq:jobs``, the newest ``results_maxlen`` jobs still
   stored), each job's status and type in one pipelined read; pending = queued, in progress =
-  proving or assembling, per kind (``client.cuzk.kinds``), totals = the jobs done and failed
-  among them;
+  proving or assembling, per kind (``client.cuzk.kinds``);
+- totals: the jobs ended since the cluster began (``proofq:totals``, counted once by the
+  script that ends each job: they do not fall when jobs expire);
 - GPUs and resident keys: the cards the workers keep (``workers.card``): one ``GPUStatus``
   per GPU (its first worker process's ordinal, name and memory; the job one of its
   processes proves), one ``SRSStatus`` per resident key (HOT, its bytes, the processes that
-  hold it), under cuzk's circuit id where it has one (``porep-32g``);
+  hold it), under cuzk's circuit id where it has one (``porep-32g``,
+  ``client.cuzk.circuits``);
 - a finished job's timings: its phase events (``proofq:events`` from its creation on),
   summed over its partitions: ``synthesis_ms`` (witnesses), ``srs_load_ms`` (the memory
   phase: the key made resident and the inputs staged), ``gpu_compute_ms`` (the compute
@@ -24,8 +26,9 @@ from dataclasses import dataclass
 
 from client.api import Client
 from client.cuzk import proving_pb2 as pb
-from client.cuzk.kinds import KIND_OF_TYPE, KINDS, porep_circuit_ids
-from tasks.jobs import JOBS_INDEX, JobState, JobStatus
+from client.cuzk.circuits import circuit_of_card_name
+from client.cuzk.kinds import KIND_OF_TYPE, KINDS
+from tasks.jobs import JobState, JobStatus
 from workers.card import read_cards
 from workers.phase_events import EVENTS_STREAM, PhaseEvent
 
@@ -52,11 +55,11 @@ class ClusterView:
         self.redis = client.store.redis
         self.card_prefix = client.store.keys.card_prefix
         self.started = started
-        self.circuit_ids = porep_circuit_ids()
+        self.circuit_ids = circuit_of_card_name()
 
     def jobs(self) -> Iterator[_Job]:
         """Every job the index lists and the store still holds, oldest first."""
-        ids = [raw.decode() for raw in self.redis.zrange(JOBS_INDEX, 0, -1)]
+        ids = [raw.decode() for raw in self.redis.zrange(self.store.keys.jobs_index, 0, -1)]
         with self.redis.pipeline(transaction=False) as pipe:
             for job_id in ids:
                 pipe.hmget(self.store.key(job_id), "status", "proof_type", "created")
@@ -89,7 +92,7 @@ class ClusterView:
             total_ms=_ms(total))
 
     def _counts(self) -> tuple[dict[str, list[int]], Counter[str]]:
-        """Per kind [pending, in progress], and the jobs per status."""
+        """Per kind [pending, in progress], and the stored jobs per status."""
         queues = {kind.queue: [0, 0] for kind in KINDS.values()}
         statuses: Counter[str] = Counter()
         for job in self.jobs():
@@ -100,7 +103,8 @@ class ClusterView:
         return queues, statuses
 
     def status(self) -> pb.GetStatusResponse:
-        queues, statuses = self._counts()
+        queues, _ = self._counts()
+        totals = self.store.totals()
         cards = read_cards(self.redis, self.card_prefix)
         gpus: dict[tuple[str, str], pb.GPUStatus] = {}
         keys: dict[str, pb.SRSStatus] = {}
@@ -122,8 +126,8 @@ class ClusterView:
             gpus=list(gpus.values()), loaded_srs=list(keys.values()),
             queues=[pb.QueueStatus(proof_kind=name, pending=p, in_progress=r)
                     for name, (p, r) in queues.items()],
-            total_proofs_completed=statuses[JobStatus.DONE],
-            total_proofs_failed=statuses[JobStatus.FAILED],
+            total_proofs_completed=totals[JobStatus.DONE],
+            total_proofs_failed=totals[JobStatus.FAILED],
             uptime_seconds=int(time.time() - self.started))
 
     def metrics(self) -> str:
@@ -134,6 +138,11 @@ class ClusterView:
         lines = ["# HELP proofq_cuzk_jobs Jobs the store holds, by status",
                  "# TYPE proofq_cuzk_jobs gauge"]
         lines += [f'proofq_cuzk_jobs{{status="{s}"}} {statuses[s]}' for s in JobStatus]
+        lines += ["# HELP proofq_cuzk_jobs_ended_total Jobs ended since the cluster began, "
+                  "by final status",
+                  "# TYPE proofq_cuzk_jobs_ended_total counter"]
+        lines += [f'proofq_cuzk_jobs_ended_total{{status="{s}"}} {n}'
+                  for s, n in self.store.totals().items()]
         lines += ["# HELP proofq_cuzk_queue Jobs waiting or proving, by cuzk proof kind",
                   "# TYPE proofq_cuzk_queue gauge"]
         for kind in KINDS.values():

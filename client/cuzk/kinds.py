@@ -38,7 +38,7 @@ from client.cuzk import proving_pb2 as pb
 from config.settings import Settings
 from snark.filecoin.errors import FilecoinError
 from snark.filecoin.post.job import curio_request
-from snark.filecoin.registry import REGISTERED_PROOFS, by_number, key_stem
+from snark.filecoin.registry import by_number
 from snark.filecoin.snap.job import job_from_request
 
 #: cuzk's priorities → proofq's bands; UNSPECIFIED takes the kind's default (cuzk's
@@ -64,7 +64,7 @@ class Kind:
     number: int
     queue: str            # cuzk's name of the kind (QueueStatus.proof_kind)
     metric: str           # cuzk's Prometheus label
-    circuit: str          # circuit ids: <circuit>-<GiB>g (porep-32g)
+    circuit: str          # its circuit ids: <circuit>-<size> (porep-32g, client.cuzk.circuits)
     default_priority: str
     proof_type: str         # the proofq type its jobs have
     translate: Callable[[pb.SubmitProofRequest, Settings], bytes]  # → the job's input
@@ -205,12 +205,3 @@ def kind_of(request: pb.SubmitProofRequest) -> Kind:
                          f"1-4: {', '.join(pb.ProofKind.Name(n) for n in KINDS)})")
     return kind
 
-
-_SIZE_TAGS = {1 << 11: "2k", 1 << 23: "8m", 1 << 29: "512m", 1 << 35: "32g", 1 << 36: "64g"}
-
-
-def porep_circuit_ids() -> dict[str, str]:
-    """cuzk's circuit id (``porep-32g``; ``porep-2k`` … below a GiB) of each name a worker's
-    card gives a PoRep key (``filecoin/<key file stem>``, official or development)."""
-    return {f"filecoin/{key_stem(proof, key)}": f"porep-{_SIZE_TAGS[proof.sector_size]}"
-            for proof in REGISTERED_PROOFS.values() for key in ("official", "development")}

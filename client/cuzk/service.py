@@ -6,7 +6,8 @@ requests`` maps request ids to job ids. ``Prove`` and ``AwaitProof`` poll the jo
 until it ends, the wait runs out or the caller goes away (its deadline, or a cancel).
 
 Answers: a request proofq will not prove is ``FAILED`` with one line naming the field; a
-malformed one (no ``submit``, a kind cuzk does not define) is ``INVALID_ARGUMENT``; Redis
+malformed one (no ``submit``, a kind cuzk does not define, a circuit id it does not know) is
+``INVALID_ARGUMENT``; PreloadSRS and EvictSRS go to every live worker (``client.cuzk.srs``); Redis
 unreachable is ``UNAVAILABLE`` (or near its ``maxmemory``: nothing is stored), a job id
 that names nothing ``NOT_FOUND``. Every RPC logs one line (``log_request``).
 """
@@ -28,6 +29,7 @@ from client.cuzk import proving_pb2_grpc as pb_grpc
 from client.cuzk.cluster import ClusterView
 from client.cuzk.kinds import Kind, Refused, kind_of
 from client.cuzk.requests import RequestJobs
+from client.cuzk.srs import KeyControl, KeyControlError
 from tasks.jobs import JobState, JobStatus
 from tasks.submission import RedisFull, SubmitError
 
@@ -66,7 +68,7 @@ def _rpc(method: Callable) -> Callable:
         said = _Outcome()
         try:
             answer = method(self, request, context, said)
-        except _Abort as abort:
+        except (_Abort, KeyControlError) as abort:
             said.outcome = f"{abort.code.name}: {abort}"
             self.log_request(name, said, began)
             context.abort(abort.code, str(abort))
@@ -88,6 +90,7 @@ class ProvingEngine(pb_grpc.ProvingEngineServicer):
         self.store = client.store
         self.jobs = RequestJobs(client.store)
         self.cluster = ClusterView(client, started=started or time.time())
+        self.keys = KeyControl(client)
 
     # -- one line per request -------------------------------------------------------------
     def log_request(self, rpc: str, said: _Outcome, began: float) -> None:
@@ -214,33 +217,17 @@ class ProvingEngine(pb_grpc.ProvingEngineServicer):
 
     @_rpc
     def PreloadSRS(self, request, context, said):  # noqa: N802
-        """Answered from the workers' cards: a key resident on a worker is loaded; asking
-        workers to load one ahead of work has no path yet (a worker loads a key with its
-        first partition of it), and is refused so."""
         said.job = request.circuit_id
-        if self._resident(request.circuit_id):
-            said.outcome = "already loaded"
-            return pb.PreloadSrsResponse(already_loaded=True)
-        raise _Abort(grpc.StatusCode.UNIMPLEMENTED,
-                     f"circuit_id: {request.circuit_id!r} is not resident, and proofq "
-                     f"workers load a key with their first partition of it (no preload yet)")
+        answer, said.outcome = self.keys.preload(request.circuit_id, context.time_remaining(),
+                                                 lambda: not context.is_active())
+        return answer
 
     @_rpc
     def EvictSRS(self, request, context, said):  # noqa: N802
-        """Workers evict by their own ledger (``gpu.residency``); an eviction on request has
-        no path to them yet: a key not resident anywhere answers was_loaded false."""
         said.job = request.circuit_id
-        if not self._resident(request.circuit_id):
-            said.outcome = "not loaded"
-            return pb.EvictSrsResponse(was_loaded=False)
-        raise _Abort(grpc.StatusCode.UNIMPLEMENTED,
-                     f"circuit_id: {request.circuit_id!r} is resident, and proofq workers "
-                     f"evict keys only as their memory needs (no eviction on request yet)")
-
-    def _resident(self, circuit_id: str) -> bool:
-        if not circuit_id:
-            raise _Abort(grpc.StatusCode.INVALID_ARGUMENT, "circuit_id: empty")
-        return any(srs.circuit_id == circuit_id for srs in self.cluster.status().loaded_srs)
+        answer, said.outcome = self.keys.evict(request.circuit_id, context.time_remaining(),
+                                               lambda: not context.is_active())
+        return answer
 
 
 def _one_line(text: str) -> str:
