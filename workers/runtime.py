@@ -196,13 +196,18 @@ class WorkerRuntime:
                         job_input: Any, progress: Progress | None = None,
                         cancelled: Callable[[], bool] | None = None,
                         queued_at: float | None = None,
-                        key_seen: Callable[[str], str | None] | None = None) -> bytes:
+                        key_seen: Callable[[str], str | None] | None = None,
+                        band: int = 0) -> bytes:
         """Prove one partition of a job (its parsed input, of ``proof_type``) through all
         phases; return what the job stores of it (``ProofWorker.part``: the verified 192-byte
         proof, with its public inputs where the type keeps them).
 
         ``queued_at`` (Unix seconds), when the caller knows it, adds the ``queued`` phase:
         from enqueue to this worker picking the partition up.
+
+        ``band``: the job's priority level (lower first): where the partition waits in the
+        GPU's lock queues (``workers.locks``), ahead of every waiting partition of a lower
+        band.
 
         ``key_seen(mine)``, when given, records this worker's key (``"<vk digest> <worker>"``)
         for the job and returns the first one recorded: a partition whose key is not the one
@@ -215,12 +220,12 @@ class WorkerRuntime:
             self._record(run, Phase.QUEUED, queued_at, time.time(), _Phase(), None)
         self._update_card(job=job_id, partition=partition, proof_type=proof_type.name)
         try:
-            return self._prove(run, proof_type, job_input, key_seen)
+            return self._prove(run, proof_type, job_input, key_seen, band)
         finally:
             self._update_card(job="", partition=-1, proof_type="")
 
     def _prove(self, run: _PartitionRun, proof_type: ProofType, job_input: Any,
-               key_seen: Callable[[str], str | None] | None) -> bytes:
+               key_seen: Callable[[str], str | None] | None, band: int) -> bytes:
         partition = run.partition
         worker = worker_half(proof_type, self.storage)
         with self._phase(run, Phase.SYNTHESIZE):
@@ -229,7 +234,7 @@ class WorkerRuntime:
                 self._same_key_as_the_job(key, key_seen)
             work = worker.work(job_input, partition, key, self.backend)
             public = worker.public_inputs(job_input, partition, key, work)
-        locks = self.locks.for_partition(self.worker_name)
+        locks = self.locks.for_partition(self.worker_name, band)
         staged, reservation = self._memory_phase(run, locks, key, work)
         try:
             parts = self._compute_phase(run, locks, key, work, staged)
