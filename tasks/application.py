@@ -157,6 +157,10 @@ app.conf.include = list(WORKER_MODULES)
 app.user_options["worker"].add(click.Option(
     ["--gpu"], type=click.IntRange(min=0), default=None,
     help="prove on GPU N only (pins CUDA_VISIBLE_DEVICES); without it, prove on the CPU"))
+app.user_options["worker"].add(click.Option(
+    ["--critical-slots"], type=click.IntRange(min=0), default=None,
+    help="how many of the worker's -c processes only critical work (WinningPoSt) may take "
+         "(default: PROOFQ_CRITICAL_SLOTS)"))
 
 
 def _worker_logs_at_info() -> None:
