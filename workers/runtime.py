@@ -139,7 +139,8 @@ class WorkerRuntime:
                                  lease_s=settings.lock_lease_s, heartbeat=self.heartbeat)
         keys = RedisKeys.of(settings)
         self.events = EventLog(client, settings.events_maxlen, keys.events)
-        self.residency: Residency[tuple[str, str]] = Residency(backend, self._reserve_key)
+        self.residency: Residency[tuple[str, str]] = Residency(backend, self._reserve_key,
+                                                               self._pin_key)
         self.card = WorkerCard(client, _card(worker_name, binding, backend),
                                settings.lock_lease_s, keys.card_prefix)
         self.heartbeat.register(self.card)
@@ -283,10 +284,19 @@ class WorkerRuntime:
         except redis.RedisError as exc:
             log.debug("card not written: %s", exc)
 
+    def _resident_bytes(self, key: ProvingKey) -> int:
+        return key_bytes(key) + self.backend.extra_resident_bytes(key)
+
+    def _pin_key(self, key: ProvingKey) -> bool:
+        """Pin a key small enough to stay beside the pinned ones within
+        ``pinned_key_bytes`` (a WinningPoSt key: never evicted for a PoRep one)."""
+        pinned = sum(self._resident_bytes(k) for k in self.residency.pinned())
+        return pinned + self._resident_bytes(key) <= self.settings.pinned_key_bytes
+
     def _reserve_key(self, key: ProvingKey, *, force: bool) -> Reservation | None:
         """The ledger's reservation of a resident key's bases, matrices and tables: the
         GPU's one for a key its processes share, else this process's own."""
-        nbytes = key_bytes(key) + self.backend.extra_resident_bytes(key)
+        nbytes = self._resident_bytes(key)
         shared = self.backend.shared_name(key)
         if shared is not None:
             return self.ledger.reserve_shared(shared, self.worker_name, nbytes, force=force)
