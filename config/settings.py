@@ -154,9 +154,10 @@ class Settings(BaseSettings):
                                 description="how many of a worker's processes only critical "
                                             "work (WinningPoSt) may take; the worker's "
                                             "--critical-slots overrides it")
-    pinned_key_bytes: int = Field(1 << 30, ge=0,
+    pinned_key_bytes: int = Field(4 << 30, ge=0,
                                   description="a resident key of at most this many device "
-                                              "bytes (a WinningPoSt key, ~0.3 GB) is never "
+                                              "bytes, all pinned ones together (a WinningPoSt "
+                                              "key: 0.23 GB, 2.7 GB with window tables) is never "
                                               "evicted for another key; 0 = none pinned")
 
     @field_validator("redis_url")
