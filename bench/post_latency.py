@@ -32,16 +32,20 @@ figures) to ``--out`` (default ``$OUT`` or ``bench/results``).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import json
 import math
 import multiprocessing as mp
 import os
+import socket
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -71,9 +75,29 @@ PRIORITY = {"winning": "critical", "window": "high"}  # the gRPC door's defaults
 
 
 # -- requests and keys --------------------------------------------------------------------
+@dataclass(frozen=True)
+class Request:
+    """One PoSt request: Curio's fields, and the job the gRPC door makes of them."""
+
+    kind: str
+    fields: tuple  # curio_request's positional arguments
+    sector_size: int
+    proof_type: str
+    text: str
+
+    def grpc(self, request_id: str):
+        from client.cuzk import proving_pb2 as pb
+
+        proof_kind, registered, vanilla, randomness, miner, partition = self.fields[:6]
+        return pb.SubmitProofRequest(request_id=request_id, proof_kind=proof_kind,
+                                     sector_size=self.sector_size, registered_proof=registered,
+                                     vanilla_proofs=vanilla, miner_id=miner,
+                                     randomness=randomness, partition_index=partition)
+
+
 def post_requests(kind: str, size: str, count: int, key: str, rng: np.random.Generator,
-                  window_sectors: int) -> list[tuple[str, str]]:
-    """``count`` requests of ``kind`` as (proof type, job JSON), over fresh sparse sectors."""
+                  window_sectors: int) -> list[Request]:
+    """``count`` requests of ``kind`` over fresh sparse sectors."""
     from snark.filecoin.post.generate import sparse_proofs
     from snark.filecoin.post.job import curio_request
     from snark.filecoin.post.registry import post_proof
@@ -87,8 +111,8 @@ def post_requests(kind: str, size: str, count: int, key: str, rng: np.random.Gen
         randomness[31] &= 0x3F  # as Curio masks it
         ids = [int(i) for i in rng.integers(1, 1 << 40, sectors)]
         vanilla = encode(sparse_proofs(proof, rng, ids, bytes(randomness)))
-        out.append(curio_request(PROOF_KIND[kind], proof.go_id, vanilla, bytes(randomness),
-                                 MINER, 0, key))
+        fields = (PROOF_KIND[kind], proof.go_id, vanilla, bytes(randomness), MINER, 0, key)
+        out.append(Request(kind, fields, proof.sector_size, *curio_request(*fields)))
     return out
 
 
@@ -146,18 +170,47 @@ def _phases(client: redis.Redis, job: str) -> dict[str, float]:
     return seconds
 
 
-def timed(client: Client, kind: str, proof_type: str, text: str,
-          texts: dict[str, str]) -> dict:
+class Door:
+    """How requests reach the service: ``Client.submit`` at the priority the gRPC door
+    would give (``service``), or the door itself (``grpc``: ``SubmitProof`` then
+    ``AwaitProof``, the priority left to the door, as Curio leaves it)."""
+
+    def __init__(self, client: Client, stub=None) -> None:
+        self.client = client
+        self.stub = stub
+
+    def prove(self, request: Request) -> tuple[str, float, bytes | None, str]:
+        """(job, the submit's seconds, the proof or None, the error)."""
+        started = time.perf_counter()
+        if self.stub is None:
+            job = self.client.submit(request.text, proof_type=request.proof_type,
+                                     priority=PRIORITY[request.kind])
+            accept_s = time.perf_counter() - started
+            try:
+                return job, accept_s, self.client.result(job, RESULT_WAIT_S), ""
+            except (JobError, TimeoutError) as exc:
+                return job, accept_s, None, str(exc)[:300]
+        from client.cuzk import proving_pb2 as pb
+
+        job = self.stub.SubmitProof(request.grpc(f"bench-{os.urandom(8).hex()}"),
+                                    timeout=RESULT_WAIT_S).job_id
+        accept_s = time.perf_counter() - started
+        reply = self.stub.AwaitProof(pb.AwaitProofRequest(job_id=job), timeout=RESULT_WAIT_S)
+        if reply.status != pb.AwaitProofResponse.COMPLETED:
+            return job, accept_s, None, f"{reply.status}: {reply.error_message}"[:300]
+        return job, accept_s, reply.proof, ""
+
+
+def timed(door: Door, request: Request, texts: dict[str, str]) -> dict:
     """One request, submit to verified proof (its text kept in ``texts`` by job)."""
     started = time.perf_counter()
-    job = client.submit(text, proof_type=proof_type, priority=PRIORITY[kind])
-    texts[job] = text
-    accept_s = time.perf_counter() - started
-    row = {"kind": kind, "job": job, "ok": True, "accept_s": accept_s, "error": ""}
-    try:
-        row["proof"] = client.result(job, RESULT_WAIT_S).hex()
-    except (JobError, TimeoutError) as exc:
-        row.update(ok=False, error=str(exc)[:300])
+    job, accept_s, proof, error = door.prove(request)
+    texts[job] = request.text
+    client = door.client
+    row = {"kind": request.kind, "job": job, "ok": proof is not None, "accept_s": accept_s,
+           "error": error}
+    if proof is not None:
+        row["proof"] = proof.hex()
     row["wall_s"] = time.perf_counter() - started
     state = client.status(job)
     if state.finished is not None:
@@ -242,11 +295,45 @@ def redis_now(client: redis.Redis) -> float:
 
 
 # -- the driver ---------------------------------------------------------------------------
-def sequence(client: Client, kind: str, requests: list[tuple[str, str]], interval: float,
-             rows: list[dict], texts: dict[str, str]) -> None:
-    for proof_type, text in requests:
-        rows.append(timed(client, kind, proof_type, text, texts))
+def sequence(door: Door, requests: list[Request], interval: float, rows: list[dict],
+             texts: dict[str, str]) -> None:
+    for request in requests:
+        rows.append(timed(door, request, texts))
         time.sleep(interval)
+
+
+@contextlib.contextmanager
+def doors(url: str, via: str, env: dict[str, str]):
+    """Two doors (the WinningPoSt sequence's and the WindowPoSt one's beside it), each with
+    its own client; through one ``proofq grpc`` process for ``grpc``."""
+    settings = load_settings(redis_url=url)
+    with Client(url, settings) as one, Client(url, settings) as two:
+        if via == "service":
+            yield Door(one), Door(two)
+            return
+        import grpc
+
+        from client.cuzk import proving_pb2_grpc as pb_grpc
+        from client.cuzk.server import MAX_MESSAGE_BYTES
+
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        gateway = subprocess.Popen([sys.executable, "-m", "client", "grpc", "--listen",
+                                    f"127.0.0.1:{port}"], cwd=ROOT,
+                                   env={**os.environ, **env, "PYTHONPATH": str(ROOT)},
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        channel = grpc.insecure_channel(f"127.0.0.1:{port}", options=[
+            ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+            ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES)])
+        try:
+            grpc.channel_ready_future(channel).result(timeout=120)
+            stub = pb_grpc.ProvingEngineStub(channel)
+            yield Door(one, stub), Door(two, stub)
+        finally:
+            channel.close()
+            gateway.terminate()
+            gateway.wait(timeout=30)
 
 
 def run(args, tmp: Path) -> dict:
@@ -257,7 +344,7 @@ def run(args, tmp: Path) -> dict:
                             args.post_key, rng, args.window_sectors)
     window = post_requests("window", args.post_size, args.window, args.post_key, rng,
                            args.window_sectors)
-    result: dict = {"post_size": args.post_size, "post_key": args.post_key,
+    result: dict = {"via": args.via, "post_size": args.post_size, "post_key": args.post_key,
                     "porep_type": args.porep_type, "concurrency": args.concurrency,
                     "critical_slots": args.critical_slots, "seed": args.seed}
     if args.porep_type == "filecoin":
@@ -273,7 +360,7 @@ def run(args, tmp: Path) -> dict:
     if args.params is None:
         result["porep_key"] = _child(_make_key, result["porep_shape"], str(params), backend)
     if args.post_key == "development":
-        result.update(_child(_make_post_keys, [winning[0][1], *(t for _, t in window[:1])],
+        result.update(_child(_make_post_keys, [winning[0].text, *(r.text for r in window[:1])],
                              str(params), backend))
     # the CPU stand-in's processes share one lock pair and ledger, as a GPU's do
     settings = load_settings(params_dir=params, backend=backend, filecoin_key=args.post_key,
@@ -285,16 +372,15 @@ def run(args, tmp: Path) -> dict:
         worker = WorkerProcess(server.url, command, log_dir=tmp, env=env).start()
         texts: dict[str, str] = {}
         try:
-            with Client(server.url, load_settings(redis_url=server.url)) as client, \
-                    Client(server.url, load_settings(redis_url=server.url)) as beside_client:
+            with doors(server.url, args.via, env) as (door, beside_door):
+                client = door.client
                 worker.wait_ready(client.app, WORKER_START_S, node="post@%h")
                 # warm: every key loaded and resident (a WindowPoSt, a PoRep job)
-                warm = [timed(client, "window", *window[0], texts)] if window else []
+                warm = [timed(door, window[0], texts)] if window else []
                 with PorepLoad(server.url, c1_path, 1) as load:
                     load.run_for(1)
                 idle: list[dict] = []
-                sequence(client, "winning", winning[:args.idle_winning], args.interval, idle,
-                         texts)
+                sequence(door, winning[:args.idle_winning], args.interval, idle, texts)
                 with PorepLoad(server.url, c1_path, args.porep_in_flight) as load:
                     base_from = redis_now(client.store.redis)
                     load.run_for(args.baseline_jobs)
@@ -302,19 +388,17 @@ def run(args, tmp: Path) -> dict:
                     rows: list[dict] = []
                     window_rows: list[dict] = []
                     beside = threading.Thread(target=sequence, args=(
-                        beside_client, "window", window, args.interval * 3, window_rows,
-                        texts))
+                        beside_door, window, args.interval * 3, window_rows, texts))
                     beside.start()
-                    sequence(client, "winning", winning[args.idle_winning:], args.interval,
-                             rows, texts)
+                    sequence(door, winning[args.idle_winning:], args.interval, rows, texts)
                     beside.join()
                     load_until = redis_now(client.store.redis)
                 verify(warm + idle + rows + window_rows, texts, params)
                 events = read_events(client.store.redis)
         finally:
-            worker.stop(graceful=False)
             if not worker.alive():
                 result["worker_log_tail"] = worker.log_tail(40)
+            worker.stop(graceful=False)
     post_jobs = {r["job"] for r in rows + window_rows}
     post_compute = sum(e.seconds for e in events if e.job in post_jobs and e.phase == "compute")
     porep_computes = [e.seconds for e in events if e.phase == "compute"
@@ -345,6 +429,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--gpu", type=int, default=None, help="GPU N (none: the CPU stand-in)")
     parser.add_argument("--backend", choices=("gpu", "cpu"), default="gpu")
+    parser.add_argument("--via", choices=("service", "grpc"), default="service",
+                        help="Client.submit, or Curio's way: the gRPC door (proofq grpc)")
     parser.add_argument("--concurrency", "-c", type=int, default=3)
     parser.add_argument("--critical-slots", type=int, default=1)
     parser.add_argument("--post-size", choices=sorted(POST_IDS["winning"]), default="2KiB")
