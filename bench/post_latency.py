@@ -38,9 +38,7 @@ import json
 import math
 import multiprocessing as mp
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -311,29 +309,10 @@ def doors(url: str, via: str, env: dict[str, str]):
         if via == "service":
             yield Door(one), Door(two)
             return
-        import grpc
+        from bench.grpc_gateway import grpc_door
 
-        from client.cuzk import proving_pb2_grpc as pb_grpc
-        from client.cuzk.server import MAX_MESSAGE_BYTES
-
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
-        gateway = subprocess.Popen([sys.executable, "-m", "client", "grpc", "--listen",
-                                    f"127.0.0.1:{port}"], cwd=ROOT,
-                                   env={**os.environ, **env, "PYTHONPATH": str(ROOT)},
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        channel = grpc.insecure_channel(f"127.0.0.1:{port}", options=[
-            ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
-            ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES)])
-        try:
-            grpc.channel_ready_future(channel).result(timeout=120)
-            stub = pb_grpc.ProvingEngineStub(channel)
+        with grpc_door(env) as stub:
             yield Door(one, stub), Door(two, stub)
-        finally:
-            channel.close()
-            gateway.terminate()
-            gateway.wait(timeout=30)
 
 
 def run(args, tmp: Path) -> dict:

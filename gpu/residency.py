@@ -16,7 +16,7 @@ its key, and its bytes still count against everyone's pre-staging. A reservation
 lapsed while the process stalled is made again.
 
 A key the owner's ``pin`` accepts when it first becomes resident (the runtime's: small
-keys, up to ``PROOFQ_PINNED_KEY_BYTES`` in all: a WinningPoSt key, ~0.3 GB at 32 GiB) is
+keys, up to ``PROOFQ_PINNED_KEY_BYTES`` in all: a WinningPoSt key, 0.23 GB at 32 GiB) is
 pinned: never chosen to make room for another key (a PoRep key that does not fit beside it
 is reserved forced instead), so the critical band never waits for its key to load from
 disk again; only ``evict`` by name or ``close`` lets it go.

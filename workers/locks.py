@@ -16,10 +16,10 @@ live waiter with the lowest score while the lock is free. A higher band's waiter
 before every waiter of lower bands that is still waiting (never before the holder: a
 running phase is not preempted); within a band grants follow arrival order, so nobody of a
 band starves, and a lower band waits only while a higher band has waiters (that band's own
-work). Waiters refresh their own lease on every
-retry; a waiter that died stops refreshing and is dropped when it reaches the head, so it
-never blocks the queue. A live holder releases with compare-and-delete and wakes the head
-waiter at once through its wake list, so a hand-over costs one round trip, not a poll period.
+work). Waiters refresh their own lease on every retry; a waiter that died stops refreshing
+and is dropped when it reaches the head, so it never blocks the queue. A live holder
+releases with compare-and-delete and wakes the head waiter at once through its wake list,
+so a hand-over costs one round trip, not a poll period.
 
 A holder that died stops renewing and its lock expires with the lease. Waiters do not wait
 that long when they can tell: the token names the holder's process (PID namespace, pid,
