@@ -11,8 +11,11 @@
 #            SCALE_ARGS="--type filecoin --c1 c1.json --gpus 1 -c 2" for Filecoin sectors
 #   filecoin bench/filecoin_gpu.py: a development-key partition proof, a 32 GiB partition's
 #            GPU time (FILECOIN_ARGS, e.g. "--prove 512MiB --time 32GiB")
+#   post     bench/post_latency.py: WinningPoSt / WindowPoSt request → verified proof on GPU 0
+#            while its worker proves PoRep (POST_ARGS, e.g. "--post-size 32GiB --post-key
+#            official --porep-type filecoin --c1 c1.json --params DIR --via grpc")
 # Extra arguments for a stage go in BENCH_ARGS / PYTEST_ARGS / OVERLAP_ARGS / SCALE_ARGS /
-# FILECOIN_ARGS. The copy of the tree on the device has no .git: pass PROOFQ_COMMIT=<hash> so
+# FILECOIN_ARGS / POST_ARGS. The copy of the tree on the device has no .git: pass PROOFQ_COMMIT=<hash> so
 # the JSON records the commit.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -41,7 +44,8 @@ for stage in "$@"; do
         overlap) python3 bench/worker_overlap.py ${OVERLAP_ARGS:-} ;;
         scale)   python3 bench/scale.py --out "$OUT" ${SCALE_ARGS:-} ;;
         filecoin) python3 bench/filecoin_gpu.py --out "$OUT" ${FILECOIN_ARGS:-} ;;
-        *)       echo "unknown stage: $stage (tests, sppark, bench, overlap, scale, filecoin)"
+        post)    python3 bench/post_latency.py --gpu 0 --out "$OUT" ${POST_ARGS:-} ;;
+        *)       echo "unknown stage: $stage (tests, sppark, bench, overlap, scale, filecoin, post)"
                  false ;;
     esac 2>&1 | tee "$OUT/$stage.log"
     rc=${PIPESTATUS[0]}
