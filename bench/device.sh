@@ -15,8 +15,12 @@
 #            keeper, workers --gpu 0 -c 2 (CHAOS_ARGS, default 8 MiB demo sectors)
 #   grpc     bench/grpc_gateway.py: a sector through proofq grpc beside a direct submit
 #            (GRPC_ARGS, e.g. "--case 32GiB --repeat 5")
+#   post     bench/post_latency.py: WinningPoSt / WindowPoSt request → verified proof on GPU 0
+#            while its worker proves PoRep (POST_ARGS, e.g. "--post-size 32GiB --post-key
+#            official --porep-type filecoin --c1 c1.json --params DIR --via grpc")
 # Extra arguments for a stage go in BENCH_ARGS / PYTEST_ARGS / OVERLAP_ARGS / SCALE_ARGS /
-# FILECOIN_ARGS / CHAOS_ARGS / GRPC_ARGS. The copy of the tree on the device has no .git: pass PROOFQ_COMMIT=<hash> so
+# FILECOIN_ARGS / CHAOS_ARGS / GRPC_ARGS / POST_ARGS. The copy of the tree on the device has
+# no .git: pass PROOFQ_COMMIT=<hash> so
 # the JSON records the commit.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -48,8 +52,9 @@ for stage in "$@"; do
         chaos)   python3 bench/chaos.py --gpu 0 --out "$OUT/chaos-gpu.json" \
                      ${CHAOS_ARGS:---sector 8388608 --only gpu-kill-worker gpu-kill-keeper} ;;
         grpc)    python3 bench/grpc_gateway.py --out "$OUT" ${GRPC_ARGS:-} ;;
+        post)    python3 bench/post_latency.py --gpu 0 --out "$OUT" ${POST_ARGS:-} ;;
         *)       echo "unknown stage: $stage (tests, sppark, bench, overlap, scale, filecoin," \
-                      "chaos, grpc)"
+                      "chaos, grpc, post)"
                  false ;;
     esac 2>&1 | tee "$OUT/$stage.log"
     rc=${PIPESTATUS[0]}

@@ -23,6 +23,7 @@ command, load average, the rows).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import json
 import os
@@ -33,7 +34,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,6 +61,27 @@ def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+@contextlib.contextmanager
+def grpc_door(env: dict[str, str]) -> Iterator[pb_grpc.ProvingEngineStub]:
+    """A ``proofq grpc`` process on a free local port, with ``env`` over this process's
+    environment (its Redis, its settings), and a stub to call it; stopped on the way out."""
+    port = _free_port()
+    gateway = subprocess.Popen([sys.executable, "-m", "client", "grpc", "--listen",
+                                f"127.0.0.1:{port}"], cwd=ROOT,
+                               env={**os.environ, **env, "PYTHONPATH": str(ROOT)},
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}", options=[
+        ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+        ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES)])
+    try:
+        grpc.channel_ready_future(channel).result(timeout=120)
+        yield pb_grpc.ProvingEngineStub(channel)
+    finally:
+        channel.close()
+        gateway.terminate()
+        gateway.wait(timeout=30)
 
 
 def _request(case: str, text: bytes, request_id: str) -> pb.SubmitProofRequest:
@@ -115,18 +137,7 @@ def measure(case: str, repeat: int, seed: int, cache: Path) -> dict:
     text = path.read_bytes()
     with EmbeddedRedis() as server:
         settings = load_settings(redis_url=server.url)
-        port = _free_port()
-        gateway = subprocess.Popen([sys.executable, "-m", "client", "grpc", "--listen",
-                                    f"127.0.0.1:{port}"], cwd=ROOT,
-                                   env={**os.environ, "PROOFQ_REDIS_URL": server.url,
-                                        "PYTHONPATH": str(ROOT)},
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        channel = grpc.insecure_channel(f"127.0.0.1:{port}", options=[
-            ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
-            ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES)])
-        try:
-            grpc.channel_ready_future(channel).result(timeout=120)
-            stub = pb_grpc.ProvingEngineStub(channel)
+        with grpc_door({"PROOFQ_REDIS_URL": server.url}) as stub:
             with Client(server.url, settings) as client:
                 job_input = porep_job(_request(case, text, "x"))
                 rows = {"submit_gateway": [], "submit_direct": [], "answer_gateway": [],
@@ -148,10 +159,6 @@ def measure(case: str, repeat: int, seed: int, cache: Path) -> dict:
                     rows["answer_direct"].append(_latency(
                         lambda job=direct: client.wait(job, 600),
                         lambda job=direct: _finish_by_hand(client, job)))
-        finally:
-            channel.close()
-            gateway.terminate()
-            gateway.wait(timeout=30)
     return {"case": case, "c1_bytes": len(text), "repeat": repeat,
             **{name: _stats(values) for name, values in rows.items()}}
 

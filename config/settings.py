@@ -149,6 +149,17 @@ class Settings(BaseSettings):
                                      description="Prometheus /metrics port (first free at or "
                                                  "above it, one per worker process); None = off")
 
+    # PoSt on time under PoRep load (docs/operators.md, "Proofs of spacetime on time").
+    critical_slots: int = Field(0, ge=0,
+                                description="how many of a worker's processes only critical "
+                                            "work (WinningPoSt) may take; the worker's "
+                                            "--critical-slots overrides it")
+    pinned_key_bytes: int = Field(4 << 30, ge=0,
+                                  description="a resident key of at most this many device "
+                                              "bytes, all pinned ones together (a WinningPoSt "
+                                              "key: 0.23 GB, 2.7 GB with window tables) is never "
+                                              "evicted for another key; 0 = none pinned")
+
     @field_validator("redis_url")
     @classmethod
     def _redis_url_is_usable(cls, url: str | None) -> str | None:

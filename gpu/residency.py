@@ -21,6 +21,12 @@ last user ends. The owner is shared by the process's proving thread and the thre
 carries out such requests (``workers.key_requests``): every change is made under its lock,
 and a key is loaded from disk outside it.
 
+A key the owner's ``pin`` accepts when it first becomes resident (the runtime's: small
+keys, up to ``PROOFQ_PINNED_KEY_BYTES`` in all: a WinningPoSt key, 0.23 GB at 32 GiB) is
+pinned: never chosen to make room for another key (a PoRep key that does not fit beside it
+is reserved forced instead), so the critical band never waits for its key to load from
+disk again; only ``evict`` by name (EvictSRS included) or ``close`` lets it go.
+
 It works with any backend (``snark.backend.ProverBackend``: ``prepare``, ``evict``,
 ``extra_resident_bytes``); the ledger comes in as ``reserve`` (``workers.ledger``), since a
 GPU backend knows nothing of Redis.
@@ -48,6 +54,11 @@ class Hold(Protocol):
     def release(self) -> None: ...
 
 
+class Pin(Protocol):
+    def __call__(self, key: ProvingKey) -> bool:
+        """Whether ``key``, about to become resident, stays so for good."""
+
+
 class Reserve(Protocol):
     def __call__(self, key: ProvingKey, *, force: bool) -> Hold | None:
         """The ledger's reservation for ``key`` resident, or None if it does not fit."""
@@ -57,6 +68,7 @@ class Reserve(Protocol):
 class _Entry:
     key: ProvingKey
     hold: Hold | None = None  # set while the key is resident
+    pinned: bool = False  # never evicted to make room (decided when first resident)
 
 
 #: What a key is named by (the worker's: proof type and key stem).
@@ -66,9 +78,10 @@ Name = TypeVar("Name", bound=Hashable)
 class Residency(Generic[Name]):
     """One process's loaded keys, by name, and the resident ones' reservations."""
 
-    def __init__(self, backend: ProverBackend, reserve: Reserve) -> None:
+    def __init__(self, backend: ProverBackend, reserve: Reserve, pin: Pin | None = None) -> None:
         self.backend = backend
         self._reserve = reserve
+        self._pin = pin
         self._entries: OrderedDict[Name, _Entry] = OrderedDict()  # least recent first
         self._users: Counter[Name] = Counter()  # partitions (and preloads) using a key now
         self._let_go: set[Name] = set()  # to evict when their last user ends
@@ -98,6 +111,7 @@ class Residency(Generic[Name]):
                 entry.hold.release()  # lapsed while this process stalled: reserve again
                 entry.hold = None
             if entry.hold is None:
+                entry.pinned = entry.pinned or (self._pin is not None and self._pin(key))
                 entry.hold = self._admit(name, key)
             (backend or self.backend).prepare(key)
 
@@ -105,6 +119,11 @@ class Residency(Generic[Name]):
         """The resident keys, least recently used first."""
         with self._lock:
             return [e.key for e in self._entries.values() if e.hold is not None]
+
+    def pinned(self) -> list[ProvingKey]:
+        """The pinned keys."""
+        with self._lock:
+            return [e.key for e in self._entries.values() if e.pinned]
 
     def resident_by_name(self) -> dict[Name, ProvingKey]:
         """The resident keys by the names ``key`` was given."""
@@ -159,7 +178,8 @@ class Residency(Generic[Name]):
     def _admit(self, name: Name, key: ProvingKey) -> Hold | None:
         while (hold := self._reserve(key, force=False)) is None:
             victim = next((n for n, e in self._entries.items()
-                           if n != name and e.hold is not None and not self._users[n]), None)
+                           if n != name and e.hold is not None and not e.pinned
+                           and not self._users[n]), None)
             if victim is None:
                 return self._reserve(key, force=True)
             self.evict(victim)

@@ -55,6 +55,15 @@ def unit_priority(priority: str, unit: int, fair_share: int) -> int:
     return level + (1 if unit < fair_share * fair_share else 2)
 
 
+def band(step: int | None) -> int:
+    """The priority level a transport step belongs to (a priority's own step and the two
+    behind it share it): where a partition waits in its GPU's lock queues
+    (``workers.locks``); a message without a priority is in the default one's."""
+    if step is None:
+        return PRIORITIES[DEFAULT_PRIORITY]
+    return max(level for level in PRIORITIES.values() if level <= max(step, 0))
+
+
 def priority_level(name: str) -> int:
     try:
         return PRIORITIES[name]
@@ -148,6 +157,10 @@ app.conf.include = list(WORKER_MODULES)
 app.user_options["worker"].add(click.Option(
     ["--gpu"], type=click.IntRange(min=0), default=None,
     help="prove on GPU N only (pins CUDA_VISIBLE_DEVICES); without it, prove on the CPU"))
+app.user_options["worker"].add(click.Option(
+    ["--critical-slots"], type=click.IntRange(min=0), default=None,
+    help="how many of the worker's -c processes only critical work (WinningPoSt) may take "
+         "(default: PROOFQ_CRITICAL_SLOTS)"))
 
 
 def _worker_logs_at_info() -> None:

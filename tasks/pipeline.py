@@ -45,7 +45,8 @@ from snark.keys import check_params_dir
 from snark.proof_types import AnyWorker, ProofType, Storage
 from snark.registry import UnknownProofType, proof_type, worker_half
 from tasks import recovery
-from tasks.application import GPU_QUEUE, JOBS_QUEUE, app, redis_url, task_label, unit_priority
+from tasks.application import (GPU_QUEUE, JOBS_QUEUE, app, band, redis_url, task_label,
+                               unit_priority)
 from tasks.jobs import JobStatus, JobStore, Outcome, Reply
 from tasks.worker import runtime
 from workers.backend_choice import fixed_base_for
@@ -390,7 +391,8 @@ def _prove_partition(task: PipelineTask, policy: RetryPolicy, job_id: str, parti
         proof = runtime().prove_partition(
             job_id=job_id, partition=partition, proof_type=kind, job_input=parsed,
             progress=progress, cancelled=lambda: not store.is_active(job_id),
-            queued_at=queued_at, key_seen=lambda mine: store.first_key(job_id, mine))
+            queued_at=queued_at, key_seen=lambda mine: store.first_key(job_id, mine),
+            band=band((task.request.delivery_info or {}).get("priority")))
     except (JobEnded, PartitionCancelled):  # the job ended before or while it was proved
         return TaskResult(job_id, partition=partition, outcome=Outcome.ABANDONED)
     except Exception as exc:

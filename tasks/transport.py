@@ -20,6 +20,13 @@ message is in no queue and not in ``unacked`` — nothing ever brings it back. H
 
 The worker's main loop blocks while it waits: nothing it could do would be recorded.
 ``celery_config`` names this transport for the app (``broker_transport``).
+
+It also keeps a worker's critical slots (``--critical-slots N``, ``PROOFQ_CRITICAL_SLOTS``):
+a worker holds at most its prefetch count of messages (its processes, acks late), and
+while it holds prefetch − N messages of other bands its BRPOP names only the critical
+band's lists, so N of its processes are always free for a WinningPoSt (which would
+otherwise wait for a PoRep partition to end) and a busy process never holds a critical
+message reserved.
 """
 
 from __future__ import annotations
@@ -30,10 +37,13 @@ import redis
 from kombu.transport import redis as kombu_redis
 from kombu.transport.virtual import Empty
 
-from tasks.application import PRIORITY_STEPS
+from tasks.application import PRIORITIES, PRIORITY_STEPS
 from workers.redis_faults import Backoff, refuses_writes
 
 log = logging.getLogger(__name__)
+
+#: The critical band's transport steps: its own and the two behind it.
+CRITICAL_STEPS = [step for step in PRIORITY_STEPS if step < PRIORITIES["high"]]
 
 
 def _until_taken(backoff: Backoff, call, *args, **kwargs):
@@ -105,6 +115,30 @@ class Channel(kombu_redis.Channel):
                 raise
             self._bindings_refused.note(exc)
 
+    #: Set in worker processes (``tasks.worker``): how many of the worker's processes only
+    #: critical messages may take.
+    critical_slots = 0
+
+    def _brpop_start(self, timeout=None):
+        if not self._only_critical():
+            return super()._brpop_start(timeout)
+        steps, self.priority_steps = self.priority_steps, CRITICAL_STEPS
+        try:
+            return super()._brpop_start(timeout)
+        finally:
+            self.priority_steps = steps
+
+    def _only_critical(self) -> bool:
+        """True while the messages of other bands in hand fill every slot but the critical
+        ones."""
+        prefetch = self.qos.prefetch_count
+        if not self.critical_slots or not prefetch:
+            return False
+        dirty = self.qos._dirty  # acknowledged, not yet flushed from the delivered ones
+        others = sum(1 for tag, message in self.qos._delivered.items()
+                     if tag not in dirty and _step(message) not in CRITICAL_STEPS)
+        return others >= prefetch - self.critical_slots
+
     def _brpop_read(self, **options):
         try:
             delivered = super()._brpop_read(**options)
@@ -115,6 +149,14 @@ class Channel(kombu_redis.Channel):
             raise Empty() from None
         self._refused.reset()
         return delivered
+
+
+def _step(message) -> int | None:
+    try:
+        return int(message.properties["priority"])
+    except (KeyError, TypeError, ValueError):
+        return None  # no priority: the transport puts it in step 0's list, but it was not
+                     # sent as critical (proofq sends every message with one)
 
 
 class Transport(kombu_redis.Transport):

@@ -7,8 +7,13 @@ decides the backend once for the worker (``workers.backend_choice``, the GPU pro
 child) and the pool processes prove on what it decided.  The worker is named ``gpuN@host``
 unless ``-n`` names it otherwise.  Without ``--gpu`` the worker proves on the CPU backend.
 
-The ``--gpu`` option is registered by ``tasks`` itself (Celery reads it before it imports
-the app's ``include``); this module is imported by workers only.
+``--critical-slots N`` (or ``PROOFQ_CRITICAL_SLOTS``) keeps N of the ``-c`` processes for
+the critical band: the worker's transport takes no more than ``-c`` − N messages of other
+bands at a time (``tasks.transport``).
+
+The ``--gpu`` and ``--critical-slots`` options are registered by ``tasks`` itself (Celery
+reads them before it imports the app's ``include``); this module is imported by workers
+only.
 
 Each pool process starts its own ``WorkerRuntime`` once (``worker_process_init``): the
 runtime holds the device context and the GPU locks' heartbeat, which cannot cross a fork.
@@ -47,8 +52,10 @@ class GpuBinding(bootsteps.Step):
     it takes a single task (it would only fail them); with ``auto`` the worker warns and
     proves on the CPU."""
 
-    def __init__(self, worker, gpu: int | None = None, **options) -> None:
+    def __init__(self, worker, gpu: int | None = None, critical_slots: int | None = None,
+                 **options) -> None:
         super().__init__(worker, **options)
+        Channel.critical_slots = _critical_slots(critical_slots, worker.concurrency)
         if gpu is not None:
             pin_process(gpu)
             if worker.hostname == default_nodename(None):
@@ -60,6 +67,18 @@ class GpuBinding(bootsteps.Step):
         _StartDecision.backend = _decide_backend(gpu)
         _StartDecision.gpu = gpu
         _StartDecision.node_name = worker.hostname
+
+
+def _critical_slots(option: int | None, concurrency: int) -> int:
+    """The option's, else the setting's; refused unless a process is left for the rest."""
+    slots = get_settings().critical_slots if option is None else option
+    if slots and slots >= concurrency:
+        raise SystemExit(f"proofq worker: --critical-slots {slots} (PROOFQ_CRITICAL_SLOTS) "
+                         f"leaves none of the {concurrency} processes (-c) for other work; "
+                         "not starting")
+    if slots:
+        log.info("%d of %d processes kept for critical work", slots, concurrency)
+    return slots
 
 
 def _decide_backend(gpu: int | None) -> str:

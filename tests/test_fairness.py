@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from config.settings import load_settings
-from tasks.application import GPU_QUEUE, PRIORITIES, PRIORITY_STEPS, create_app, unit_priority
+from tasks.application import (DEFAULT_PRIORITY, GPU_QUEUE, PRIORITIES, PRIORITY_STEPS, band,
+                               create_app, unit_priority)
 
 
 @pytest.mark.parametrize("priority", list(PRIORITIES))
@@ -21,6 +22,15 @@ def test_units_past_the_fair_share_step_back_within_their_priority(priority, rng
     assert all(step in PRIORITY_STEPS for step in steps)
     later = [p for p in PRIORITIES.values() if p > level]
     assert not later or max(steps) < min(later)
+
+
+@pytest.mark.parametrize("priority", list(PRIORITIES))
+def test_every_unit_of_a_job_waits_for_the_gpu_locks_in_its_priority_s_band(priority, rng):
+    share = rng.randrange(1, 20)
+    units = range(share * share + 5)
+    assert {band(unit_priority(priority, unit, share)) for unit in units} == {
+        PRIORITIES[priority]}
+    assert band(None) == PRIORITIES[DEFAULT_PRIORITY]
 
 
 def test_a_small_job_is_served_before_a_large_job_s_later_units(redis_url, rng):

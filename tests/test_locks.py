@@ -6,14 +6,15 @@ import multiprocessing as mp
 import os
 import secrets
 import signal
+import threading
 import time
 
 import pytest
 import redis
 
 from workers.heartbeat import Heartbeat
-from workers.locks import (GpuId, GpuLock, LeaseLost, LockPair, LockWaitAborted, holder_is_dead,
-                           process_tag)
+from workers.locks import (MAX_BAND, GpuId, GpuLock, LeaseLost, LockPair, LockWaitAborted,
+                           holder_is_dead, process_tag)
 
 pytestmark = pytest.mark.slow  # lock holders in spawned processes
 
@@ -280,3 +281,57 @@ def test_a_release_lost_to_an_outage_does_not_block_the_next_acquire(heartbeat):
         again = lock.acquire("owner", should_stop=lambda: time.monotonic() > deadline)
         assert lock.holder() == again.token != held.token
         again.release()
+
+
+def _grants_in_order(redis_url: str, heartbeat: Heartbeat, name: str,
+                     waiters: list[tuple[str, int]]) -> list[str]:
+    """Hold the lock, queue ``waiters`` (owner, band) one after the other (each in line
+    before the next comes), release: the owners in the order the lock was granted."""
+    gpu = _gpu()
+    holder = GpuLock(redis.Redis.from_url(redis_url), gpu, name, lease_s=LEASE_S,
+                     heartbeat=heartbeat).acquire("running-phase")
+    granted: list[str] = []
+
+    def wait(owner: str, band: int) -> None:
+        lock = GpuLock(redis.Redis.from_url(redis_url), gpu, name, lease_s=LEASE_S,
+                       heartbeat=heartbeat)
+        with lock.acquire(owner, band=band):
+            granted.append(owner)
+            time.sleep(0.02)
+
+    threads = []
+    for i, (owner, band) in enumerate(waiters):
+        threads.append(threading.Thread(target=wait, args=(owner, band), daemon=True))
+        threads[-1].start()
+        while holder.lock.client.zcard(holder.lock.queue_key) < i + 1:
+            time.sleep(0.005)
+    assert holder.lock.holder() == holder.token  # nobody preempts the running phase
+    holder.release()
+    for thread in threads:
+        thread.join(timeout=60)
+    return granted
+
+
+@pytest.mark.parametrize("name", ["mem", "compute"])
+def test_a_critical_waiter_queued_after_three_porep_waiters_goes_first(redis_url, heartbeat,
+                                                                       name):
+    waiters = [("porep-1", 6), ("porep-2", 6), ("porep-3", 6), ("winning-post", 0),
+               ("window-post", 3), ("porep-4", 6)]
+    assert _grants_in_order(redis_url, heartbeat, name, waiters) == [
+        "winning-post", "window-post", "porep-1", "porep-2", "porep-3", "porep-4"]
+
+
+def test_grants_go_by_band_then_arrival(redis_url, heartbeat, rng):
+    bands = [rng.choice([0, 1, 3, 6, 7, 9, MAX_BAND]) for _ in range(10)]
+    waiters = [(f"w{i}", band) for i, band in enumerate(bands)]
+    expected = [owner for owner, _ in sorted(waiters, key=lambda w: (w[1], int(w[0][1:])))]
+    assert _grants_in_order(redis_url, heartbeat, "compute", waiters) == expected
+
+
+def test_a_band_out_of_range_is_refused_before_queueing(redis_url, heartbeat):
+    lock = GpuLock(redis.Redis.from_url(redis_url), _gpu(), "compute", lease_s=LEASE_S,
+                   heartbeat=heartbeat)
+    for band in (-1, MAX_BAND + 1):
+        with pytest.raises(ValueError, match="band"):
+            lock.acquire("w", band=band)
+    assert lock.client.zcard(lock.queue_key) == 0

@@ -4,17 +4,22 @@ Keys, for ``base = proofq:gpu:<host>:<gpu-uuid>``:
 
     base:mem, base:compute          the holder's token, with a lease (PX)
     base:fence                      INCR at every acquire of either lock: the fencing token
-    base:<lock>:queue               waiting tokens scored by ticket number (FIFO)
+    base:<lock>:queue               waiting tokens scored by band · BAND_SPAN + ticket
     base:<lock>:alive               waiting token → lease deadline (server ms)
     base:<lock>:tickets             ticket counter
     base:<lock>:wake:<token>        list pushed on release to wake the head waiter
 
-Waiting is a ticket queue: a waiter enqueues once, then retries the acquire script, which
-grants the lock only to the live waiter with the lowest ticket while the lock is free — so
-grants follow arrival order and nobody starves. Waiters refresh their own lease on every
-retry; a waiter that died stops refreshing and is dropped when it reaches the head, so it
-never blocks the queue. A live holder releases with compare-and-delete and wakes the head
-waiter at once through its wake list, so a hand-over costs one round trip, not a poll period.
+Waiting is a ticket queue ordered by band: a waiter enqueues once, in its band (the job's
+priority level, lower first: a CRITICAL WinningPoSt's partition waits in band 0, a normal
+PoRep one in band 6), then retries the acquire script, which grants the lock only to the
+live waiter with the lowest score while the lock is free. A higher band's waiter goes
+before every waiter of lower bands that is still waiting (never before the holder: a
+running phase is not preempted); within a band grants follow arrival order, so nobody of a
+band starves, and a lower band waits only while a higher band has waiters (that band's own
+work). Waiters refresh their own lease on every retry; a waiter that died stops refreshing
+and is dropped when it reaches the head, so it never blocks the queue. A live holder
+releases with compare-and-delete and wakes the head waiter at once through its wake list,
+so a hand-over costs one round trip, not a poll period.
 
 A holder that died stops renewing and its lock expires with the lease. Waiters do not wait
 that long when they can tell: the token names the holder's process (PID namespace, pid,
@@ -57,6 +62,12 @@ LockName = Literal["mem", "compute"]
 #: How long a device's counters, queues and ledger outlive their last use.
 IDLE_EXPIRY_MS = 24 * 3600 * 1000
 
+#: A waiter's score is ``band * BAND_SPAN + ticket``: tickets (one counter per lock, reset
+#: after an idle day) stay below 2^40 (three centuries at 100 grants a second), and scores
+#: stay below 10^14, which Redis's Lua writes exactly (``%.14g``).
+BAND_SPAN = 1 << 40
+MAX_BAND = 63
+
 #: Lua prelude: ``now``, the Redis server's clock in ms (the one clock all workers share).
 NOW_MS_LUA = """
 local t = redis.call('TIME')
@@ -64,8 +75,8 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 """
 
 # KEYS: lock, queue, alive, tickets, fence, our wake list   ARGV: token, lease_ms,
-# waiter_lease_ms, idle expiry ms → {fence, ticket, fence_at_enqueue, holder token or ''};
-# fence 0 = not granted yet.
+# waiter_lease_ms, idle expiry ms, band offset (band · BAND_SPAN) → {fence, ticket,
+# fence_at_enqueue, holder token or ''}; fence 0 = not granted yet.
 _ACQUIRE = NOW_MS_LUA + """
 local token = ARGV[1]
 while true do
@@ -75,10 +86,14 @@ while true do
   redis.call('ZREM', KEYS[2], head)
   redis.call('HDEL', KEYS[3], head)
 end
-local ticket = redis.call('ZSCORE', KEYS[2], token)
-if not ticket then
+local offset = tonumber(ARGV[5])
+local score = redis.call('ZSCORE', KEYS[2], token)
+local ticket
+if score then
+  ticket = tonumber(score) - offset
+else
   ticket = redis.call('INCR', KEYS[4])
-  redis.call('ZADD', KEYS[2], ticket, token)
+  redis.call('ZADD', KEYS[2], offset + ticket, token)
 end
 redis.call('HSET', KEYS[3], token, now + tonumber(ARGV[3]))
 local fence_now = tonumber(redis.call('GET', KEYS[5]) or '0')
@@ -278,13 +293,17 @@ class GpuLock:
         #: once it is back, by nobody alive to release them.
         self.abandoned: set[str] = set()
 
-    def acquire(self, owner: str, *,
-                should_stop: Callable[[], bool] | None = None) -> HeldLock:
+    def acquire(self, owner: str, *, should_stop: Callable[[], bool] | None = None,
+                band: int = 0) -> HeldLock:
         """Wait in line for the lock; the returned lock is renewed until released.
 
-        ``should_stop`` is polled while waiting (cancellation); ``LockWaitAborted`` means
-        we left the queue holding nothing.
+        ``band``: where in line, 0 to ``MAX_BAND``, lower first (the job's priority level);
+        callers that name none share band 0, in arrival order. ``should_stop`` is polled
+        while waiting (cancellation); ``LockWaitAborted`` means we left the queue holding
+        nothing.
         """
+        if not 0 <= band <= MAX_BAND:
+            raise ValueError(f"band: {band} is outside 0..{MAX_BAND}")
         token = f"{owner}:{process_tag()}:{secrets.token_hex(8)}"
         wake_key = self.wake_prefix + token
         started = time.monotonic()
@@ -295,7 +314,8 @@ class GpuLock:
                 fence, ticket, fence_now, holder = self._acquire(
                     keys=[self.key, self.queue_key, self.alive_key, self.tickets_key,
                           self.fence_key, wake_key],
-                    args=[token, self.lease_ms, self.waiter_lease_ms, IDLE_EXPIRY_MS])
+                    args=[token, self.lease_ms, self.waiter_lease_ms, IDLE_EXPIRY_MS,
+                          band * BAND_SPAN])
                 if first_fence_seen is None:
                     first_fence_seen = int(fence_now)
                 if fence:
@@ -342,24 +362,26 @@ class LockPair:
         self.mem = GpuLock(client, gpu, "mem", lease_s=lease_s, heartbeat=heartbeat)
         self.compute = GpuLock(client, gpu, "compute", lease_s=lease_s, heartbeat=heartbeat)
 
-    def for_partition(self, owner: str) -> "PartitionLocks":
-        return PartitionLocks(self, owner)
+    def for_partition(self, owner: str, band: int = 0) -> "PartitionLocks":
+        return PartitionLocks(self, owner, band)
 
 
 class PartitionLocks:
     """One partition's way through the pair: ``memory()`` once, then ``compute()`` once the
-    memory lock is released, so no worker ever holds both or computes unstaged by order."""
+    memory lock is released, so no worker ever holds both or computes unstaged by order.
+    Both waits are in the partition's ``band``."""
 
-    def __init__(self, pair: LockPair, owner: str) -> None:
+    def __init__(self, pair: LockPair, owner: str, band: int = 0) -> None:
         self._pair = pair
         self._owner = owner
+        self._band = band
         self._memory: HeldLock | None = None
         self._computed = False
 
     def memory(self, **wait) -> HeldLock:
         if self._memory is not None:
             raise RuntimeError("the memory step runs once per partition")
-        self._memory = self._pair.mem.acquire(self._owner, **wait)
+        self._memory = self._pair.mem.acquire(self._owner, band=self._band, **wait)
         return self._memory
 
     def compute(self, **wait) -> HeldLock:
@@ -369,4 +391,4 @@ class PartitionLocks:
         if self._computed:
             raise RuntimeError("the compute step runs once per partition")
         self._computed = True
-        return self._pair.compute.acquire(self._owner, **wait)
+        return self._pair.compute.acquire(self._owner, band=self._band, **wait)

@@ -144,7 +144,8 @@ class WorkerRuntime:
                                  lease_s=settings.lock_lease_s, heartbeat=self.heartbeat)
         keys = RedisKeys.of(settings)
         self.events = EventLog(client, settings.events_maxlen, keys.events)
-        self.residency: Residency[tuple[str, str]] = Residency(backend, self._reserve_key)
+        self.residency: Residency[tuple[str, str]] = Residency(backend, self._reserve_key,
+                                                               self._pin_key)
         self.card = WorkerCard(client, _card(worker_name, binding, backend),
                                settings.lock_lease_s, keys.card_prefix)
         self.heartbeat.register(self.card)
@@ -205,13 +206,18 @@ class WorkerRuntime:
                         job_input: Any, progress: Progress | None = None,
                         cancelled: Callable[[], bool] | None = None,
                         queued_at: float | None = None,
-                        key_seen: Callable[[str], str | None] | None = None) -> bytes:
+                        key_seen: Callable[[str], str | None] | None = None,
+                        band: int = 0) -> bytes:
         """Prove one partition of a job (its parsed input, of ``proof_type``) through all
         phases; return what the job stores of it (``ProofWorker.part``: the verified 192-byte
         proof, with its public inputs where the type keeps them).
 
         ``queued_at`` (Unix seconds), when the caller knows it, adds the ``queued`` phase:
         from enqueue to this worker picking the partition up.
+
+        ``band``: the job's priority level (lower first): where the partition waits in the
+        GPU's lock queues (``workers.locks``), ahead of every waiting partition of a lower
+        band.
 
         ``key_seen(mine)``, when given, records this worker's key (``"<vk digest> <worker>"``)
         for the job and returns the first one recorded: a partition whose key is not the one
@@ -225,12 +231,12 @@ class WorkerRuntime:
         self._update_card(job=job_id, partition=partition, proof_type=proof_type.name)
         try:
             with self.residency.using(_key_name(proof_type, job_input)):
-                return self._prove(run, proof_type, job_input, key_seen)
+                return self._prove(run, proof_type, job_input, key_seen, band)
         finally:
             self._update_card(job="", partition=-1, proof_type="")
 
     def _prove(self, run: _PartitionRun, proof_type: ProofType, job_input: Any,
-               key_seen: Callable[[str], str | None] | None) -> bytes:
+               key_seen: Callable[[str], str | None] | None, band: int) -> bytes:
         partition = run.partition
         worker = worker_half(proof_type, self.storage)
         with self._phase(run, Phase.SYNTHESIZE):
@@ -239,7 +245,7 @@ class WorkerRuntime:
                 self._same_key_as_the_job(key, key_seen)
             work = worker.work(job_input, partition, key, self.backend)
             public = worker.public_inputs(job_input, partition, key, work)
-        locks = self.locks.for_partition(self.worker_name)
+        locks = self.locks.for_partition(self.worker_name, band)
         staged, reservation = self._memory_phase(run, locks, key, work)
         try:
             parts = self._compute_phase(run, locks, key, work, staged)
@@ -349,10 +355,19 @@ class WorkerRuntime:
         except redis.RedisError as exc:
             log.debug("card not written: %s", exc)
 
+    def _resident_bytes(self, key: ProvingKey) -> int:
+        return key_bytes(key) + self.backend.extra_resident_bytes(key)
+
+    def _pin_key(self, key: ProvingKey) -> bool:
+        """Pin a key small enough to stay beside the pinned ones within
+        ``pinned_key_bytes`` (a WinningPoSt key: never evicted for a PoRep one)."""
+        pinned = sum(self._resident_bytes(k) for k in self.residency.pinned())
+        return pinned + self._resident_bytes(key) <= self.settings.pinned_key_bytes
+
     def _reserve_key(self, key: ProvingKey, *, force: bool) -> Reservation | None:
         """The ledger's reservation of a resident key's bases, matrices and tables: the
         GPU's one for a key its processes share, else this process's own."""
-        nbytes = key_bytes(key) + self.backend.extra_resident_bytes(key)
+        nbytes = self._resident_bytes(key)
         shared = self.backend.shared_name(key)
         if shared is not None:
             return self.ledger.reserve_shared(shared, self.worker_name, nbytes, force=force)
