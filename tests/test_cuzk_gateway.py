@@ -342,12 +342,13 @@ def test_redis_stopped_during_a_prove_is_unavailable(go_client, tmp_path, rng):
             prove = threading.Thread(target=lambda: answer.update(
                 call(go_client, gate.address, "prove", request)))
             prove.start()
-            deadline = time.monotonic() + 60
+            deadline = time.monotonic() + scaled(60)
             while not redis.Redis.from_url(server.url).exists(f"proofq:job:porep-{miner}-{sector}"):
                 assert time.monotonic() < deadline, gate.log()
                 time.sleep(0.1)
             server.shut_down()
-            prove.join(120)
+            prove.join(scaled(300))
+            assert not prove.is_alive(), f"Prove still waiting after Redis stopped: {gate.log()}"
             assert answer.get("code") == "Unavailable", answer
             assert "redis: unreachable" in answer["message"]
             status = call(go_client, gate.address, "status")
