@@ -10,7 +10,7 @@ import redis
 
 from workers.heartbeat import Heartbeat
 from workers.ledger import VramLedger
-from workers.locks import IDLE_EXPIRY_MS, GpuId, GpuLock, LockPair
+from workers.locks import BAND_SPAN, IDLE_EXPIRY_MS, GpuId, GpuLock, LockPair
 
 
 def test_every_key_of_a_dead_workers_device_expires(redis_url):
@@ -27,7 +27,7 @@ def test_every_key_of_a_dead_workers_device_expires(redis_url):
     # One try of a waiter that was killed right after it: queued, never back to leave.
     waiter._acquire(keys=[waiter.key, waiter.queue_key, waiter.alive_key, waiter.tickets_key,
                           waiter.fence_key, waiter.wake_prefix + "dead"],
-                    args=["dead", 1000, 1000, IDLE_EXPIRY_MS])
+                    args=["dead", 1000, 1000, IDLE_EXPIRY_MS, 6 * BAND_SPAN])  # normal band
     ledger.reserve("worker", 1 << 20)
     ledger.reserve_shared("key", "worker", 1 << 20)
     heartbeat.close()  # the worker is gone: nothing renews or releases anything now
