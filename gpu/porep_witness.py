@@ -12,7 +12,8 @@ kernel (``gpu.hostlib``) runs from the very same plan in CI.
 
 ``PorepWitnessDevice`` is porep's device steps (``snark.porep.staging.POREP_WITNESS``)
 composed with a ``GpuBackend``: on its device and stream, freeing through its ``release``,
-through its public surface only. ``gpu.extensions`` names it for the backend.
+through its public surface only. porep-demo's plug-in record (``snark.porep.plugin``) names
+it; ``gpu.extensions`` makes it for the backend.
 """
 
 from __future__ import annotations

@@ -1,0 +1,10 @@
+"""``snap`` as a plug-in (``snark.plugins``): one SnapDeals update, one unit per partition;
+its commands are ``client.commands.snap``'s."""
+
+from __future__ import annotations
+
+from snark.filecoin.snap.proof_type import SnapType
+from snark.plugins import ProofTypePlugin
+
+PLUGIN = ProofTypePlugin(SnapType(), worker="snark.filecoin.snap.worker:SnapWorker",
+                         unit="partition proof", commands="client.commands.snap:COMMANDS")
