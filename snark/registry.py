@@ -17,6 +17,9 @@ import functools
 from collections.abc import Iterable
 from importlib.metadata import EntryPoint, entry_points
 
+from pydantic_settings import BaseSettings
+
+from config.settings import load_model
 from snark.errors import InvalidInput
 from snark.plugins import ENTRY_POINT_GROUP, ProofTypePlugin, load_attribute
 from snark.proof_types import AnyWorker, ProofType, Storage
@@ -111,9 +114,19 @@ def worker_half(kind: ProofType, storage: Storage) -> AnyWorker:
 def _worker_half(name: str, storage: Storage) -> AnyWorker:
     found = plugin(name)
     worker = load_attribute(found.worker)
-    if found.settings is None:
-        return worker(storage)
-    return worker(storage, load_attribute(found.settings)())
+    settings = type_settings(found)
+    return worker(storage) if settings is None else worker(storage, settings)
+
+
+def type_settings(found: ProofTypePlugin) -> BaseSettings | None:
+    """The type's settings (its model made from ``PROOFQ_<TYPE>_…`` once per process, a
+    ``SettingsError`` naming a bad one), or None for a type that has none."""
+    return None if found.settings is None else _settings(found.settings)
+
+
+@functools.cache
+def _settings(path: str) -> BaseSettings:
+    return load_model(load_attribute(path))
 
 
 def reread() -> None:
@@ -121,3 +134,4 @@ def reread() -> None:
     them again, for a process whose path gained or lost a distribution."""
     _installed.cache_clear()
     _worker_half.cache_clear()
+    _settings.cache_clear()

@@ -41,6 +41,7 @@ def _sample(key_id: str | None, sector_size: str, partitions: int,
 
 PLUGIN = ProofTypePlugin(
     FilecoinType(), worker="snark.filecoin.worker:FilecoinWorker",
+    settings="snark.filecoin.settings:FilecoinSettings",
     unit="partition proof",
     inputs=InputForms(claim=_claim, with_key=_with_key, sample=_sample),
     capability="filecoin-witness", device_steps="gpu.filecoin_witness:FilecoinWitnessDevice",

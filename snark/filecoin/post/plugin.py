@@ -7,7 +7,11 @@ from __future__ import annotations
 from snark.filecoin.post.proof_type import PostType
 from snark.plugins import ProofTypePlugin
 
-WINDOW = ProofTypePlugin(PostType("window"), worker="snark.filecoin.post.worker:PostWorker",
-                         unit="partition proof", commands="client.commands.post:COMMANDS")
-WINNING = ProofTypePlugin(PostType("winning"), worker="snark.filecoin.post.worker:PostWorker",
-                          unit="partition proof", commands="client.commands.post:COMMANDS")
+def _post(kind: str) -> ProofTypePlugin:
+    return ProofTypePlugin(PostType(kind), worker="snark.filecoin.post.worker:PostWorker",
+                           settings="snark.filecoin.settings:FilecoinSettings",
+                           unit="partition proof", commands="client.commands.post:COMMANDS")
+
+
+WINDOW = _post("window")
+WINNING = _post("winning")

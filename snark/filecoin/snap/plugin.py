@@ -7,4 +7,5 @@ from snark.filecoin.snap.proof_type import SnapType
 from snark.plugins import ProofTypePlugin
 
 PLUGIN = ProofTypePlugin(SnapType(), worker="snark.filecoin.snap.worker:SnapWorker",
+                         settings="snark.filecoin.settings:FilecoinSettings",
                          unit="partition proof", commands="client.commands.snap:COMMANDS")
