@@ -20,7 +20,7 @@ from importlib.metadata import EntryPoint, entry_points
 from pydantic_settings import BaseSettings
 
 from config.settings import load_model
-from snark.errors import InvalidInput
+from snark.errors import InvalidInput, WorkerFault
 from snark.plugins import ENTRY_POINT_GROUP, ProofTypePlugin, load_attribute
 from snark.proof_types import AnyWorker, ProofType, Storage
 
@@ -32,8 +32,9 @@ class UnknownProofType(InvalidInput):
     """A proof type the pipeline has no implementation for."""
 
 
-class NoProofTypes(RuntimeError):
-    """No distribution registers a proof type: proofq's own metadata is not installed."""
+class NoProofTypes(WorkerFault, RuntimeError):
+    """No distribution registers a proof type: proofq's own metadata is not installed (on a
+    worker: this worker serves nothing; another may)."""
 
 
 def table(points: Iterable[EntryPoint]) -> dict[str, ProofTypePlugin]:

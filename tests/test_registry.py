@@ -73,12 +73,15 @@ IMPOSTOR_TOO = ProofTypePlugin(PorepType(), worker="elsewhere:Worker")
 
 
 def test_without_proofqs_metadata_the_registry_says_so(tmp_path):
-    """A source tree run without installing proofq knows no type, and says what to do."""
+    """A source tree run without installing proofq knows no type, and says what to do; a
+    worker so installed refuses the work (another may serve it)."""
     code = ("import sys; from importlib import metadata; "
             "metadata.entry_points = lambda **_: []; "
-            "from snark.registry import names; names()")
+            "from workers.failures import classify, describe; from snark import registry\n"
+            "try: registry.names()\n"
+            "except registry.NoProofTypes as exc: print(classify(exc)); raise")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
-    assert run.returncode == 1
+    assert (run.returncode, run.stdout) == (1, "refused\n")
     assert run.stderr.strip().splitlines()[-1] == (
         "snark.registry.NoProofTypes: no proof types are installed (no 'proofq.proof_types' "
         "entry points): install proofq (pip install -e . in its source tree)")

@@ -45,7 +45,7 @@ from kombu.exceptions import OperationalError
 from config.settings import Settings, SettingsError, get_settings
 from snark.backend import DeviceMemoryError
 from snark.errors import InvalidInput, WorkerFault
-from snark.registry import plugins, type_settings
+from snark.registry import NoProofTypes, plugins, type_settings
 from workers.redis_faults import Backoff, refuses_writes, takes_writes
 from workers.locks import LeaseLost, LockWaitAborted
 
@@ -150,7 +150,11 @@ def _directories(settings: Settings) -> list[tuple[str, Path | None]]:
     cluster's, and each proof type's (its settings' paths, ``$PROOFQ_<TYPE>_…``)."""
     found: list[tuple[str, Path | None]] = [("$PROOFQ_PARAMS_DIR", settings.params_dir),
                                             ("$PROOFQ_WITNESS_DIR", settings.witness_dir)]
-    for each in plugins():
+    try:
+        installed = plugins()
+    except NoProofTypes:
+        installed = []  # said where a type is looked up
+    for each in installed:
         try:
             own = type_settings(each)
         except SettingsError:
