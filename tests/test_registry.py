@@ -77,7 +77,7 @@ def test_without_proofqs_metadata_the_registry_says_so(tmp_path):
     worker so installed refuses the work (another may serve it)."""
     code = ("import sys; from importlib import metadata; "
             "metadata.entry_points = lambda **_: []; "
-            "from workers.failures import classify, describe; from snark import registry\n"
+            "from workers.failures import classify; from snark import registry\n"
             "try: registry.names()\n"
             "except registry.NoProofTypes as exc: print(classify(exc)); raise")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
