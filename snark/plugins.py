@@ -99,7 +99,9 @@ class ProofTypePlugin:
     names only stored jobs may carry, with why new jobs may not. ``unit``: what one unit of
     work proves, for summaries ("partition proof"). ``device_steps``: the GPU class of its
     ``snark.backend.Capability`` whose name is ``capability``, made with the backend.
-    ``commands``: its ``proofq`` commands (a list of click commands).
+    ``commands``: its ``proofq`` commands (a list of click commands). ``sector_of(head,
+    tail)``: for a type whose input names one sector, ``{"sector", "miner"}`` as far as the
+    first and last bytes of a stored input name them (the job view's columns).
     """
 
     kind: ProofType
@@ -112,6 +114,7 @@ class ProofTypePlugin:
     capability: str | None = None
     device_steps: str | None = None
     commands: str | None = None
+    sector_of: Callable[[bytes, bytes], dict[str, int]] | None = None
 
     def __post_init__(self) -> None:
         for name in ("worker", "settings", "device_steps", "commands"):

@@ -23,7 +23,6 @@ ROOMS = ("client", "tasks", "workers", "gpu")
 NOT_YET = {
     "client/cuzk/kinds.py": "Curio's proof kinds, each mapped to the type its jobs have",
     "client/api.py": "Client.circom_job, the Python API's form of a circom job (0.1's name)",
-    "client/view/sectors.py": "which types' inputs name one sector, for the job view",
 }
 
 

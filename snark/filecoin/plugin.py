@@ -5,6 +5,7 @@ settings are ``FilecoinSettings`` and its commands ``client.commands.filecoin``'
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from snark.job_input import InputLimits
@@ -15,6 +16,19 @@ from snark.filecoin.proof_type import FilecoinType
 
 def _claim(head: bytes) -> int:
     return 1 if head.lstrip().startswith(b"{") else 0  # a JSON object no other type claims
+
+
+#: Curio's c1.json starts with ``SectorNum``; ``MinerId``, ``sector_id`` and ``miner_id``
+#: stand first or last in the forms proofq reads (a C1, a job, an update).
+_NUMBERS = {"sector": re.compile(rb'"(?:SectorNum|sector_id)"\s*:\s*(\d+)'),
+            "miner": re.compile(rb'"(?:MinerId|miner_id)"\s*:\s*(\d+)')}
+
+
+def sector_of(head: bytes, tail: bytes) -> dict[str, int]:
+    """The sector and miner a stored input's first and last bytes name (``filecoin`` and
+    ``snap`` inputs name one sector; a PoSt partition names many: none)."""
+    return {name: int(match.group(1)) for name, pattern in _NUMBERS.items()
+            if (match := pattern.search(head) or pattern.search(tail))}
 
 
 def _with_key(key_id: str, paths: tuple[str, ...], read: ReadFile, limits: InputLimits,
@@ -45,4 +59,4 @@ PLUGIN = ProofTypePlugin(
     unit="partition proof",
     inputs=InputForms(claim=_claim, with_key=_with_key, sample=_sample),
     capability="filecoin-witness", device_steps="gpu.filecoin_witness:FilecoinWitnessDevice",
-    commands="client.commands.filecoin:COMMANDS")
+    commands="client.commands.filecoin:COMMANDS", sector_of=sector_of)

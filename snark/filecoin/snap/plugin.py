@@ -3,9 +3,11 @@ its commands are ``client.commands.snap``'s."""
 
 from __future__ import annotations
 
+from snark.filecoin.plugin import sector_of
 from snark.filecoin.snap.proof_type import SnapType
 from snark.plugins import ProofTypePlugin
 
 PLUGIN = ProofTypePlugin(SnapType(), worker="snark.filecoin.snap.worker:SnapWorker",
                          settings="snark.filecoin.settings:FilecoinSettings",
-                         unit="partition proof", commands="client.commands.snap:COMMANDS")
+                         unit="partition proof", commands="client.commands.snap:COMMANDS",
+                         sector_of=sector_of)
