@@ -5,8 +5,9 @@ the ``proofq.proof_types`` entry point of its distribution names.
     porep-demo = "snark.porep.plugin:PLUGIN"
 
 ``snark.registry`` reads the entry points once, on the first question about a type, and
-imports no type itself. The record holds the type's producer half, and everything else of it
-by ``"module:attribute"`` text, imported only where it is needed: its worker half (on a
+imports no type itself. The record holds the type's producer half and the small functions
+of its input forms (which import what they need when called), and everything else of it by
+``"module:attribute"`` text, imported only where it is needed: its worker half (on a
 worker), its settings model (there too), its device steps (``gpu.extensions``, on a GPU
 worker) and its ``proofq`` commands (``client.cli``). The modules those name may live in the
 room whose libraries they need (CuPy, click): only the record names them, so each is clearly

@@ -10,7 +10,9 @@ distribution's metadata, no change anywhere in proofq::
 
 ``toy-product``: a job is a list of pairs (x, y) of Fr elements; each pair is a unit of work
 whose proof says "I know x and y with x·y = c" for the public c = x·y. The input is JSON
-``{"pairs": [[x, y], …]}`` (decimal ints), the result the proofs concatenated.
+``{"pairs": [[x, y], …]}`` (decimal ints), the result the proofs concatenated. Its one
+setting, ``PROOFQ_TOY_PRODUCT_MAX_PAIRS``, bounds a job on the workers (``ProductSettings``,
+passed into the worker half).
 """
 
 from __future__ import annotations
@@ -18,10 +20,20 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
 from snark.errors import InvalidInput
 from snark.fields import FR_MODULUS
 from snark.job_input import Admission, InputLimits, as_json_text, too_large
 from snark.plugins import ProofTypePlugin
+
+
+class ProductSettings(BaseSettings):
+    """The type's settings: ``PROOFQ_TOY_PRODUCT_…``."""
+
+    model_config = SettingsConfigDict(env_prefix="PROOFQ_TOY_PRODUCT_", extra="forbid")
+
+    max_pairs: int = 64
 
 
 class ProductJobError(InvalidInput):
@@ -67,4 +79,5 @@ class ProductType:
         return "toy-product"  # one circuit for every job
 
 
-PLUGIN = ProofTypePlugin(ProductType(), worker="tests.product_worker:ProductWorker")
+PLUGIN = ProofTypePlugin(ProductType(), worker="tests.product_worker:ProductWorker",
+                         settings="tests.product_type:ProductSettings")

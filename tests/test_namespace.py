@@ -19,6 +19,7 @@ from snark import groth16
 from snark.fields import FR_MODULUS
 from snark.proof import split_proofs
 from snark.proof_types import Storage
+from tests.product_type import ProductSettings
 from tests.product_worker import ProductWorker
 from tests.toy_distribution import toy_distribution
 from workers.phase_events import read_events
@@ -33,7 +34,7 @@ NAMESPACES = ("proofq", "blue")
 def clusters(tmp_path_factory):
     base = tmp_path_factory.mktemp("namespaces")
     params = base / "params"
-    ProductWorker(Storage(params)).load_key(None)
+    ProductWorker(Storage(params), ProductSettings()).load_key(None)
     tag = uuid.uuid4().hex[:6]
     with toy_distribution(base / "site") as pythonpath, EmbeddedRedis() as server:
         env = {"PROOFQ_BACKEND": "cpu", "PROOFQ_PARAMS_DIR": str(params),
@@ -62,8 +63,8 @@ def clusters(tmp_path_factory):
 
 def test_each_cluster_proves_its_own_jobs_under_its_own_names(clusters, rng):
     server, clients, nodes, workers = clusters
-    vk = ProductWorker(Storage(next(iter(clients.values())).settings.params_dir)
-                       ).load_key(None).vk
+    vk = ProductWorker(Storage(next(iter(clients.values())).settings.params_dir),
+                       ProductSettings()).load_key(None).vk
     jobs = {ns: {} for ns in NAMESPACES}
     for _ in range(3):
         for ns in NAMESPACES:

@@ -35,6 +35,7 @@ from snark import groth16
 from snark.fields import FR_MODULUS
 from snark.proof import split_proofs
 from snark.proof_types import Storage
+from tests.product_type import ProductSettings
 from tests.product_worker import ProductWorker
 from tests.toy_distribution import toy_distribution
 from workers.quarantine import quarantined
@@ -61,7 +62,8 @@ def _corrupt_key(params: Path, target: Path) -> None:
 def cluster(tmp_path_factory):
     base = tmp_path_factory.mktemp("faults")
     params = base / "params"
-    ProductWorker(Storage(params)).load_key(None)  # the key, made once, before any worker
+    # the key, made once, before any worker
+    ProductWorker(Storage(params), ProductSettings()).load_key(None)
     _corrupt_key(params, base / "params-corrupt")
     (base / "a-file").write_text("")
     env = {"PROOFQ_BACKEND": "cpu", "PROOFQ_HEARTBEAT_S": "1", "PROOFQ_LOCK_LEASE_S": "5",
@@ -103,7 +105,7 @@ def _pairs(rng, count: int) -> list[list[int]]:
 
 
 def _verifying_key(settings):
-    return ProductWorker(Storage(settings.params_dir)).load_key(None).vk
+    return ProductWorker(Storage(settings.params_dir), ProductSettings()).load_key(None).vk
 
 
 def test_every_job_is_done_by_a_worker_that_can_serve_it(cluster, rng):
