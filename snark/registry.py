@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import EntryPoint, PackageNotFoundError, distribution, entry_points
 
 from pydantic_settings import BaseSettings
 
@@ -62,9 +62,22 @@ def table(points: Iterable[EntryPoint]) -> dict[str, ProofTypePlugin]:
 def _installed() -> dict[str, ProofTypePlugin]:
     by_name = table(entry_points(group=ENTRY_POINT_GROUP))
     if not by_name:
-        raise NoProofTypes(f"no proof types are installed (no '{ENTRY_POINT_GROUP}' entry "
-                           "points): install proofq (pip install -e . in its source tree)")
+        raise NoProofTypes(_why_none())
     return by_name
+
+
+def _why_none() -> str:
+    """Why no entry point was found: proofq not installed, or the first metadata of proofq
+    on the path made before its types were entry points (a stale ``proofq.egg-info`` in a
+    source tree hides an install's)."""
+    try:
+        found = distribution("proofq")
+    except PackageNotFoundError:
+        return (f"no proof types are installed (no '{ENTRY_POINT_GROUP}' entry points): "
+                "install proofq (pip install -e . in its source tree)")
+    return (f"no proof types are installed: proofq's metadata first on the path (in "
+            f"{found.locate_file('')}) has no '{ENTRY_POINT_GROUP}' entry points, made by an "
+            "older install: reinstall proofq (pip install -e .) or remove that metadata")
 
 
 def plugin(name: str) -> ProofTypePlugin:

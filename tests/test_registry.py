@@ -3,6 +3,7 @@ names and former names, one worker half per type and host."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from importlib.metadata import EntryPoint
@@ -17,6 +18,9 @@ from snark.registry import (UnknownProofType, aliases, names, plugins, proof_typ
                             proof_type_for_new_job, table, worker_half)
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+from dist_info import write  # noqa: E402  (bench/dist_info.py)
+
 BUILT_IN = {"porep-demo", "circom", "filecoin", "snap", "window-post", "winning-post"}
 
 
@@ -72,19 +76,35 @@ def test_a_name_belongs_to_one_type():
 IMPOSTOR_TOO = ProofTypePlugin(PorepType(), worker="elsewhere:Worker")
 
 
-def test_without_proofqs_metadata_the_registry_says_so(tmp_path):
+def test_without_proofqs_metadata_the_registry_says_so():
     """A source tree run without installing proofq knows no type, and says what to do; a
     worker so installed refuses the work (another may serve it)."""
-    code = ("import sys; from importlib import metadata; "
-            "metadata.entry_points = lambda **_: []; "
+    code = ("from importlib import metadata\n"
+            "def missing(name): raise metadata.PackageNotFoundError(name)\n"
+            "metadata.entry_points = lambda **_: []; metadata.distribution = missing\n"
             "from workers.failures import classify; from snark import registry\n"
             "try: registry.names()\n"
             "except registry.NoProofTypes as exc: print(classify(exc)); raise")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
-    assert (run.returncode, run.stdout) == (1, "refused\n")
+    assert (run.returncode, run.stdout) == (1, "refused\n"), run.stderr
     assert run.stderr.strip().splitlines()[-1] == (
         "snark.registry.NoProofTypes: no proof types are installed (no 'proofq.proof_types' "
         "entry points): install proofq (pip install -e . in its source tree)")
+
+
+def test_stale_metadata_first_on_the_path_is_named(tmp_path):
+    """proofq's metadata from an install older than the entry points, first on the path (a
+    stale proofq.egg-info in the tree a test runs from), hides the install's: said so."""
+    write(tmp_path, "proofq", "0.1.0", {"console_scripts": {"proofq": "client.cli:main"}})
+    run = subprocess.run([sys.executable, "-c", "from snark.registry import names; names()"],
+                         capture_output=True, text=True, cwd=ROOT,
+                         env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                             [str(tmp_path), str(ROOT), os.environ.get("PYTHONPATH", "")])})
+    assert run.returncode == 1
+    assert run.stderr.strip().splitlines()[-1] == (
+        "snark.registry.NoProofTypes: no proof types are installed: proofq's metadata first "
+        f"on the path (in {tmp_path}) has no 'proofq.proof_types' entry points, made by an "
+        "older install: reinstall proofq (pip install -e .) or remove that metadata")
 
 
 def test_one_worker_half_per_type_and_storage(tmp_path):
