@@ -32,10 +32,11 @@ if compgen -G ".whl/*.whl" >/dev/null; then
     [ -f /tmp/site/.proofq-installed ] || {  # once per machine: device.sh may run again
         python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
             --target /tmp/site .whl/*.whl && touch /tmp/site/.proofq-installed; } || exit 1
-    export PYTHONPATH="/tmp/site:$PWD"
-else
-    export PYTHONPATH="$PWD"
 fi
+# proofq's proof types are entry points of its metadata (snark.registry): this copy of the
+# tree is not installed, so its metadata is written beside the wheels'.
+python3 bench/dist_info.py /tmp/site >/dev/null || exit 1
+export PYTHONPATH="/tmp/site:$PWD"
 nvidia-smi -L
 
 status=0

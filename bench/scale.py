@@ -87,11 +87,13 @@ def _make_key(shape: dict, params: str, backend: str, out) -> None:
     if "registered_proof" in shape:
         from snark.filecoin import registered_proof
         from snark.filecoin.job import FilecoinJob
+        from snark.filecoin.settings import FilecoinSettings
         from snark.filecoin.worker import FilecoinWorker
         from snark.proof_types import Storage
 
         job = FilecoinJob("development", registered_proof(shape["registered_proof"]))
-        key = FilecoinWorker(Storage(Path(params))).load_key(job, fixed_base=fixed_base_for(made))
+        worker = FilecoinWorker(Storage(Path(params)), FilecoinSettings())
+        key = worker.load_key(job, fixed_base=fixed_base_for(made))
     else:
         from snark.porep.circuit import placeholder_c1
         from snark.porep.prove import load_or_setup_key

@@ -31,6 +31,7 @@ import redis
 from config.redis_keys import RedisKeys
 from config.settings import Settings, get_settings
 from snark.job_input import InputLimits
+from snark.registry import DEFAULT_TYPE
 from tasks.application import create_app
 from tasks.jobs import JobState, JobStore
 from workers.redis_faults import MemoryGate
@@ -73,7 +74,7 @@ class Client:
         self.gate = MemoryGate(self.store.redis, settings.redis_high_water)
 
     def submit(self, job_input: Any, *, priority: str = "normal", job_id: str | None = None,
-               proof_type: str = "porep-demo") -> str:
+               proof_type: str = DEFAULT_TYPE) -> str:
         """Enqueue a job and return its id.
 
         ``job_input`` is the job's input: for porep JSON text, bytes, a dict or a ``C1``;
@@ -192,7 +193,7 @@ def default_client() -> Client:
 
 
 def submit(job_input: Any, priority: str = "normal", job_id: str | None = None,
-           proof_type: str = "porep-demo") -> str:
+           proof_type: str = DEFAULT_TYPE) -> str:
     return default_client().submit(job_input, priority=priority, job_id=job_id,
                                    proof_type=proof_type)
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from client.api import Client
+from snark.registry import DEFAULT_TYPE, plugin
 from tasks.application import GPU_QUEUE, JOBS_QUEUE
 from tasks.jobs import JobState
 
@@ -88,7 +89,7 @@ def _ms(seconds: float | None) -> str:
 
 
 def run_batch(client: Client, job_input: Any, *, count: int, in_flight: int,
-              priority: str = "normal", proof_type: str = "porep-demo",
+              priority: str = "normal", proof_type: str = DEFAULT_TYPE,
               on_outcome: Callable[[Outcome], None] | None = None,
               check: Callable[[], None] | None = None,
               on_poll: Callable[[int, list[JobState]], None] | None = None,
@@ -221,9 +222,9 @@ class Summary:
 
 
 def unit_of(proof_type: str) -> str:
-    """What the rates call a job's units: a circom job's witnesses are whole proofs each,
-    porep's and Filecoin's partitions are partition proofs."""
-    return "proofs" if proof_type == "circom" else "partition proofs"
+    """What the rates call a job's units, as its type names them (a circom job's witnesses
+    are whole proofs each, porep's and Filecoin's partitions are partition proofs)."""
+    return f"{plugin(proof_type).unit}s"
 
 
 def _spread(values: list[float]) -> tuple[float, float, float] | None:

@@ -1,24 +1,39 @@
-"""The ``proofq`` command: local proving commands and job commands, one click group."""
+"""The ``proofq`` command: the job commands, each installed proof type's commands (named by
+its plug-in record, ``snark.plugins``) and the gRPC gateway, one click group."""
 
 from __future__ import annotations
-
-import importlib
 
 import click
 
 from config.settings import SettingsError
+from snark.plugins import load_attribute
+from snark.registry import NoProofTypes, plugins
+
+#: The job commands: asking for one of them (``proofq submit``) loads no other module, so a
+#: producer's command never imports the prover.
+JOB_COMMANDS = "client.commands.jobs:COMMANDS"
+#: After the proof types' commands: the gateway Curio talks to.
+LAST_COMMANDS = ("client.commands.grpc:COMMANDS",)
 
 
-#: The modules of the subcommands, the job commands first: asking for one of them (``proofq
-#: submit``) loads no other, so a producer's command never imports the prover. Any other
-#: command loads them all: later modules add input forms to earlier ones' commands (``seal``,
-#: ``prove`` and ``verify`` of a Filecoin C1, a circom witness, a PoSt partition).
-COMMAND_MODULES = ("jobs", "local", "snarkjs", "filecoin", "snap", "post", "grpc")
+def command_lists() -> list[str]:
+    """Where the command lists are, in loading order: the job commands, each installed
+    type's (once, where several types share one list), the gateway's."""
+    types = [p.commands for p in plugins() if p.commands is not None]
+    return list(dict.fromkeys([JOB_COMMANDS, *types, *LAST_COMMANDS]))
+
+
+def forms(command: click.Command) -> list[click.Command]:
+    """The commands one name stands for: a command with several input forms
+    (``client.commands.snarkjs.InputForms``: a type adding its form to another type's
+    ``prove``) lists them."""
+    listed = getattr(command, "forms", None)
+    return listed() if callable(listed) else [command]
 
 
 class _ProofqGroup(click.Group):
     """Loads the subcommands on first use: the job commands alone when one of them is
-    asked for, else every module.
+    asked for, else every list.
 
     Importing the job commands builds the Celery app from the settings, so an invalid
     ``PROOFQ_*`` value surfaces here: it is reported as one line with exit code 2 instead
@@ -28,20 +43,31 @@ class _ProofqGroup(click.Group):
     _loaded: tuple[str, ...] = ()
 
     def _load(self, ctx: click.Context, wanted: str | None = None) -> None:
-        for name in COMMAND_MODULES:
-            if wanted is not None and self._loaded == COMMAND_MODULES[:1] \
-                    and wanted in self.commands:
-                return  # a job command: complete as it is
-            if name in self._loaded:
-                continue
-            try:
-                module = importlib.import_module(f"client.commands.{name}")
-            except SettingsError as exc:
-                click.echo(f"Error: {exc}", err=True)
-                ctx.exit(2)
-            for command in module.COMMANDS:
-                self.add_command(command)
-            self._loaded += (name,)
+        if not self._loaded:
+            self._load_list(ctx, JOB_COMMANDS)
+        if wanted is not None and self._loaded == (JOB_COMMANDS,) and wanted in self.commands:
+            return  # a job command: complete as it is
+        for path in command_lists():
+            if path not in self._loaded:
+                self._load_list(ctx, path)
+
+    def _load_list(self, ctx: click.Context, path: str) -> None:
+        try:
+            commands = load_attribute(path)
+        except (SettingsError, NoProofTypes) as exc:
+            click.echo(f"Error: {exc}", err=True)
+            ctx.exit(2)
+        for command in commands:
+            self._add(command)
+        self._loaded += (path,)
+
+    def _add(self, command: click.Command) -> None:
+        """Adds ``command``, unless one of its name already stands for all its forms (a
+        type's commands may load before those of the type whose form they extend)."""
+        known = self.commands.get(command.name or "")
+        if known is not None and all(form in forms(known) for form in forms(command)):
+            return
+        self.add_command(command)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         self._load(ctx)

@@ -61,6 +61,7 @@ from kombu.exceptions import OperationalError
 from client.api import Client
 from config.redis_keys import DEFAULT_KEYS, RedisKeys
 from config.settings import get_settings
+from snark.registry import DEFAULT_TYPE
 from workers.redis_faults import Backoff, wait_until_writable
 from tasks.submission import RedisFull, SubmitError
 
@@ -283,7 +284,7 @@ class Intake:
         job_id = requested or f"intake-{entry_id}"
         try:
             self.client.submit(_job_input(fields), job_id=job_id,
-                               proof_type=text.get("type", "porep-demo"),
+                               proof_type=text.get("type", DEFAULT_TYPE),
                                priority=text.get("priority", "normal"))
             error = None
         except RedisFull:

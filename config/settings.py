@@ -1,4 +1,6 @@
 """proofq settings: environment variables prefixed ``PROOFQ_``, optionally a TOML file.
+A proof type's own settings are a model of its plug-in (``PROOFQ_<TYPE>_…``, environment
+variables only), made with ``load_model`` where its worker half is made and passed in.
 
 Precedence (highest first): explicit keyword arguments, environment variables, the TOML file
 named by ``PROOFQ_CONFIG`` (or ``proofq.toml`` in the working directory), then defaults.
@@ -10,7 +12,7 @@ from __future__ import annotations
 import functools
 import os
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 from urllib.parse import urlsplit
 
 from pydantic import AliasChoices, Field, ValidationError, field_validator, model_validator
@@ -47,14 +49,6 @@ class Settings(BaseSettings):
                            description="prefix of every Redis key of this cluster "
                                        "(config/redis_keys.py): clusters of different "
                                        "namespaces share one Redis database")
-    filecoin_params_dir: Path = Field(Path("/var/tmp/filecoin-proof-parameters"),
-                                      description="Filecoin's official .params/.vk files, by "
-                                                  "their official names (where Filecoin's "
-                                                  "tools keep them)")
-    filecoin_key: Literal["official", "development"] = Field(
-        "official", description="the key a filecoin job that names none is proved under: "
-                                "Filecoin's official one, or (a development cluster) proofq's "
-                                "own setup of the circuit")
 
     # Proving.
     backend: Literal["auto", "cpu", "gpu"] = "auto"
@@ -218,11 +212,22 @@ def load_settings(**overrides) -> Settings:
     path = _toml_path()
     if path is not None and not path.exists():
         raise SettingsError(f"PROOFQ_CONFIG: file {path} does not exist")
+    return load_model(Settings, **overrides)
+
+
+#: A settings model: proofq's, or a proof type's (``PROOFQ_<TYPE>_…``, snark.plugins).
+M = TypeVar("M", bound=BaseSettings)
+
+
+def load_model(model: type[M], **overrides) -> M:
+    """``model`` from its environment variables (and ``overrides``); a ``SettingsError``
+    naming each bad variable in one line."""
+    prefix = model.model_config.get("env_prefix", "")
     try:
-        return Settings(**overrides)
+        return model(**overrides)
     except ValidationError as exc:
         problems = "; ".join(
-            f"PROOFQ_{'_'.join(str(p) for p in err['loc']).upper() or 'SETTINGS'}: "
+            f"{prefix}{'_'.join(str(p) for p in err['loc']).upper() or 'SETTINGS'}: "
             f"{err['msg'].removeprefix('Value error, ')}"
             for err in exc.errors()
         )

@@ -29,10 +29,10 @@ digit sort by an event). The proving path synchronises only those streams (the M
 return host points); it never synchronises the device, queries device memory or trims the
 memory pool. Allocation failures become ``DeviceMemoryError``.
 
-This is the Groth16 core and knows no proof type; a type's device steps (porep's witness)
-are an extension composed with it, in their own module (``gpu.extensions`` lists them),
-made when the backend starts (their kernels compile then, like the core's) and returned by
-``extension``.
+This is the Groth16 core and knows no proof type; a type's device steps (a witness made on
+the device) are an extension composed with it, in the module its plug-in record names
+(``gpu.extensions`` makes them) when the backend starts (their kernels compile then, like
+the core's), and returned by ``extension``.
 """
 
 from __future__ import annotations

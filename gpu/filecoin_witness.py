@@ -1,7 +1,8 @@
-"""Filecoin's device steps (``snark.filecoin.staging.FilecoinWitnessSteps``) on a GPU
-backend: each circuit shape's plan resident once (``gpu.witness.DevicePlan``), a
-partition's private data uploaded in the memory phase and its witness written by the tapes
-in the compute phase, on the backend's stream."""
+"""Filecoin's device steps (``snark.unit_work.DeviceWitnessSteps`` of
+``snark.filecoin.staging.FILECOIN_WITNESS``) on a GPU backend: each circuit shape's plan
+resident once (``gpu.witness.DevicePlan``), a partition's private data uploaded in the
+memory phase and its witness written by the tapes in the compute phase, on the backend's
+stream. Filecoin's plug-in record (``snark.filecoin.plugin``) names it."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ class FilecoinWitnessDevice:
                                                        self._backend.stream)
         return plan
 
-    def load_filecoin_data(self, key: ProvingKey, work: DeviceInputs):
+    def load(self, key: ProvingKey, work: DeviceInputs):
         plan = self._plan(work.shape)
         if plan.num_inputs + plan.num_aux != key.r1cs.num_variables:
             raise ValueError(f"{work.shape.name}: {plan.num_inputs + plan.num_aux} variables, "
@@ -39,7 +40,7 @@ class FilecoinWitnessDevice:
         with self._backend.on_device():
             return work, plan.upload(work.values)
 
-    def filecoin_witness(self, key: ProvingKey, staged):
+    def witness(self, key: ProvingKey, staged):
         """The tapes' assignment, its public inputs read back (a few kilobytes: the one
         wait of this step, on the backend's stream) and checked."""
         work, uploaded = staged

@@ -1,4 +1,5 @@
-"""Plans' device steps (``snark.plan_staging.PlanWitnessSteps``) on a GPU backend: each
+"""Plans' device steps (``snark.unit_work.DeviceWitnessSteps`` for
+``snark.plan_staging.PLAN_WITNESS``) on a GPU backend: each
 circuit shape's plan resident once (``gpu.witness.DevicePlan``), a unit's private values
 uploaded in the memory phase and its witness written by the tapes in the compute phase, on
 the backend's stream. SnapDeals' and PoSt's partitions take this path."""
@@ -31,7 +32,7 @@ class PlanWitnessDevice:
                                                        self._backend.stream)
         return plan
 
-    def load_plan_values(self, key: ProvingKey, work: PlanInputs):
+    def load(self, key: ProvingKey, work: PlanInputs):
         plan = self._plan(work)
         if plan.num_inputs + plan.num_aux != key.r1cs.num_variables:
             raise ValueError(f"{work.shape}: {plan.num_inputs + plan.num_aux} variables, "
@@ -39,7 +40,7 @@ class PlanWitnessDevice:
         with self._backend.on_device():
             return work, plan.upload(work.values)
 
-    def plan_witness(self, key: ProvingKey, staged):
+    def witness(self, key: ProvingKey, staged):
         """The tapes' assignment, its public inputs read back (a few kilobytes: the one
         wait of this step, on the backend's stream) and checked."""
         work, uploaded = staged

@@ -12,7 +12,8 @@ kernel (``gpu.hostlib``) runs from the very same plan in CI.
 
 ``PorepWitnessDevice`` is porep's device steps (``snark.porep.staging.POREP_WITNESS``)
 composed with a ``GpuBackend``: on its device and stream, freeing through its ``release``,
-through its public surface only. ``gpu.extensions`` names it for the backend.
+through its public surface only. porep-demo's plug-in record (``snark.porep.plugin``) names
+it; ``gpu.extensions`` makes it for the backend.
 """
 
 from __future__ import annotations
@@ -164,19 +165,19 @@ class DeviceWitness:
 
 
 class PorepWitnessDevice:
-    """``snark.porep.staging.PorepWitnessSteps`` on ``backend``'s device and stream."""
+    """porep's ``snark.unit_work.DeviceWitnessSteps`` on ``backend``'s device and stream."""
 
     def __init__(self, backend: GpuBackend) -> None:
         self._backend = backend
         self._kernel = DeviceWitness(backend.device_id)
 
-    def load_porep_inputs(self, key: ProvingKey, inputs: WitnessInputs) -> StagedWitness:
+    def load(self, key: ProvingKey, inputs: WitnessInputs) -> StagedWitness:
         """Memory phase: the witness buffer and a partition's compact inputs."""
         r1cs = key.r1cs
         with self._backend.on_device():
             return self._kernel.stage(inputs, r1cs.num_inputs, r1cs.num_variables)
 
-    def porep_witness(self, key: ProvingKey, staged: StagedWitness):
+    def witness(self, key: ProvingKey, staged: StagedWitness):
         """Compute phase: the witness handle, written by the kernel and checked."""
         if staged.witness.shape != (key.r1cs.num_variables, 4):
             raise ValueError(f"staged witness: shape {staged.witness.shape} does not fit this key")

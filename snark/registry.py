@@ -1,93 +1,122 @@
-"""The proof types the pipeline knows: each one's producer half, and where its worker half is.
+"""The proof types the pipeline knows: the plug-ins (``snark.plugins``) that installed
+distributions register under the ``proofq.proof_types`` entry point, one line per type::
 
-A type registers its producer half (``snark.proof_types.ProofType``) with the
-``"module:attribute"`` of its worker half, any older names it still answers to, and any
-retired names that only jobs stored before a rename still carry::
+    [project.entry-points."proofq.proof_types"]
+    porep-demo = "snark.porep.plugin:PLUGIN"
 
-    register(PorepType(), worker="snark.porep.worker:PorepWorker",
-             retired={"porep": "the demo circuit is now 'porep-demo'"})
-
-The worker half is imported the first time a worker asks for it (``worker_half``): that one
-import per type is what keeps producers light. Every process that reads a type's name must
-have it registered: the built-in types are registered below; another module registers its
-own types when it is imported (a Celery worker imports it with ``-I module``).
+The entry points are read once, on the first question about a type, and each record is
+imported then (a producer's import: records import no prover); a type's worker half is
+imported the first time a worker asks for it (``worker_half``). This module names no type:
+proofq's own are registered by its pyproject.toml like any other distribution's, so proofq
+run from a source tree that was never installed has none, and says so.
 """
 
 from __future__ import annotations
 
 import functools
-import importlib
-from dataclasses import dataclass
+from collections.abc import Iterable
+from importlib.metadata import EntryPoint, PackageNotFoundError, distribution, entry_points
 
-from snark.errors import InvalidInput
-from snark.filecoin.post.proof_type import PostType
-from snark.filecoin.proof_type import FilecoinType
-from snark.filecoin.snap.proof_type import SnapType
-from snark.porep.proof_type import PorepType
+from pydantic_settings import BaseSettings
+
+from config.settings import load_model
+from snark.errors import InvalidInput, WorkerFault
+from snark.plugins import ENTRY_POINT_GROUP, ProofTypePlugin, load_attribute
 from snark.proof_types import AnyWorker, ProofType, Storage
-from snark.snarkjs.proof_type import CircomType
+
+#: The type of a job that names none (proofq 0.1 had only this one).
+DEFAULT_TYPE = "porep-demo"
 
 
 class UnknownProofType(InvalidInput):
     """A proof type the pipeline has no implementation for."""
 
 
-@dataclass(frozen=True)
-class _Registered:
-    kind: ProofType
-    worker: str  # "module:attribute" of the worker half's class
-    aliases: tuple[str, ...]
-    retired: dict[str, str]  # name -> why new jobs may not use it (stored jobs still run)
+class NoProofTypes(WorkerFault, RuntimeError):
+    """No distribution registers a proof type: proofq's own metadata is not installed (on a
+    worker: this worker serves nothing; another may)."""
 
 
-_BY_NAME: dict[str, _Registered] = {}
+def table(points: Iterable[EntryPoint]) -> dict[str, ProofTypePlugin]:
+    """Each name (own, alias, retired) → its plug-in, from ``points``; a ``ValueError``
+    where an entry point is not a plug-in, is not under its type's name, or where two
+    plug-ins claim one name."""
+    by_name: dict[str, ProofTypePlugin] = {}
+    for point in points:
+        plugin = point.load()
+        if not isinstance(plugin, ProofTypePlugin):
+            raise ValueError(f"{ENTRY_POINT_GROUP} {point.name} = {point.value}: not a "
+                             f"snark.plugins.ProofTypePlugin ({type(plugin).__name__})")
+        if point.name != plugin.kind.name:
+            raise ValueError(f"{ENTRY_POINT_GROUP} {point.name} = {point.value}: the type "
+                             f"is named {plugin.kind.name!r}")
+        for name in plugin.names:
+            known = by_name.setdefault(name, plugin)
+            if known is not plugin:
+                raise ValueError(f"proof type {name!r} is registered already (by "
+                                 f"{known.kind.name}, {known.worker})")
+    return by_name
 
 
-def register(kind: ProofType, *, worker: str, aliases: tuple[str, ...] = (),
-             retired: dict[str, str] | None = None) -> None:
-    """Make ``kind`` known under its name and ``aliases`` (names it had before), and under
-    ``retired`` names for jobs already stored with them (new jobs are refused with the
-    reason given)."""
-    module, _, attribute = worker.partition(":")
-    if not module or not attribute:
-        raise ValueError(f"worker: {worker!r} is not 'module:attribute'")
-    entry = _Registered(kind, worker, tuple(aliases), dict(retired or {}))
-    for name in (kind.name, *entry.aliases, *entry.retired):
-        known = _BY_NAME.get(name)
-        if known is not None and (known.kind.name, known.worker) != (kind.name, worker):
-            raise ValueError(f"proof type {name!r} is registered already "
-                             f"(by {known.kind.name}, {known.worker})")
-        _BY_NAME.setdefault(name, entry)  # the same type again (module imported twice): kept
+@functools.cache
+def _installed() -> dict[str, ProofTypePlugin]:
+    by_name = table(entry_points(group=ENTRY_POINT_GROUP))
+    if not by_name:
+        raise NoProofTypes(_why_none())
+    return by_name
 
 
-def proof_type(name: str) -> ProofType:
-    """The producer half registered under ``name`` (its name or an alias)."""
+def _why_none() -> str:
+    """Why no entry point was found: proofq not installed, or the first metadata of proofq
+    on the path made before its types were entry points (a stale ``proofq.egg-info`` in a
+    source tree hides an install's)."""
     try:
-        return _BY_NAME[name].kind
+        found = distribution("proofq")
+    except PackageNotFoundError:
+        return (f"no proof types are installed (no '{ENTRY_POINT_GROUP}' entry points): "
+                "install proofq (pip install -e . in its source tree)")
+    return (f"no proof types are installed: proofq's metadata first on the path (in "
+            f"{found.locate_file('')}) has no '{ENTRY_POINT_GROUP}' entry points, made by an "
+            "older install: reinstall proofq (pip install -e .) or remove that metadata")
+
+
+def plugin(name: str) -> ProofTypePlugin:
+    """The plug-in registered under ``name`` (its name, an alias or a retired name)."""
+    try:
+        return _installed()[name]
     except KeyError:
         raise UnknownProofType(f"proof_type: unknown proof type {name!r} "
                                f"(known: {', '.join(names())})") from None
 
 
+def plugins() -> list[ProofTypePlugin]:
+    """Every installed plug-in once, in entry-point order."""
+    return list({id(p): p for p in _installed().values()}.values())
+
+
+def proof_type(name: str) -> ProofType:
+    """The producer half registered under ``name`` (its name or an alias)."""
+    return plugin(name).kind
+
+
 def proof_type_for_new_job(name: str) -> ProofType:
     """Like ``proof_type``, but a retired name is refused with its reason: producers use
     this, so that no new job goes in under a name that now means something else."""
-    kind = proof_type(name)
-    reason = _BY_NAME[name].retired.get(name)
+    found = plugin(name)
+    reason = found.retired.get(name)
     if reason is not None:
         raise UnknownProofType(f"proof_type: {name!r} is retired: {reason}")
-    return kind
+    return found.kind
 
 
 def names() -> list[str]:
     """Every name a new job may use (aliases included, retired names not), sorted."""
-    return sorted(name for name, entry in _BY_NAME.items() if name not in entry.retired)
+    return sorted(name for name, entry in _installed().items() if name not in entry.retired)
 
 
 def aliases(kind: ProofType) -> tuple[str, ...]:
     """The older names ``kind`` still answers to, retired ones included (stored jobs)."""
-    entry = _BY_NAME[kind.name]
-    return entry.aliases + tuple(entry.retired)
+    return plugin(kind.name).names[1:]
 
 
 def worker_half(kind: ProofType, storage: Storage) -> AnyWorker:
@@ -97,15 +126,26 @@ def worker_half(kind: ProofType, storage: Storage) -> AnyWorker:
 
 @functools.lru_cache(maxsize=32)
 def _worker_half(name: str, storage: Storage) -> AnyWorker:
-    module, _, attribute = _BY_NAME[name].worker.partition(":")
-    return getattr(importlib.import_module(module), attribute)(storage)
+    found = plugin(name)
+    worker = load_attribute(found.worker)
+    settings = type_settings(found)
+    return worker(storage) if settings is None else worker(storage, settings)
 
 
-register(PorepType(), worker="snark.porep.worker:PorepWorker",
-         retired={"porep": "the project's demo circuit is now 'porep-demo' (it is not "
-                           "Filecoin's); Filecoin sectors are 'filecoin'"})
-register(CircomType(), worker="snark.snarkjs.worker:CircomWorker", aliases=("groth16",))
-register(FilecoinType(), worker="snark.filecoin.worker:FilecoinWorker")
-register(SnapType(), worker="snark.filecoin.snap.worker:SnapWorker")
-register(PostType("window"), worker="snark.filecoin.post.worker:PostWorker")
-register(PostType("winning"), worker="snark.filecoin.post.worker:PostWorker")
+def type_settings(found: ProofTypePlugin) -> BaseSettings | None:
+    """The type's settings (its model made from ``PROOFQ_<TYPE>_…`` once per process, a
+    ``SettingsError`` naming a bad one), or None for a type that has none."""
+    return None if found.settings is None else _settings(found.settings)
+
+
+@functools.cache
+def _settings(path: str) -> BaseSettings:
+    return load_model(load_attribute(path))
+
+
+def reread() -> None:
+    """Forget the entry points read (and the worker halves made): the next question reads
+    them again, for a process whose path gained or lost a distribution."""
+    _installed.cache_clear()
+    _worker_half.cache_clear()
+    _settings.cache_clear()

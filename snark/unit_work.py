@@ -8,17 +8,20 @@ made, and the worker runtime just calls ``stage`` and ``handle`` under its locks
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
 from snark import groth16
-from snark.backend import ProverBackend
+from snark.backend import Capability, ProverBackend
 from snark.keys import ProvingKey
 from snark.proof import Proof
 
 Staged = TypeVar("Staged")
+#: What a type's device steps read of a unit: its compact inputs.
+Inputs = TypeVar("Inputs")
 
 
 class UnitWork(Protocol[Staged]):
@@ -43,6 +46,65 @@ class HostWitness:
 
     def handle(self, key: ProvingKey, staged: Any, backend: ProverBackend) -> Any:
         return staged
+
+
+class DeviceWitnessSteps(Protocol):
+    """A type's device steps: a unit's witness computed on the device from the unit's
+    compact inputs, so the worker neither builds nor uploads the whole witness. A type
+    names them by its own capability (``device_witness``) and names their GPU class in its
+    plug-in record (``snark.plugins``).
+
+    memory phase   load(key, inputs)     the witness's buffer, the inputs uploaded → staged
+    compute phase  witness(key, staged)  written and checked (the type's error names what
+                                         does not hold) → the handle ``evaluate_abc`` takes
+    """
+
+    def load(self, key: ProvingKey, inputs: Any) -> Any: ...
+
+    def witness(self, key: ProvingKey, staged: Any) -> Any: ...
+
+
+class FencedWitness:
+    """``DeviceWitnessSteps`` that call ``check()`` (the held lock's lease) before each."""
+
+    def __init__(self, steps: DeviceWitnessSteps, check: Callable[[], None]) -> None:
+        self._steps = steps
+        self._check = check
+
+    def load(self, key: ProvingKey, inputs: Any) -> Any:
+        self._check()
+        return self._steps.load(key, inputs)
+
+    def witness(self, key: ProvingKey, staged: Any) -> Any:
+        self._check()
+        return self._steps.witness(key, staged)
+
+
+def device_witness(name: str) -> Capability[DeviceWitnessSteps]:
+    """A type's device-witness capability, under ``name`` (its record's ``capability``)."""
+    return Capability(name, FencedWitness)
+
+
+@dataclass(frozen=True)
+class WitnessOnDevice(Generic[Inputs]):
+    """A unit's compact inputs, for the device steps of ``capability`` to turn into its
+    witness: uploaded in the memory phase, the witness written in the compute phase."""
+
+    capability: Capability[DeviceWitnessSteps]
+    inputs: Inputs
+
+    def stage(self, key: ProvingKey, backend: ProverBackend) -> Any:
+        backend.prepare(key)
+        return self._steps(backend).load(key, self.inputs)
+
+    def handle(self, key: ProvingKey, staged: Any, backend: ProverBackend) -> Any:
+        return self._steps(backend).witness(key, staged)
+
+    def _steps(self, backend: ProverBackend) -> DeviceWitnessSteps:
+        steps = backend.extension(self.capability)
+        if steps is None:  # the work was made for another backend
+            raise TypeError(f"{backend.name} backend: has no {self.capability.name} steps")
+        return steps
 
 
 def prove_work(key: ProvingKey, work: UnitWork, backend: ProverBackend) -> Proof:

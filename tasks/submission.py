@@ -32,7 +32,7 @@ import redis
 from celery import Celery
 
 from snark.job_input import InputLimits
-from snark.registry import aliases, proof_type_for_new_job
+from snark.registry import DEFAULT_TYPE, aliases, proof_type_for_new_job
 from tasks.application import PRIORITIES, priority_level, task_label
 from tasks.jobs import JobStatus, JobStore, Outcome, check_job_id, content_digest
 from workers.redis_faults import MemoryGate, refuses_writes
@@ -75,7 +75,7 @@ class Accepted:
 
 
 def accept(store: JobStore, raw_input: Any, *, limits: InputLimits,
-           proof_type: str = "porep-demo", priority: str = "normal", job_id: str | None = None,
+           proof_type: str = DEFAULT_TYPE, priority: str = "normal", job_id: str | None = None,
            gate: MemoryGate | None = None) -> Accepted:
     """Parse (within ``limits``) and store a job; raise ``SubmitError`` without storing
     anything if it is malformed, too costly for Redis, or (``gate``) Redis is near full

@@ -87,12 +87,13 @@ def filecoin_2kib_dev_params(tmp_path_factory):
     (minutes on the CPU), shared by every test that proves a Filecoin partition."""
     from snark.filecoin import registered_proof
     from snark.filecoin.job import FilecoinJob
+    from snark.filecoin.settings import FilecoinSettings
     from snark.filecoin.worker import FilecoinWorker
     from snark.proof_types import Storage
 
     params = tmp_path_factory.mktemp("filecoin-params")
     job = FilecoinJob("development", registered_proof("StackedDrg2KiBV1_1"))
-    FilecoinWorker(Storage(params)).make_key(job, fixed_base=_fixed_base())
+    FilecoinWorker(Storage(params), FilecoinSettings()).make_key(job, fixed_base=_fixed_base())
     return params
 
 

@@ -1,11 +1,18 @@
-"""A small proof type that lives in the tests, to show what adding a type takes: its two
-halves and one ``register`` call, no change in ``workers/``, ``tasks/`` or ``gpu/``.
+"""The template a new proof type starts from: a small type that lives in the tests, to show
+what adding one takes (docs/ARCHITECTURE.md §5): its producer half and plug-in record here,
+its worker half beside it (``tests.product_worker``), and one entry-point line in its
+distribution's metadata, no change anywhere in proofq::
+
+    [project.entry-points."proofq.proof_types"]
+    toy-product = "tests.product_type:PLUGIN"
+
+(tests/test_new_proof_type.py writes that line into a temporary distribution.)
 
 ``toy-product``: a job is a list of pairs (x, y) of Fr elements; each pair is a unit of work
 whose proof says "I know x and y with x·y = c" for the public c = x·y. The input is JSON
-``{"pairs": [[x, y], …]}`` (decimal ints), the result the proofs concatenated. Importing
-this module registers the type (a Celery worker: ``celery -A tasks worker -I
-tests.product_type``); its worker half is ``tests.product_worker``.
+``{"pairs": [[x, y], …]}`` (decimal ints), the result the proofs concatenated. Its one
+setting, ``PROOFQ_TOY_PRODUCT_MAX_PAIRS``, bounds a job on the workers (``ProductSettings``,
+passed into the worker half).
 """
 
 from __future__ import annotations
@@ -13,10 +20,20 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
 from snark.errors import InvalidInput
 from snark.fields import FR_MODULUS
 from snark.job_input import Admission, InputLimits, as_json_text, too_large
-from snark.registry import register
+from snark.plugins import ProofTypePlugin
+
+
+class ProductSettings(BaseSettings):
+    """The type's settings: ``PROOFQ_TOY_PRODUCT_…``."""
+
+    model_config = SettingsConfigDict(env_prefix="PROOFQ_TOY_PRODUCT_", extra="forbid")
+
+    max_pairs: int = 64
 
 
 class ProductJobError(InvalidInput):
@@ -62,4 +79,5 @@ class ProductType:
         return "toy-product"  # one circuit for every job
 
 
-register(ProductType(), worker="tests.product_worker:ProductWorker")
+PLUGIN = ProofTypePlugin(ProductType(), worker="tests.product_worker:ProductWorker",
+                         settings="tests.product_type:ProductSettings")

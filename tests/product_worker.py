@@ -13,7 +13,7 @@ from snark.proof import split_proofs
 from snark.proof_types import Storage
 from snark.r1cs import ConstraintSystem
 from snark.unit_work import HostWitness
-from tests.product_type import ProductJob, ProductJobError
+from tests.product_type import ProductJob, ProductJobError, ProductSettings
 
 #: ONE and c; x and y; x·y = c and the compiled system's row per input.
 SHAPE = CircuitShape("toy-product", 1, num_inputs=2, num_aux=2, num_constraints=1 + 2)
@@ -27,10 +27,14 @@ def product_circuit(x: int, y: int) -> ConstraintSystem:
 
 
 class ProductWorker:
-    def __init__(self, storage: Storage) -> None:
+    def __init__(self, storage: Storage, settings: ProductSettings) -> None:
         self.params_dir = storage.params_dir
+        self.max_pairs = settings.max_pairs
 
     def check(self, job_input: ProductJob) -> None:
+        if len(job_input.pairs) > self.max_pairs:
+            raise ProductJobError(f"pairs: {len(job_input.pairs)} pairs, above this cluster's "
+                                  f"PROOFQ_TOY_PRODUCT_MAX_PAIRS ({self.max_pairs})")
         for i, (x, y) in enumerate(job_input.pairs):
             if x == 0 or y == 0:
                 raise ProductJobError(f"pairs[{i}]: a factor of 0 makes c = 0 for any partner")

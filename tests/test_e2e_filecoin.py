@@ -25,6 +25,7 @@ from config.settings import load_settings
 from snark.filecoin import curio_json, prover_id_for_miner, registered_proof, seal
 from snark.filecoin.job import FilecoinJob
 from snark.filecoin.params import bellperson_files, is_development
+from snark.filecoin.settings import FilecoinSettings
 from snark.filecoin.worker import FilecoinWorker
 from snark.proof_types import Storage
 from tasks.jobs import RESULTS_STREAM
@@ -190,7 +191,8 @@ def test_a_sealed_8mib_sector_through_the_service(rng, tmp_path):  # only 8 MiB 
     c1_path = tmp_path / "c1.json"
     c1_path.write_bytes(curio_json(c1, SECTOR))
     params = tmp_path / "params"
-    FilecoinWorker(Storage(params)).make_key(FilecoinJob("development", c1.proof))
+    worker = FilecoinWorker(Storage(params), FilecoinSettings())
+    worker.make_key(FilecoinJob("development", c1.proof))
     proof_path = tmp_path / "proof.bin"
     proof_path.write_bytes(_prove_through_the_service(c1_path, params, "cpu", tmp_path,
                                                       wait_s=scaled(2400)))

@@ -21,6 +21,7 @@ from snark.filecoin.post.job import curio_request, parse_post_job
 from snark.filecoin.post.prove import Partition, verify_partition
 from snark.filecoin.post.registry import post_proof
 from snark.filecoin.post.vanilla import encode
+from snark.filecoin.settings import FilecoinSettings
 from snark.filecoin.post.worker import PostWorker
 from snark.filecoin.seal import random_fields
 from snark.proof_types import Storage
@@ -43,7 +44,7 @@ def _request(kind: str, rng: np.random.Generator) -> tuple:
 def make_post_dev_keys(params: Path, rng: np.random.Generator) -> None:
     """Development keys of the 2 KiB WindowPoSt and WinningPoSt circuits, set up into
     ``params``."""
-    worker = PostWorker(Storage(params))
+    worker = PostWorker(Storage(params), FilecoinSettings())
     for kind in KINDS:
         _, text = curio_request(*_request(kind, rng))
         worker.make_key(parse_post_job(text, kind, max_bytes=1 << 26))
@@ -85,7 +86,7 @@ def test_a_large_request_goes_by_shared_storage(tmp_path):
     assert '"vanilla_proofs_path":"post-vanilla/' in text and len(text) < 1000
     job = parse_post_job(text, "window", max_bytes=1000)
     assert job.sectors is None
-    worker = PostWorker(Storage(tmp_path / "params", tmp_path))
+    worker = PostWorker(Storage(tmp_path / "params", tmp_path), FilecoinSettings())
     worker.check(job)
     assert worker.partition(job).sectors.sector_ids == job.load_sectors(tmp_path).sector_ids
     with pytest.raises(FilecoinError, match="no witness_dir"):

@@ -20,6 +20,7 @@ from snark.filecoin.params import bellperson_files, is_development
 from snark.filecoin.snap.generate import generate_update
 from snark.filecoin.snap.job import SnapJob
 from snark.filecoin.snap.shape import SnapShape
+from snark.filecoin.settings import FilecoinSettings
 from snark.filecoin.snap.worker import SnapWorker
 from snark.proof_types import Storage
 from tests.test_e2e_filecoin import through_intake
@@ -32,7 +33,7 @@ SHAPE = SnapShape(64)
 def make_snap_dev_key(params: Path, rng) -> None:
     """The 2 KiB update circuit's development key, set up into ``params`` (minutes)."""
     update = generate_update(SHAPE, np.random.default_rng(rng.getrandbits(64)))
-    SnapWorker(Storage(params)).make_key(SnapJob("development", update))
+    SnapWorker(Storage(params), FilecoinSettings()).make_key(SnapJob("development", update))
 
 
 @pytest.fixture(scope="module")

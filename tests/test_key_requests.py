@@ -17,15 +17,24 @@ from snark.fields import FR_MODULUS
 from snark.job_input import InputLimits
 from snark.params import recorded_circuit_id
 from snark.registry import proof_type, worker_half
-from tests import product_type  # registers toy-product in this process
+from tests import product_type
 from tests.product_worker import SHAPE
+from tests.toy_distribution import toy_distribution
 from workers.card import read_cards
 from workers.key_requests import KeyReply, KeyRequest, ask, wait_for
 from workers.runtime import WorkerRuntime
 
-TYPE = proof_type(product_type.ProductType.name)
+TYPE = product_type.PLUGIN.kind
 NAME = (TYPE.name, "toy-product")
 WORKER = "keys@host/1"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def toy_installed(tmp_path_factory):
+    """toy-product installed in this process, as its own distribution."""
+    with toy_distribution(tmp_path_factory.mktemp("site")) as _:
+        assert proof_type(TYPE.name) is TYPE
+        yield
 
 
 @pytest.fixture()

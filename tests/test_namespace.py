@@ -5,9 +5,7 @@ worker, its state is under its own names, and neither sees the other's."""
 
 from __future__ import annotations
 
-import os
 import uuid
-from pathlib import Path
 
 import pytest
 import redis
@@ -21,12 +19,13 @@ from snark import groth16
 from snark.fields import FR_MODULUS
 from snark.proof import split_proofs
 from snark.proof_types import Storage
+from tests.product_type import ProductSettings
 from tests.product_worker import ProductWorker
+from tests.toy_distribution import toy_distribution
 from workers.phase_events import read_events
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[1]
 WAIT_S = 300
 NAMESPACES = ("proofq", "blue")
 
@@ -35,18 +34,17 @@ NAMESPACES = ("proofq", "blue")
 def clusters(tmp_path_factory):
     base = tmp_path_factory.mktemp("namespaces")
     params = base / "params"
-    ProductWorker(Storage(params)).load_key(None)
-    env = {"PROOFQ_BACKEND": "cpu", "PROOFQ_PARAMS_DIR": str(params),
-           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    ProductWorker(Storage(params), ProductSettings()).load_key(None)
     tag = uuid.uuid4().hex[:6]
-    with EmbeddedRedis() as server:
+    with toy_distribution(base / "site") as pythonpath, EmbeddedRedis() as server:
+        env = {"PROOFQ_BACKEND": "cpu", "PROOFQ_PARAMS_DIR": str(params),
+               "PYTHONPATH": pythonpath}
         started: dict[str, tuple[str, WorkerProcess]] = {}
         clients: dict[str, Client] = {}
         try:
             for namespace in NAMESPACES:
                 node = f"{namespace}-{tag}@%h"
-                command = worker_command(gpu=None, concurrency=1, node=node) + [
-                    "-I", "tests.product_type"]
+                command = worker_command(gpu=None, concurrency=1, node=node)
                 worker = WorkerProcess(server.url, command, log_dir=base,
                                        env={**env, "PROOFQ_NAMESPACE": namespace}).start()
                 started[namespace] = (node, worker)
@@ -65,8 +63,8 @@ def clusters(tmp_path_factory):
 
 def test_each_cluster_proves_its_own_jobs_under_its_own_names(clusters, rng):
     server, clients, nodes, workers = clusters
-    vk = ProductWorker(Storage(next(iter(clients.values())).settings.params_dir)
-                       ).load_key(None).vk
+    vk = ProductWorker(Storage(next(iter(clients.values())).settings.params_dir),
+                       ProductSettings()).load_key(None).vk
     jobs = {ns: {} for ns in NAMESPACES}
     for _ in range(3):
         for ns in NAMESPACES:

@@ -25,6 +25,7 @@ from snark.filecoin.snap import generate as snap_generate
 from snark.filecoin.snap.prove import partition_work
 from snark.filecoin.snap.shape import SnapShape
 from snark.plan_staging import PLAN_WITNESS, PlanInputs
+from snark.unit_work import WitnessOnDevice
 from snark.unit_work import HostWitness, prove_work
 from tests.test_gpu_tape import host_run
 
@@ -32,18 +33,24 @@ GPU_OK, GPU_WHY = gpu.available()
 needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not installed")
 
 
+def planned(work) -> bool:
+    """Whether ``work`` is a plan's inputs for the device steps (not a witness made here)."""
+    return isinstance(work, WitnessOnDevice) and isinstance(work.inputs, PlanInputs)
+
+
 class HostPlanSteps:
-    """``PlanWitnessSteps`` by the host kernel: the values kept, the tapes run on the CPU."""
+    """``DeviceWitnessSteps`` of plans by the host kernel: the values kept, the tapes run on
+    the CPU."""
 
     def __init__(self) -> None:
         self.calls: list[str] = []
 
-    def load_plan_values(self, key, work: PlanInputs):
-        self.calls.append("load_plan_values")
+    def load(self, key, work: PlanInputs):
+        self.calls.append("load")
         return work
 
-    def plan_witness(self, key, work: PlanInputs) -> np.ndarray:
-        self.calls.append("plan_witness")
+    def witness(self, key, work: PlanInputs) -> np.ndarray:
+        self.calls.append("witness")
         aux, inputs = host_run(work.plan(), work.values)
         work.check(limbs_to_ints(inputs[1:]))
         return np.concatenate([inputs, aux])
@@ -78,10 +85,10 @@ def test_a_post_partition_proves_through_the_plan_device_path(np_rng, tmp_path):
     params_path, vk_path = make_development_key(proof, tmp_path)
     key = load_proving_key(proof, params_path)
     backend = HostPlanBackend()
-    assert isinstance(partition.work(backend), PlanInputs)
+    assert planned(partition.work(backend))
     assert isinstance(partition.work(CpuBackend()), HostWitness)
     proof_bytes = prove_partition(partition, key, backend)
-    assert backend.steps.calls == ["load_plan_values", "plan_witness"]
+    assert backend.steps.calls == ["load", "witness"]
     assert verify_partition(partition, load_verifying_key(vk_path), proof_bytes)
     # vanilla proofs for other challenges: unchecked here, the witness's inputs refuse them
     with pytest.raises(FilecoinError, match="public inputs are not the ones the randomness"):
@@ -93,15 +100,14 @@ def test_a_snap_partition_through_the_plan_device_path_is_the_cpu_witness(np_rng
     update = snap_generate.generate_update(SnapShape(64), np_rng)
     backend = HostPlanBackend()
     work = partition_work(update, 0, backend)
-    assert isinstance(work, PlanInputs)
+    assert planned(work)
     steps = backend.steps
     on_cpu = partition_work(update, 0, CpuBackend())
-    assert np.array_equal(steps.plan_witness(None, steps.load_plan_values(None, work)),
-                          on_cpu.witness)
-    values = work.values.copy()
+    assert np.array_equal(steps.witness(None, steps.load(None, work.inputs)), on_cpu.witness)
+    values = work.inputs.values.copy()
     values[0] += 1  # k_and_h_select: the witness's first public input moves
     with pytest.raises(FilecoinError, match="partition 0: the witness's public input 0"):
-        steps.plan_witness(None, dataclasses.replace(work, values=values))
+        steps.witness(None, dataclasses.replace(work.inputs, values=values))
 
 
 # -- device -------------------------------------------------------------------------------
@@ -120,7 +126,7 @@ def test_a_post_partition_proves_on_the_gpu_through_the_plan(np_rng, tmp_path):
     proof = partition.sectors.proof
     params_path, vk_path = make_development_key(proof, tmp_path, fixed_base=GpuFixedBase())
     key = load_proving_key(proof, params_path)
-    assert isinstance(partition.work(backend), PlanInputs)
+    assert planned(partition.work(backend))
     assert verify_partition(partition, load_verifying_key(vk_path),
                             prove_partition(partition, key, backend))
     with pytest.raises(FilecoinError, match="public inputs are not the ones the randomness"):
@@ -133,12 +139,13 @@ def test_a_snap_update_proves_on_the_gpu_through_the_plan(np_rng, tmp_path):
     from gpu.fixed_base import GpuFixedBase
     from snark.filecoin.snap.job import SnapJob
     from snark.filecoin.snap.prove import prove_update
+    from snark.filecoin.settings import FilecoinSettings
     from snark.filecoin.snap.worker import SnapWorker
     from snark.proof_types import Storage
 
     backend = gpu.get_backend(device_id=0)
     update = snap_generate.generate_update(SnapShape(64), np_rng)
-    assert isinstance(partition_work(update, 0, backend), PlanInputs)
-    worker, job = SnapWorker(Storage(tmp_path)), SnapJob("development", update)
+    assert planned(partition_work(update, 0, backend))
+    worker, job = SnapWorker(Storage(tmp_path), FilecoinSettings()), SnapJob("development", update)
     key = worker.load_key(job, fixed_base=GpuFixedBase())
     assert worker.verify(job, prove_update(update, key, backend))

@@ -21,9 +21,10 @@ from snark.porep.c1 import C1Error
 from snark.porep.proof_type import PorepType
 from snark.porep.prove import load_or_setup_key, verify_partition
 from snark.porep.seal import seal
-from snark.porep.staging import POREP_WITNESS, DeviceInputs, partition_work
+from snark.porep.staging import POREP_WITNESS, partition_work
 from snark.porep.witness import (WitnessInputs, check_failures, partition_witness,
                                  witness_inputs)
+from snark.unit_work import WitnessOnDevice
 from workers.events import read_events
 from workers.gpu_binding import bind_cpu
 from workers.failures import PartitionFailed
@@ -106,21 +107,21 @@ def test_kernel_plan_names_inputs_that_do_not_fit_the_key():
 
 
 class HostKernelSteps:
-    """porep's device steps (``snark.porep.staging.PorepWitnessSteps``) by the witness
+    """porep's device steps (``snark.unit_work.DeviceWitnessSteps``) by the witness
     kernel's host build, composed with a CPU backend."""
 
     def __init__(self, backend: CpuBackend) -> None:
         self.backend = backend
         self.calls: list[str] = []
 
-    def load_porep_inputs(self, key, inputs: WitnessInputs):
-        self.calls.append("load_porep_inputs")
+    def load(self, key, inputs: WitnessInputs):
+        self.calls.append("load")
         return inputs
 
-    def porep_witness(self, key, inputs: WitnessInputs):
+    def witness(self, key, inputs: WitnessInputs):
         from gpu import hostlib
 
-        self.calls.append("porep_witness")
+        self.calls.append("witness")
         witness, flags = hostlib.porep_witness(inputs, key.r1cs.num_inputs,
                                                key.r1cs.num_variables)
         check_failures(inputs.partition, flags)
@@ -148,9 +149,10 @@ def test_worker_pipeline_proves_with_the_device_witness_path(redis_url, tmp_path
                             worker_name="host-kernel", binding=bind_cpu(0),
                             backend=HostKernelBackend())
     try:
-        assert isinstance(partition_work(c1, 1, runtime.backend), DeviceInputs)
+        work = partition_work(c1, 1, runtime.backend)
+        assert isinstance(work, WitnessOnDevice) and work.capability is POREP_WITNESS
         proof = runtime.prove_partition(job_id="dw", partition=1, proof_type=POREP, job_input=c1)
-        assert runtime.backend.steps.calls == ["load_porep_inputs", "porep_witness"]
+        assert runtime.backend.steps.calls == ["load", "witness"]
         forged = _forge(c1, 2, 1, "r_path", rng)
         with pytest.raises(PartitionFailed) as caught:
             runtime.prove_partition(job_id="dw-bad", partition=2, proof_type=POREP,
@@ -176,13 +178,13 @@ def test_device_witness_equals_the_cpu_witness(sector_size, partitions, challeng
     c1 = seal(sector_size, partitions, challenges)
     key = load_or_setup_key(c1, tmp_path)
     for partition in range(partitions):
-        staged = steps.load_porep_inputs(key, witness_inputs(c1, partition))
-        witness = steps.porep_witness(key, staged)
+        staged = steps.load(key, witness_inputs(c1, partition))
+        witness = steps.witness(key, staged)
         assert np.array_equal(witness.get(), partition_witness(c1, partition))
         backend.release(witness)
     forged = _forge(c1, 0, 1, "d_path", rng)
-    staged = steps.load_porep_inputs(key, witness_inputs(forged, 0))
+    staged = steps.load(key, witness_inputs(forged, 0))
     with pytest.raises(C1Error, match=r"challenges\[1\]: data_leaf with d_path"):
-        steps.porep_witness(key, staged)
+        steps.witness(key, staged)
     backend.release(staged)
 

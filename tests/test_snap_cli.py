@@ -91,11 +91,12 @@ def test_job_from_curios_request_fields(update_file):
 def test_the_worker_half_checks_before_the_fan_out(update_file, tmp_path):
     """The worker half's ``check`` (run once per job before its partitions are fanned out)
     refuses a partition in another update's place, naming it; its key is named by shape."""
+    from snark.filecoin.settings import FilecoinSettings
     from snark.filecoin.snap.worker import SnapWorker
     from snark.proof_types import Storage
 
     doc = json.loads(update_file.read_text())
-    worker = SnapWorker(Storage(tmp_path))
+    worker = SnapWorker(Storage(tmp_path), FilecoinSettings())
     job = proof_type("snap").parse({"key": "development", "update": doc}, LIMITS)
     worker.check(job)
     assert not worker.has_key(job)

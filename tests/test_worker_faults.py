@@ -35,7 +35,9 @@ from snark import groth16
 from snark.fields import FR_MODULUS
 from snark.proof import split_proofs
 from snark.proof_types import Storage
+from tests.product_type import ProductSettings
 from tests.product_worker import ProductWorker
+from tests.toy_distribution import toy_distribution
 from workers.quarantine import quarantined
 
 pytestmark = pytest.mark.slow
@@ -60,13 +62,13 @@ def _corrupt_key(params: Path, target: Path) -> None:
 def cluster(tmp_path_factory):
     base = tmp_path_factory.mktemp("faults")
     params = base / "params"
-    ProductWorker(Storage(params)).load_key(None)  # the key, made once, before any worker
+    # the key, made once, before any worker
+    ProductWorker(Storage(params), ProductSettings()).load_key(None)
     _corrupt_key(params, base / "params-corrupt")
     (base / "a-file").write_text("")
     env = {"PROOFQ_BACKEND": "cpu", "PROOFQ_HEARTBEAT_S": "1", "PROOFQ_LOCK_LEASE_S": "5",
            "PROOFQ_REAP_AFTER_S": "10", "PROOFQ_RETRY_BACKOFF_S": "0.05",
-           "PROOFQ_REFUSAL_PAUSE_S": "0.2", "PROOFQ_REFUSALS_TO_FAIL": "5",
-           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+           "PROOFQ_REFUSAL_PAUSE_S": "0.2", "PROOFQ_REFUSALS_TO_FAIL": "5"}
     # name → (queues, knows the type, settings of its own)
     plan = {
         "submit": ("jobs", True, {}),
@@ -77,17 +79,17 @@ def cluster(tmp_path_factory):
         "no-dir": ("gpu", True, {"PROOFQ_PARAMS_DIR": str(base / "a-file" / "params")}),
     }
     tag = uuid.uuid4().hex[:6]
-    with EmbeddedRedis() as server:
+    without = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+    with toy_distribution(base / "site") as with_toy, EmbeddedRedis() as server:
         settings = load_settings(redis_url=server.url, params_dir=params, backend="cpu")
         workers: dict[str, tuple[str, WorkerProcess]] = {}
         try:
             for name, (queues, knows, own) in plan.items():
                 node = f"{name}-{tag}@%h"
                 command = worker_command(gpu=None, concurrency=1, node=node) + ["-Q", queues]
-                if knows:
-                    command += ["-I", "tests.product_type"]
                 worker = WorkerProcess(server.url, command, log_dir=base,
-                                       env={**env, "PROOFQ_PARAMS_DIR": str(params), **own})
+                                       env={**env, "PROOFQ_PARAMS_DIR": str(params),
+                                            "PYTHONPATH": with_toy if knows else without, **own})
                 workers[name] = (node, worker.start())
             with Client(server.url, settings) as client:
                 nodes = {name: worker.wait_ready(client.app, 180, node=node)
@@ -103,7 +105,7 @@ def _pairs(rng, count: int) -> list[list[int]]:
 
 
 def _verifying_key(settings):
-    return ProductWorker(Storage(settings.params_dir)).load_key(None).vk
+    return ProductWorker(Storage(settings.params_dir), ProductSettings()).load_key(None).vk
 
 
 def test_every_job_is_done_by_a_worker_that_can_serve_it(cluster, rng):

@@ -45,6 +45,7 @@ from kombu.exceptions import OperationalError
 from config.settings import Settings, SettingsError, get_settings
 from snark.backend import DeviceMemoryError
 from snark.errors import InvalidInput, WorkerFault
+from snark.registry import NoProofTypes, plugins, type_settings
 from workers.redis_faults import Backoff, refuses_writes, takes_writes
 from workers.locks import LeaseLost, LockWaitAborted
 
@@ -144,9 +145,26 @@ def classify(exc: BaseException) -> Failure:
 _ABSOLUTE_PATH = re.compile(r"(?<![\w.~])(?:/[^\s/:'\",()]+){3,}")
 
 
-#: The directory settings a job's files live under, as a job's error names them.
-_DIRECTORY_SETTINGS = {"params_dir": "$PROOFQ_PARAMS_DIR", "witness_dir": "$PROOFQ_WITNESS_DIR",
-                       "filecoin_params_dir": "$PROOFQ_FILECOIN_PARAMS_DIR"}
+def _directories(settings: Settings) -> list[tuple[str, Path | None]]:
+    """The directory settings a job's files live under, as a job's error names them: the
+    cluster's, and each proof type's (its settings' paths, ``$PROOFQ_<TYPE>_…``)."""
+    found: list[tuple[str, Path | None]] = [("$PROOFQ_PARAMS_DIR", settings.params_dir),
+                                            ("$PROOFQ_WITNESS_DIR", settings.witness_dir)]
+    try:
+        installed = plugins()
+    except NoProofTypes:
+        installed = []  # said where a type is looked up
+    for each in installed:
+        try:
+            own = type_settings(each)
+        except SettingsError:
+            continue  # refused where it is used; an error's text is no place to say so
+        if own is None:
+            continue
+        prefix = own.model_config.get("env_prefix", "")
+        found += [(f"${prefix}{name.upper()}", value) for name, value in own
+                  if isinstance(value, Path)]
+    return list(dict.fromkeys(found))
 
 
 def without_worker_paths(text: str, settings: Settings | None = None) -> str:
@@ -154,9 +172,7 @@ def without_worker_paths(text: str, settings: Settings | None = None) -> str:
     (``$PROOFQ_PARAMS_DIR/porep-2KiB-k1``), and any other absolute path cut to its last two
     components (``…/dir/file``): a job's error is read by its producer, who need not learn
     where a worker keeps things (the worker's own log has the whole path)."""
-    settings = settings or get_settings()
-    for field, name in _DIRECTORY_SETTINGS.items():
-        directory = getattr(settings, field)
+    for name, directory in _directories(settings or get_settings()):
         if directory is None:
             continue
         for form in {str(directory).rstrip("/"), str(Path(directory).resolve())}:

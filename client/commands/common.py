@@ -97,12 +97,6 @@ def output_path(path: str) -> Path:
     return target
 
 
-def porep_demo_c1(head: bytes) -> bool:
-    """Whether a C1 file whose first bytes are ``head`` is the stand-in's (its format field
-    comes first) rather than Filecoin's."""
-    return b'"format"' in head[:200] and b"proofq-porep-c1" in head[:200]
-
-
 def read_job_file(path: str) -> bytes:
     """A job input file's bytes (a C1, …), read no further than ``max_input_bytes``."""
     return read_input(path, get_settings().max_input_bytes,

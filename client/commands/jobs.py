@@ -28,25 +28,24 @@ import redis
 from client.api import Client, JobError, JobNotFound
 from client.batch import NoWorkers, Outcome, Summary, check_workers, run_batch, unit_of
 from client.commands.common import (STDIN, JSON_OPTION, BadInput, one_line, output_path,
-                                    plural, porep_demo_c1, read_job_file, reports)
+                                    read_job_file, reports)
 from client.intake import INTAKE_STREAM, Intake, serving_here
 from client.local_cluster import Cluster, ClusterError, open_cluster
 from client.progress import status_line
 from config.settings import SettingsError, get_settings
+from snark.errors import InvalidInput
 from snark.files import write_atomic
-from snark.porep.c1 import C1Error, parse_size
 from snark.job_input import InputLimits
+from snark.plugins import Delivered
 from snark.proof_types import Storage
-from snark.filecoin.errors import FilecoinError
-from snark.filecoin.job import filecoin_envelope
-from snark.registry import names, proof_type as proof_type_named, worker_half
-from snark.snarkjs.job import CircomJob, CircomJobError, job_from_files
+from snark.registry import DEFAULT_TYPE, names, plugin, plugins, proof_type as proof_type_named
+from snark.registry import worker_half
 from tasks.application import PRIORITIES
 from tasks.jobs import JobState
 from tasks.submission import SubmitError
 
-_ERRORS = (SubmitError, JobNotFound, JobError, ClusterError, NoWorkers, SettingsError, C1Error,
-           CircomJobError, FilecoinError, OSError, TimeoutError, redis.RedisError,
+_ERRORS = (SubmitError, JobNotFound, JobError, ClusterError, NoWorkers, SettingsError,
+           InvalidInput, OSError, TimeoutError, redis.RedisError,
            kombu.exceptions.OperationalError)
 
 
@@ -70,14 +69,16 @@ def _type_option(default: str | None, told: str = "") -> Callable:
                         help=f"proof type (groth16: circom's name in 0.1){told}")
 
 
-TYPE_OPTION = _type_option("porep-demo")
+TYPE_OPTION = _type_option(DEFAULT_TYPE)
 PRIORITY_OPTION = click.option("--priority", metavar=f"[{'|'.join(PRIORITIES)}]",
                                default="normal", show_default=True,
                                callback=_one_of(list(PRIORITIES)),
                                help="queue order among waiting jobs")
 KEY_OPTION = click.option("--key", "key_id", default=None, metavar="KEY_ID",
-                          help="circom: the imported key (proofq keys add prints its id); "
-                               "filecoin: official (default) or development")
+                          help="the key the input is proved under, for the types that "
+                               "take one (" + ", ".join(
+                                   p.kind.name for p in plugins()
+                                   if p.inputs.with_key is not None) + ")")
 
 
 #: A Redis that does not answer: the error then names the setting that points at it.
@@ -174,92 +175,80 @@ def _show_state(state: JobState, as_json: bool) -> None:
     click.echo(json.dumps(state.to_json()) if as_json else _state_line(state))
 
 
-def _circom_job(key_id: str, witnesses: tuple[str, ...]) -> CircomJob:
-    """One proof per .wtns file; each travels inline or by its path under the witness dir."""
-    settings = get_settings()
-    return job_from_files(key_id, witnesses, max_inline=settings.max_inline_witness_bytes,
-                          witness_dir=settings.witness_dir)
-
-
-def _refuse_witnesses_without_key(inputs: tuple[str, ...]) -> None:
-    """A .wtns file is a circom witness: it needs the key it is proved with."""
+def _refuse_keyed_files_without_key(inputs: tuple[str, ...]) -> None:
+    """A file only proved under a key (a circom witness) needs ``--key``."""
     for path in inputs:
-        try:
-            with open(path, "rb") as fh:
-                witness = fh.read(4) == b"wtns"
-        except OSError:
-            witness = path.endswith(".wtns")
-        if witness:
-            raise BadInput(f"{path}: a circom witness; prove witnesses with --type circom "
-                           f"--key KEY_ID (proofq keys list shows the imported keys)")
+        head = _head(path)
+        for each in plugins():
+            why = each.inputs.needs_key(head)
+            if why is not None:
+                raise BadInput(f"{path}: {why}")
+
+
+def _head(path: str) -> bytes:
+    """A job file's first 200 bytes (stdin's too, kept for the reading after); none where
+    it cannot be read (the reading after says why)."""
+    if path == STDIN:
+        return read_job_file(STDIN)[:200]
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(200)
+    except OSError:
+        return b""
 
 
 def _told_type(inputs: tuple[str, ...]) -> str:
-    """The proof type of a submit without ``--type``, told from its one file as ``prove``
-    tells it: a JSON object not the stand-in's C1 is a Filecoin job (a c1.json, or one
-    with its key), a circom job names its ``witnesses``; anything else is porep-demo's."""
+    """The proof type of a submit without ``--type``, told from its one file by the types'
+    claims (``snark.plugins.InputForms.claim``): the surest claim, the default type where
+    none claims it or there are several files."""
     if len(inputs) != 1:
-        return "porep-demo"
-    if inputs[0] == STDIN:
-        head = read_job_file(STDIN)[:200]
-    else:
-        with open(inputs[0], "rb") as fh:
-            head = fh.read(200)
-    if not head.lstrip().startswith(b"{") or porep_demo_c1(head):
-        return "porep-demo"
-    return "circom" if b'"witnesses"' in head else "filecoin"
+        return DEFAULT_TYPE
+    head = _head(inputs[0])
+    claims = sorted(((each.inputs.claim(head), each.kind.name == DEFAULT_TYPE, each.kind.name)
+                     for each in plugins()), reverse=True)
+    return claims[0][2] if claims and claims[0][0] > 0 else DEFAULT_TYPE
 
 
 def _job_input(proof_type: str, inputs: tuple[str, ...], key_id: str | None) -> Any:
+    """The raw input of ``inputs`` as ``proof_type`` takes them: one file's bytes, or the
+    type's form of files proved under ``--key``."""
     if key_id is None:
-        _refuse_witnesses_without_key(inputs)
-    if key_id is not None and proof_type == "filecoin":
-        if len(inputs) != 1:
-            raise BadInput(f"INPUT: one c1.json for a filecoin job, got {len(inputs)}")
-        return filecoin_envelope(read_job_file(inputs[0]), key_id)
-    if key_id is not None:
-        if proof_type != "circom":
-            raise BadInput("--key: only with --type circom or filecoin")
-        return _circom_job(key_id, inputs)
-    if len(inputs) != 1:
-        raise BadInput(f"INPUT: one {proof_type} job file, got {len(inputs)} (several .wtns "
-                       f"files need --type circom --key KEY_ID)")
-    return read_job_file(inputs[0])
+        _refuse_keyed_files_without_key(inputs)
+    forms = plugin(proof_type).inputs
+    with_key = forms.with_key
+    if key_id is not None and with_key is None:
+        raise BadInput("--key: only with --type " + " or ".join(
+            each.kind.name for each in plugins() if each.inputs.with_key is not None))
+    if len(inputs) != 1 and not (key_id is not None and forms.several_files):
+        several = [each.kind.name for each in plugins() if each.inputs.several_files]
+        told = (f" (several files need --type {' or '.join(several)} --key KEY_ID)"
+                if several else "")
+        raise BadInput(f"INPUT: one {proof_type} job file, got {len(inputs)}{told}")
+    if key_id is None or with_key is None:
+        return read_job_file(inputs[0])
+    settings = get_settings()
+    return with_key(key_id, inputs, read_job_file, InputLimits.of(settings),
+                    Storage.of(settings))
 
 
 def _deliver(proof: bytes, output: str | None, as_json: bool, state: JobState) -> None:
-    if proof_type_named(state.proof_type).name == "circom":
-        _deliver_snarkjs(proof, output, as_json, state)
-        return
-    if output is not None:
-        write_atomic(Path(output), proof)  # its path was checked before the wait
-    if as_json:
-        click.echo(json.dumps({**state.to_json(), "bytes": len(proof), "output": output,
-                               "proof": None if output else proof.hex()}))
-    elif output is None:
-        click.echo(proof.hex())
+    """The result as its type delivers it (``snark.plugins.InputForms.deliver``), else the
+    bytes: written to ``output``, or printed as hex."""
+    deliver = plugin(state.proof_type).inputs.deliver
+    if deliver is not None:
+        delivered = deliver(proof, output)
     else:
-        click.echo(f"{_state_line(state)} → {output} ({len(proof)} bytes)")
-
-
-def _deliver_snarkjs(result: bytes, output: str | None, as_json: bool, state: JobState) -> None:
-    """snarkjs's files: ``OUTPUT/proof-<i>.json`` and ``public-<i>.json`` per witness i, or
-    the result JSON on stdout."""
-    proofs = json.loads(result)["proofs"]
-    if output is not None:
-        directory = Path(output)
-        directory.mkdir(parents=True, exist_ok=True)
-        for i, entry in enumerate(proofs):
-            write_atomic(directory / f"proof-{i}.json", json.dumps(entry["proof"]).encode())
-            write_atomic(directory / f"public-{i}.json", json.dumps(entry["public"]).encode())
+        if output is not None:
+            write_atomic(Path(output), proof)  # its path was checked before the wait
+        delivered = Delivered({"bytes": len(proof), "output": output,
+                               "proof": None if output else proof.hex()},
+                              proof.hex(), f"{output} ({len(proof)} bytes)")
     if as_json:
-        click.echo(json.dumps({**state.to_json(), "output": output,
-                               "proofs": None if output else proofs}))
+        click.echo(json.dumps({**state.to_json(), **delivered.fields}))
     elif output is None:
-        click.echo(result.decode())
+        click.echo(delivered.text)
     else:
-        click.echo(f"{_state_line(state)} → {output}/proof-*.json, public-*.json "
-                   f"({len(proofs)} proofs)")
+        click.echo(f"{_state_line(state)} → {delivered.written}")
 
 
 @click.command()
@@ -368,18 +357,6 @@ def bench() -> None:
     """Benchmarks through the job pipeline."""
 
 
-def _test_sector_job(key: str, as_json: bool) -> bytes:
-    """A freshly sealed 2 KiB TEST sector's c1.json as a filecoin job under ``key``."""
-    import numpy as np
-
-    from snark.filecoin import curio_json, registered_proof, seal as seal_filecoin
-
-    c1 = seal_filecoin(registered_proof("StackedDrg2KiBV1_1"), np.random.default_rng())
-    if not as_json:
-        click.echo(f"sealed a 2 KiB test sector ({c1.proof.name}); proving under the {key} key")
-    return filecoin_envelope(curio_json(c1, 1), key)
-
-
 @bench.command()
 @TYPE_OPTION
 @click.option("--c1", "c1_path", type=click.Path(), default=None,
@@ -408,21 +385,17 @@ def batch(proof_type: str, c1_path: str | None, key_id: str | None, witnesses: t
     porep: a C1 (--c1, or a freshly sealed sector); filecoin: --c1 (and --key), or a freshly
     sealed 2 KiB test sector under the development key; circom: --key and --wtns.
     It uses the cluster named by PROOFQ_REDIS_URL; without it, a private one for the run."""
-    if proof_type == "circom":
-        if key_id is None or not witnesses:
-            raise BadInput("bench batch --type circom: needs --key KEY_ID and --wtns FILE")
-        job_input: Any = _checked_input(_circom_job(key_id, witnesses), proof_type)
-    elif c1_path is not None:
-        job_input = _checked_input(_job_input(proof_type, (c1_path,), key_id), proof_type)
-    elif proof_type == "filecoin":
-        job_input = _test_sector_job(key_id or "development", as_json)
+    files = (c1_path,) if c1_path is not None else witnesses
+    sample = plugin(proof_type).inputs.sample
+    if files:
+        job_input: Any = _checked_input(_job_input(proof_type, files, key_id), proof_type)
+    elif sample is None:
+        raise BadInput(f"bench batch --type {proof_type}: needs its input (--c1, or --key "
+                       f"KEY_ID and --wtns FILE)")
     else:
-        from snark.porep.seal import seal  # the Poseidon library: not for every command
-
-        job_input = seal(parse_size(sector_size), partitions, challenges)
+        job_input, made = sample(key_id, sector_size, partitions, challenges)
         if not as_json:
-            click.echo(f"sealed a {sector_size} sector: {job_input.circuit_name}, "
-                       f"{plural(partitions, 'partition')}")
+            click.echo(made)
     with cluster(may_start=True) as (running, client), \
             status_line(client.store.redis, enabled=not as_json) as line:
         show: Callable[[Outcome], None] | None = None if as_json else (

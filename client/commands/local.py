@@ -24,8 +24,8 @@ from rich.console import Console
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TaskID,
                            TextColumn, TimeElapsedColumn, TimeRemainingColumn)
 
-from client.commands.common import (JSON_OPTION, BadInput, output_path, plural,
-                                    porep_demo_c1, read_input, read_job_file, reports)
+from client.commands.common import (JSON_OPTION, BadInput, output_path, plural, read_input,
+                                    read_job_file, reports)
 from config.settings import SettingsError, get_settings
 from snark.backend import BackendUnavailable
 from snark.filecoin.errors import FilecoinError
@@ -33,6 +33,7 @@ from snark.groth16 import SetupProgress
 from snark.keys import KeyFileError, ParamsDirError, ProvingKey, check_params_dir
 from snark.files import write_atomic
 from snark.porep.c1 import C1, C1Error, parse_c1, parse_size
+from snark.porep.plugin import demo_c1
 from snark.porep.prove import load_or_setup_key, load_verifying_key, prove_c1, verify_c1
 from snark.porep.seal import seal as seal_sector
 from snark.porep.vanilla import verify_vanilla
@@ -113,7 +114,7 @@ def read_c1(path: str) -> C1:
 def filecoin_job(path: str, raw: bytes, key_kind: str):
     """A Filecoin C1 file as a job under ``key_kind``, or None for the stand-in's C1 (told
     apart by its format field)."""
-    if porep_demo_c1(raw):
+    if demo_c1(raw):
         return None
     from snark.filecoin.job import filecoin_envelope
     from snark.filecoin.proof_type import FilecoinType
@@ -311,7 +312,7 @@ def _prove_filecoin(c1_path: str, job, target: Path, backend_name: str | None, a
               "NOT CHECKED (--no-check: the C1's checks were skipped)")
     settings = get_settings()
     backend = make_backend(backend_name or settings.backend)
-    worker = FilecoinWorker(Storage.of(settings))
+    worker = FilecoinWorker(Storage.of(settings), filecoin_settings())
     started = time.perf_counter()
     with progress_bar(not as_json) as progress:
         task = progress.add_task(f"key of {job.proof.name} ({worker.key_kind(job)})", total=None)
@@ -411,15 +412,23 @@ def _verify_filecoin(c1_path: str, job, proof_path: str, as_json: bool,
         sys.exit(1)
 
 
+def filecoin_settings():
+    """Filecoin's settings (``PROOFQ_FILECOIN_…``) for the commands that prove or verify
+    its proofs here."""
+    from config.settings import load_model
+    from snark.filecoin.settings import FilecoinSettings
+
+    return load_model(FilecoinSettings)
+
+
 def filecoin_verifying_key(proof, key_kind: str):
     """The verifying key of a Filecoin circuit under ``key_kind``; a missing official one
     says that a development-key proof is verified with ``--key development``."""
     from snark.filecoin.params import verifying_key_for
 
-    settings = get_settings()
     try:
-        return verifying_key_for(proof, key_kind, settings.params_dir,
-                                 settings.filecoin_params_dir)
+        return verifying_key_for(proof, key_kind, get_settings().params_dir,
+                                 filecoin_settings().params_dir)
     except KeyFileError as exc:
         if key_kind != "official":
             raise

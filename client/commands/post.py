@@ -183,7 +183,7 @@ def prove_post(job_path, output, backend_name, key_kind, as_json) -> None:
     job = _post_job(job_path, key_kind)
     settings = get_settings()
     backend = make_backend(backend_name or settings.backend)
-    worker = PostWorker(Storage.of(settings))
+    worker = PostWorker(Storage.of(settings), local.filecoin_settings())
     started = time.perf_counter()
     with local.progress_bar(not as_json) as progress:
         progress.add_task(f"key of {job.proof.name} ({key_kind})", total=None)
@@ -214,7 +214,8 @@ def verify_post(job_path, proof_path, key_kind, as_json) -> None:
     job = _post_job(job_path, key_kind)
     vk = local.filecoin_verifying_key(job.proof, key_kind)
     proof = read_input(proof_path, PROOF_BYTES, f"one proof of {PROOF_BYTES} bytes")
-    valid = verify_partition(PostWorker(Storage.of(get_settings())).partition(job), vk, proof)
+    worker = PostWorker(Storage.of(get_settings()), local.filecoin_settings())
+    valid = verify_partition(worker.partition(job), vk, proof)
     local.emit(as_json, {"valid": valid, "proof": proof_path, "key": key_kind},
                [f"{proof_path}: {'valid' if valid else 'INVALID'} ({job.proof.name}, "
                 f"{key_kind} key)"])

@@ -113,7 +113,7 @@ def prove_update_file(update_path: str, target: Path, backend_name: str | None,
     job = read_update(update_path, key_kind)
     settings = get_settings()
     backend = make_backend(backend_name or settings.backend)
-    worker = SnapWorker(Storage.of(settings))
+    worker = SnapWorker(Storage.of(settings), local.filecoin_settings())
     shape = job.update.shape
     started = time.perf_counter()
     with local.progress_bar(not as_json) as progress:

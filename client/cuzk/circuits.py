@@ -22,7 +22,9 @@ from dataclasses import dataclass
 from client.cuzk.kinds import KINDS
 from snark.filecoin.post.registry import WINDOW, WINNING, for_size
 from snark.filecoin.registry import REGISTERED_PROOFS, KeyFiles, key_stem
+from snark.filecoin.settings import FilecoinSettings
 from snark.filecoin.snap.shape import SnapShape
+from snark.registry import plugin, type_settings
 
 #: cuzk's size tags.
 SIZE_TAGS = {1 << 11: "2k", 1 << 23: "8m", 1 << 29: "512m", 1 << 35: "32g", 1 << 36: "64g"}
@@ -39,6 +41,13 @@ class Circuit:
         """The key's stem: the name a Curio job keeps it under (``official``), or the
         directory of the cluster's key kind."""
         return key_stem(self.target, kind)
+
+    def cluster_key_name(self) -> str:
+        """The key's directory stem under the workers' params dir: the cluster's key kind
+        (``PROOFQ_FILECOIN_KEY``, the type's settings as its workers read them)."""
+        settings = type_settings(plugin(self.proof_type))
+        assert isinstance(settings, FilecoinSettings)  # every circuit is a Filecoin type's
+        return self.key_name(settings.key)
 
     def card_names(self) -> tuple[str, ...]:
         """The names a worker's card may give the key (official and development)."""

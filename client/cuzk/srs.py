@@ -97,7 +97,7 @@ class KeyControl:
             return [], workers
         wait_s = WAIT_S if remaining_s is None else max(0.0, min(WAIT_S,
                                                                  remaining_s - _MARGIN_S))
-        directory = known.key_name(self.client.settings.filecoin_key)
+        directory = known.cluster_key_name()
         sent = ask(self.redis, self.keys, KeyRequest(op, known.proof_type, known.key_name(),
                                                      directory, wait_s))
         got = wait_for(self.redis, self.keys, sent.request_id, workers,

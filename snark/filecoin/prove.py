@@ -11,9 +11,6 @@ sector ids where they are known, the challenges from it and the seed.
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from config.settings import get_settings
 from snark import groth16
 from snark.backend import ProverBackend
 import dataclasses
@@ -24,26 +21,8 @@ from snark.filecoin.checks import check_not_zero
 from snark.filecoin.circuit import StackedShape, witness
 from snark.filecoin.circuit.inputs import partition_data, public_inputs
 from snark.filecoin.errors import FilecoinError
-from snark.filecoin.params import official_paths
 from snark.keys import ProvingKey, VerifyingKey
 from snark.proof import Proof, split_proofs
-
-
-def key_paths(c1: FilecoinC1, params: Path | None = None) -> tuple[Path, Path]:
-    """The .params and .vk to use: ``params`` (a development key, or an official file
-    elsewhere) with its .vk beside it, else the official names in
-    ``PROOFQ_FILECOIN_PARAMS_DIR``."""
-    if params is None:
-        params_path, vk_path = official_paths(c1.proof, get_settings().filecoin_params_dir)
-    else:
-        params_path = Path(params)
-        vk_path = params_path.with_suffix(".vk")
-    for path in (params_path, vk_path):
-        if not path.is_file():
-            raise FilecoinError(f"{path}: no such key file (Filecoin's official keys come from "
-                                "its parameter fetch; `proofq filecoin setup` makes a "
-                                "development key)")
-    return params_path, vk_path
 
 
 def prove_partition(c1: FilecoinC1, partition: int, key: ProvingKey,

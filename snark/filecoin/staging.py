@@ -4,10 +4,10 @@
 
 - ``HostWitness`` (``snark.unit_work``): the witness evaluated on the CPU by the shape's
   plan (``circuit.witness``) and uploaded whole (4 GB at 32 GiB);
-- ``DeviceInputs``: for a backend with Filecoin's device steps (``FILECOIN_WITNESS``), only
-  the partition's private data (the C1's challenged values: about a megabyte at 32 GiB),
-  uploaded in the memory phase; the device runs the plan's tapes in the compute phase
-  (``gpu.filecoin_witness``).
+- ``WitnessOnDevice`` (``snark.unit_work``) of ``DeviceInputs``: for a backend with
+  Filecoin's device steps (``FILECOIN_WITNESS``), only the partition's private data (the
+  C1's challenged values: about a megabyte at 32 GiB), uploaded in the memory phase; the
+  device runs the plan's tapes in the compute phase (``gpu.filecoin_witness``).
 
 Either way the witness's public inputs are the ones the verifier derives, or the
 partition is refused before it is proved.
@@ -15,53 +15,21 @@ partition is refused before it is proved.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
 
 import numpy as np
 
-from snark.backend import Capability, ProverBackend
+from snark.backend import ProverBackend
 from snark.filecoin.c1 import FilecoinC1
 from snark.filecoin.circuit import StackedShape, witness, witness_plan
 from snark.filecoin.circuit.inputs import partition_data, public_inputs
 from snark.filecoin.errors import FilecoinError
-from snark.keys import ProvingKey
-from snark.unit_work import HostWitness
+from snark.unit_work import HostWitness, WitnessOnDevice, device_witness
 
-
-class FilecoinWitnessSteps(Protocol):
-    """Filecoin's device steps: a partition's witness computed on the device.
-
-    memory phase   load_filecoin_data   (the assignment's buffer, the data uploaded)
-    compute phase  filecoin_witness     (the tapes run) → the handle ``evaluate_abc`` takes
-    """
-
-    def load_filecoin_data(self, key: ProvingKey, work: "DeviceInputs") -> Any: ...
-
-    def filecoin_witness(self, key: ProvingKey, staged: Any) -> Any:
-        """The handle; ``FilecoinError`` where the witness's public inputs are not the
-        work's ``public`` (a C1 whose proofs open other challenges)."""
-
-
-class FencedFilecoinWitness:
-    """``FilecoinWitnessSteps`` that call ``check()`` (the held lock's lease) first."""
-
-    def __init__(self, steps: FilecoinWitnessSteps, check: Callable[[], None]) -> None:
-        self._steps = steps
-        self._check = check
-
-    def load_filecoin_data(self, key: ProvingKey, work: "DeviceInputs") -> Any:
-        self._check()
-        return self._steps.load_filecoin_data(key, work)
-
-    def filecoin_witness(self, key: ProvingKey, staged: Any) -> Any:
-        self._check()
-        return self._steps.filecoin_witness(key, staged)
-
-
-FILECOIN_WITNESS: Capability[FilecoinWitnessSteps] = Capability("filecoin-witness",
-                                                                FencedFilecoinWitness)
+#: Filecoin's device steps: ``load`` takes a partition's ``DeviceInputs``; ``witness``
+#: raises ``FilecoinError`` where the witness's public inputs are not its ``public`` (a C1
+#: whose proofs open other challenges).
+FILECOIN_WITNESS = device_witness("filecoin-witness")
 
 
 @dataclass(frozen=True)
@@ -74,22 +42,8 @@ class DeviceInputs:
     values: np.ndarray
     public: list[int]
 
-    def stage(self, key: ProvingKey, backend: ProverBackend) -> Any:
-        backend.prepare(key)
-        return _steps(backend).load_filecoin_data(key, self)
 
-    def handle(self, key: ProvingKey, staged: Any, backend: ProverBackend) -> Any:
-        return _steps(backend).filecoin_witness(key, staged)
-
-
-def _steps(backend: ProverBackend) -> FilecoinWitnessSteps:
-    steps = backend.extension(FILECOIN_WITNESS)
-    if steps is None:  # the work was made for another backend
-        raise TypeError(f"{backend.name} backend: has no Filecoin device witness steps")
-    return steps
-
-
-PartitionWork = HostWitness | DeviceInputs
+PartitionWork = HostWitness | WitnessOnDevice[DeviceInputs]
 
 
 def partition_work(c1: FilecoinC1, partition: int, backend: ProverBackend) -> PartitionWork:
@@ -99,7 +53,8 @@ def partition_work(c1: FilecoinC1, partition: int, backend: ProverBackend) -> Pa
     expected = public_inputs(c1, partition)
     if backend.extension(FILECOIN_WITNESS) is not None:
         witness_plan(shape)  # made here, outside the locks, the first time a shape is seen
-        return DeviceInputs(partition, shape, data.flatten(), expected)
+        return WitnessOnDevice(FILECOIN_WITNESS,
+                               DeviceInputs(partition, shape, data.flatten(), expected))
     assignment = witness(shape, data)
     check_public_inputs(partition, assignment.public_inputs(), expected)
     return HostWitness(assignment.assignment())

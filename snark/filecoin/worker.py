@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import functools
 
-from config.settings import get_settings
 from snark.backend import ProverBackend
 from snark.filecoin.c1 import FilecoinC1
 from snark.filecoin.checks import check_c1
@@ -18,6 +17,7 @@ from snark.filecoin.prove import statement, verify_c1
 from snark.filecoin.staging import PartitionWork, partition_work
 from snark.groth16 import FixedBaseMul, SetupProgress
 from snark.keys import ProvingKey, VerifyingKey
+from snark.filecoin.settings import FilecoinSettings
 from snark.proof_types import Storage
 
 #: A C1 read from shared storage may be larger than what Redis carries (a 64 GiB one is
@@ -26,12 +26,11 @@ MAX_SHARED_C1_BYTES = 1 << 30
 
 
 class FilecoinWorker:
-    def __init__(self, storage: Storage) -> None:
+    def __init__(self, storage: Storage, settings: FilecoinSettings) -> None:
         self.params_dir = storage.params_dir
         self.shared_dir = storage.shared_dir
-        settings = get_settings()
-        self.official_dir = settings.filecoin_params_dir
-        self.default_key = settings.filecoin_key
+        self.official_dir = settings.params_dir
+        self.default_key = settings.key
 
     def c1(self, job: FilecoinJob) -> FilecoinC1:
         """The job's C1: parsed with the job, or read once from shared storage."""

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import functools
 
-from config.settings import get_settings
 from snark.backend import ProverBackend
 from snark.filecoin.params import convert_key, resident_key_dir
 from snark.filecoin.post.job import PostJob
@@ -15,17 +14,17 @@ from snark.filecoin.post.prove import Partition, verify_partition
 from snark.filecoin.post.vanilla import SectorProofs
 from snark.groth16 import FixedBaseMul, SetupProgress
 from snark.keys import ProvingKey, VerifyingKey
+from snark.filecoin.settings import FilecoinSettings
 from snark.plan_staging import PlanWork
 from snark.proof_types import Storage
 
 
 class PostWorker:
-    def __init__(self, storage: Storage) -> None:
+    def __init__(self, storage: Storage, settings: FilecoinSettings) -> None:
         self.params_dir = storage.params_dir
         self.shared_dir = storage.shared_dir
-        settings = get_settings()
-        self.official_dir = settings.filecoin_params_dir
-        self.default_key = settings.filecoin_key
+        self.official_dir = settings.params_dir
+        self.default_key = settings.key
 
     def partition(self, job: PostJob) -> Partition:
         """The job's partition, its vanilla proofs decoded (read once from shared storage)."""

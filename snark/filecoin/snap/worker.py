@@ -5,7 +5,6 @@ proofs concatenated in partition order."""
 
 from __future__ import annotations
 
-from config.settings import get_settings
 from snark.backend import ProverBackend
 from snark.filecoin.params import convert_key, resident_key_dir
 from snark.filecoin.snap.checks import check_update
@@ -14,16 +13,16 @@ from snark.filecoin.snap.job import SnapJob
 from snark.filecoin.snap.prove import partition_work, verify_update
 from snark.groth16 import FixedBaseMul, SetupProgress
 from snark.keys import ProvingKey, VerifyingKey
+from snark.filecoin.settings import FilecoinSettings
 from snark.plan_staging import PlanWork
 from snark.proof_types import Storage
 
 
 class SnapWorker:
-    def __init__(self, storage: Storage) -> None:
+    def __init__(self, storage: Storage, settings: FilecoinSettings) -> None:
         self.params_dir = storage.params_dir
-        settings = get_settings()
-        self.official_dir = settings.filecoin_params_dir
-        self.default_key = settings.filecoin_key
+        self.official_dir = settings.params_dir
+        self.default_key = settings.key
 
     def check(self, job_input: SnapJob) -> None:
         check_update(job_input.update)
