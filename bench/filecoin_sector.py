@@ -53,7 +53,7 @@ from snark.filecoin import registered_proof  # noqa: E402
 from snark.filecoin.c1_write import phase1_json  # noqa: E402
 from snark.filecoin.circuit import StackedShape, circuit_r1cs  # noqa: E402
 from snark.filecoin.job import filecoin_envelope  # noqa: E402
-from snark.filecoin.registry import key_stem  # noqa: E402
+from snark.filecoin.registered_proofs import key_stem  # noqa: E402
 from snark.keys import ProvingKey  # noqa: E402
 from workers.ledger import key_bytes  # noqa: E402
 from workers.phase_events import read_events  # noqa: E402

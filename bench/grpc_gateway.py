@@ -51,7 +51,7 @@ from client.cuzk.kinds import porep_job  # noqa: E402
 from client.cuzk.server import MAX_MESSAGE_BYTES  # noqa: E402
 from client.embedded import EmbeddedRedis  # noqa: E402
 from config.settings import load_settings  # noqa: E402
-from snark.filecoin.registry import REGISTERED_PROOFS  # noqa: E402
+from snark.filecoin.registered_proofs import REGISTERED_PROOFS  # noqa: E402
 from tasks.jobs import JobStatus  # noqa: E402
 
 MINER = 1000

@@ -60,7 +60,7 @@ from client.embedded import EmbeddedRedis  # noqa: E402
 from client.local_cluster import WorkerProcess, settings_env, worker_command  # noqa: E402
 from config.settings import load_settings  # noqa: E402
 from snark.porep.c1 import parse_size  # noqa: E402
-from workers.events import read_events  # noqa: E402
+from workers.telemetry import read_events  # noqa: E402
 
 WORKER_START_S = 900.0
 RESULT_WAIT_S = 900.0
@@ -98,7 +98,7 @@ def post_requests(kind: str, size: str, count: int, key: str, rng: np.random.Gen
     """``count`` requests of ``kind`` over fresh sparse sectors."""
     from snark.filecoin.post.generate import sparse_proofs
     from snark.filecoin.post.job import curio_request
-    from snark.filecoin.post.registry import post_proof
+    from snark.filecoin.post.registered_proofs import post_proof
     from snark.filecoin.post.vanilla import encode
 
     proof = post_proof(POST_IDS[kind][size])

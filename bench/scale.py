@@ -64,7 +64,7 @@ from client.embedded import EmbeddedRedis  # noqa: E402
 from client.local_cluster import WorkerProcess, settings_env, worker_command  # noqa: E402
 from config.settings import load_settings  # noqa: E402
 from snark.porep.c1 import parse_size  # noqa: E402
-from workers.events import read_events  # noqa: E402
+from workers.telemetry import read_events  # noqa: E402
 
 WORKER_START_S = 900.0  # a fresh GPU machine compiles every kernel (NVRTC) at first start
 FILECOIN_C1 = "filecoin-c1.json"  # the run's copy of a Filecoin C1 is told by its name

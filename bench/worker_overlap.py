@@ -60,7 +60,7 @@ import redis  # noqa: E402
 from client.embedded import EmbeddedRedis  # noqa: E402
 from snark.porep.circuit import challenges_for, constraints_estimate  # noqa: E402
 from snark.porep.seal import seal  # noqa: E402
-from workers.events import PHASES, PhaseEvent, read_events  # noqa: E402
+from workers.telemetry import PHASES, PhaseEvent, read_events  # noqa: E402
 from workers.standalone import results_key  # noqa: E402
 
 SECTOR = 2048

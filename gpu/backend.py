@@ -21,7 +21,7 @@ always resident): where it does not, the largest bases stream from pinned host m
 shared by the host's processes (``gpu.streamed_bases``), through a ring of device buffers
 the ledger is told of, and get no tables; a basis the device refuses streams too.
 ``evict`` frees a key's device state (and lets go of its host segments) and hands the
-memory back to the device (``gpu.residency`` decides which key goes).
+memory back to the device (``workers.key_residency`` decides which key goes).
 
 All work runs on one non-blocking stream of the backend, except the G2 MSM of
 ``proof_msms``, which runs on a second one beside the G1 MSMs (ordered after the witness's

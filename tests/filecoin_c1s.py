@@ -11,17 +11,17 @@ import pytest
 
 from snark.filecoin.c1 import (COLUMNS, ColumnProofs, EncodingProofs, FilecoinC1,
                                LabelingProofs, MerklePath, PathLevel, VanillaProofs)
-from snark.filecoin import registry
-from snark.filecoin.registry import LABEL_PARENTS, RegisteredProof
+from snark.filecoin import registered_proofs
+from snark.filecoin.registered_proofs import LABEL_PARENTS, RegisteredProof
 
 
 @pytest.fixture()
 def small_big_proofs(monkeypatch):
     """32 GiB and 64 GiB proofs with one partition of two challenges: their trees' shapes
     (Sub, Top) at the cost of a few challenges."""
-    for name, proof in list(registry.REGISTERED_PROOFS.items()):
+    for name, proof in list(registered_proofs.REGISTERED_PROOFS.items()):
         if proof.sector_size >= 1 << 35:
-            monkeypatch.setitem(registry.REGISTERED_PROOFS, name, dataclasses.replace(
+            monkeypatch.setitem(registered_proofs.REGISTERED_PROOFS, name, dataclasses.replace(
                 proof, partitions=1, minimum_challenges=2))
 
 

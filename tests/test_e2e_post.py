@@ -19,7 +19,7 @@ from snark.filecoin.params import verifying_key_for
 from snark.filecoin.post import generate
 from snark.filecoin.post.job import curio_request, parse_post_job
 from snark.filecoin.post.prove import Partition, verify_partition
-from snark.filecoin.post.registry import post_proof
+from snark.filecoin.post.registered_proofs import post_proof
 from snark.filecoin.post.vanilla import encode
 from snark.filecoin.settings import FilecoinSettings
 from snark.filecoin.post.worker import PostWorker

@@ -13,7 +13,7 @@ from urllib.request import urlopen
 import pytest
 
 from tasks.flower_guard import check_flower_options
-from workers.events import serve_metrics
+from workers.telemetry import serve_metrics
 
 
 def _options(address: str = "", basic_auth=(), auth: str = "") -> SimpleNamespace:

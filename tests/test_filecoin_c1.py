@@ -16,7 +16,7 @@ from snark.filecoin.c1_lift import lift_domains
 from snark.filecoin.c1_schema import parse_c1
 from snark.filecoin.c1_write import curio_json, phase1_json
 from snark.filecoin.errors import FilecoinError
-from snark.filecoin.registry import REGISTERED_PROOFS, registered_proof
+from snark.filecoin.registered_proofs import REGISTERED_PROOFS, registered_proof
 from tests.filecoin_c1s import random_c1, small_big_proofs  # noqa: F401 (a fixture)
 
 TAG = "vanilla_proofs.StackedDrg2KiBV1"

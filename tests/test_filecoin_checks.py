@@ -15,7 +15,7 @@ from snark.filecoin.checks import check_c1
 from snark.filecoin.errors import FilecoinError
 from snark.filecoin.graph import parent_cache_name
 from snark.filecoin.prove import statement, verify_c1
-from snark.filecoin.registry import registered_proof
+from snark.filecoin.registered_proofs import registered_proof
 from snark.filecoin.seal import seal, seal_sparse
 from snark.proof import ProofFormatError
 from tests.filecoin_c1s import above_r, small_big_proofs  # noqa: F401 (a fixture)

@@ -13,7 +13,7 @@ import pytest
 
 from snark.filecoin import registered_proof
 from snark.filecoin.circuit import StackedShape, circuit_fingerprint
-from snark.filecoin.registry import TreeShape
+from snark.filecoin.registered_proofs import TreeShape
 
 
 @pytest.mark.parametrize("nodes, tree, constraints", [

@@ -9,7 +9,7 @@ import pytest
 
 from snark.filecoin.job import filecoin_envelope
 from snark.filecoin.params import convert_key
-from snark.filecoin.registry import REGISTERED_PROOFS
+from snark.filecoin.registered_proofs import REGISTERED_PROOFS
 from snark.keys import KeyFileError
 
 

@@ -15,7 +15,7 @@ from snark.filecoin import prover_id_for_miner
 from snark.filecoin.errors import FilecoinError
 from snark.filecoin.post import challenges, checks, generate, vanilla
 from snark.filecoin.post.circuit import PostData, PostShape, public_inputs, structure, witness
-from snark.filecoin.post.registry import POST_PROOFS, PostApiVersion, post_proof
+from snark.filecoin.post.registered_proofs import POST_PROOFS, PostApiVersion, post_proof
 from snark.gadgets.assembly import check_rows
 
 ANSWERS = json.loads((Path(__file__).parent / "data" / "filecoin" /
@@ -221,7 +221,7 @@ def test_winning_unrolls_its_66_proofs_into_circuit_sectors(np_rng):
 
 def test_official_keys_are_named_and_their_digests_checked(tmp_path):
     from snark.filecoin.params import OFFICIAL_DIGESTS, check_digest, official_paths
-    from snark.filecoin.registry import key_stem
+    from snark.filecoin.registered_proofs import key_stem
 
     files = {f["name"]: (f["params_digest"], f["vk_digest"])
              for f in ANSWERS["parameter_files"]["files"] if f["kind"] != "snap"}

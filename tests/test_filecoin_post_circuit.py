@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from snark.filecoin.post.circuit import PostShape, circuit_fingerprint
-from snark.filecoin.post.registry import POST_PROOFS, for_size, post_proof
-from snark.filecoin.registry import TreeShape
+from snark.filecoin.post.registered_proofs import POST_PROOFS, for_size, post_proof
+from snark.filecoin.registered_proofs import TreeShape
 
 FINGERPRINTS = json.loads((Path(__file__).parent / "data" / "filecoin" /
                            "known-answers-snap-post.json").read_text())["fingerprints"]

@@ -12,7 +12,7 @@ from snark.filecoin.errors import FilecoinError
 from snark.filecoin.params import load_proving_key, load_verifying_key, make_development_key
 from snark.filecoin.post import generate
 from snark.filecoin.post.prove import Partition, prove_partition, verify_partition
-from snark.filecoin.post.registry import post_proof
+from snark.filecoin.post.registered_proofs import post_proof
 from snark.filecoin.post.vanilla import SectorProofs, decode, encode
 from snark.filecoin.seal import random_fields
 

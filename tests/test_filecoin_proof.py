@@ -84,7 +84,7 @@ def test_a_development_key_goes_straight_to_the_workers_layout(filecoin_2kib_dev
     from snark.filecoin.params import (bellperson_files, load_verifying_key,
                                        resident_key_dir)
     from snark.filecoin.prove import prove_c1, verify_c1
-    from snark.filecoin.registry import dev_stem
+    from snark.filecoin.registered_proofs import dev_stem
     from snark.keys import ProvingKey
 
     proof = sealed_2kib.proof

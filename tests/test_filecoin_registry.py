@@ -12,7 +12,7 @@ from snark.filecoin.challenges import (interactive_challenges, prover_id_for_min
                                        synthetic_challenge_set, synthetic_challenges)
 from snark.filecoin.domain import from_int
 from snark.filecoin.errors import FilecoinError
-from snark.filecoin.registry import (REGISTERED_PROOFS, ApiVersion, by_number, for_sector,
+from snark.filecoin.registered_proofs import (REGISTERED_PROOFS, ApiVersion, by_number, for_sector,
                                      registered_proof)
 from tests.filecoin_vectors import PARAMS_FILE_STEMS
 

@@ -10,7 +10,7 @@ import pytest
 from snark.filecoin.domain import from_int, to_int
 from snark.filecoin.graph import (SdrGraph, chacha8_block, drg_parents, expander_parents,
                                   feistel_keys, feistel_permute, parent_cache, parent_cache_name)
-from snark.filecoin.registry import REGISTERED_PROOFS, ApiVersion, registered_proof
+from snark.filecoin.registered_proofs import REGISTERED_PROOFS, ApiVersion, registered_proof
 from snark.filecoin.sdr import layer_labels, sdr_last_layer
 from snark.filecoin.trees import (SparseTree, build_levels, open_paths, path_roots,
                                   poseidon_nodes, sha256_nodes)

@@ -21,7 +21,7 @@ from snark.filecoin.post import generate as post_generate
 from snark.filecoin.post.checks import circuit_sectors
 from snark.filecoin.post.circuit import FALLBACK_POST, PostData, PostShape
 from snark.filecoin.post.circuit import public_inputs as post_public_inputs
-from snark.filecoin.post.registry import post_proof
+from snark.filecoin.post.registered_proofs import post_proof
 from snark.filecoin.seal import random_fields
 from snark.filecoin.snap import circuit as snap_circuit
 from snark.filecoin.snap import generate as snap_generate

@@ -25,7 +25,7 @@ from snark.porep.staging import POREP_WITNESS, partition_work
 from snark.porep.witness import (WitnessInputs, check_failures, partition_witness,
                                  witness_inputs)
 from snark.unit_work import WitnessOnDevice
-from workers.events import read_events
+from workers.telemetry import read_events
 from workers.gpu_binding import bind_cpu
 from workers.failures import PartitionFailed
 from workers.runtime import WorkerRuntime

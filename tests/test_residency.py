@@ -1,4 +1,4 @@
-"""The owner of a process's resident keys (``gpu.residency``) against a real VRAM ledger:
+"""The owner of a process's resident keys (``workers.key_residency``) against a real VRAM ledger:
 keys loaded once, reservations within the budget, the least recently used key evicted
 (its state freed, its reservation handed back) when another needs the room.
 
@@ -13,7 +13,7 @@ import pytest
 import redis
 
 import gpu
-from gpu.residency import Residency
+from workers.key_residency import Residency
 from snark import groth16
 from snark.cpu_backend import CpuBackend
 from snark.keys import POINT_BASES

@@ -13,7 +13,7 @@ from config.settings import load_settings
 from snark.porep.proof_type import PorepType
 from snark.porep.prove import load_or_setup_key, verify_partition
 from snark.porep.seal import seal
-from workers.events import read_events
+from workers.telemetry import read_events
 from workers.gpu_binding import PINNED_ENV
 from workers.runtime import WorkerRuntime
 

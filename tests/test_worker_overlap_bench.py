@@ -20,7 +20,7 @@ def test_union_and_clip_of_intervals():
 
 def test_summary_counts_prestaged_partitions_and_compute_overlaps():
     """Two measured partitions, one pre-staged; their compute phases overlap once."""
-    from workers.events import PhaseEvent
+    from workers.telemetry import PhaseEvent
 
     def event(partition, phase, start, end, path=""):
         return PhaseEvent("job", partition, "w", "gpu", "host", phase, start, end, path=path)

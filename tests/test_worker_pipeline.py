@@ -26,7 +26,7 @@ from snark.porep.proof_type import PorepType
 from snark.porep.prove import load_or_setup_key, verify_partition
 from snark.porep.witness import partition_witness
 from snark.porep.seal import seal
-from workers.events import PhaseEvent, read_events
+from workers.telemetry import PhaseEvent, read_events
 from snark.cpu_backend import CpuBackend
 from workers.gpu_binding import bind_cpu, host_name
 from config.redis_keys import DEFAULT_KEYS

@@ -4,7 +4,7 @@ holds resident. Readers (``proofq grpc``'s GetStatus) import this module alone.
 ``proofq:card:<worker name>`` (hash; the prefix is ``RedisKeys.card_prefix``): host, gpu (the
 UUID its locks use), ordinal (the GPU number it was started with; -1 on the CPU),
 device_name, total_bytes, job, partition, proof_type (empty between partitions), keys (JSON:
-``<proof type>/<key name>`` → resident bytes, for each key resident now; ``gpu.residency``).
+``<proof type>/<key name>`` → resident bytes, for each key resident now; ``workers.key_residency``).
 The card lives as long as its lease: the worker's heartbeat renews it, so a dead worker's card
 expires by itself.
 """

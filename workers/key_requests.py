@@ -8,7 +8,7 @@ fields plain strings (no pickle): ``id``, ``op`` (``preload`` or ``evict``), ``t
 key's directory under the worker's ``PROOFQ_PARAMS_DIR``: preload only), ``wait_s`` (how
 long the asker waits). Each worker process reads the stream from its start, in a thread of
 its own (``KeyRequests``), carries each request out through its runtime's key owner
-(``gpu.residency``) and answers in the hash ``<ns>:key-replies:<id>``: worker name → a
+(``workers.key_residency``) and answers in the hash ``<ns>:key-replies:<id>``: worker name → a
 ``KeyReply`` as JSON, kept ``REPLY_TTL_S``. A worker waits for the GPU's memory lock at
 most ``wait_s``; the asker waits for the workers whose cards were live when it asked (a
 worker reads the stream from before its card is first written, so none of them misses it).

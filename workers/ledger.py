@@ -18,7 +18,7 @@ A key the GPU's processes share (``gpu.shared_keys``: one device copy) is one re
 names them, each holder's heartbeat renews it, and the last holder's release removes it; a
 holder that dies without releasing leaves it until the lease lapses.
 
-What the budget covers: resident proving keys (``gpu.residency`` reserves a key within the
+What the budget covers: resident proving keys (``workers.key_residency`` reserves a key within the
 budget, evicting the process's least recently used other key when it does not fit, and with
 ``force`` when it is alone: a key must be resident to prove at all, but its bytes still
 count against everyone's pre-staging), pre-staged partitions, and what a process keeps

@@ -52,7 +52,7 @@ from typing import Literal
 import redis
 
 from config.redis_keys import DEFAULT_NAMESPACE, RedisKeys
-from workers.events import LOCK_HOLD_SECONDS, LOCK_WAIT_SECONDS
+from workers.telemetry import LOCK_HOLD_SECONDS, LOCK_WAIT_SECONDS
 from workers.heartbeat import Heartbeat, Lease
 
 log = logging.getLogger(__name__)

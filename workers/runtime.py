@@ -19,7 +19,7 @@ Groth16, the backend interface and that protocol, and no type.
     verify        no lock: the pairing check; a proof that fails it is never returned
 
 While one process holds compute, the others synthesize and pre-stage, so the GPU's kernels
-run back to back. Every phase emits an event and observes a histogram (``workers.events``);
+run back to back. Every phase emits an event and observes a histogram (``workers.telemetry``);
 every failure is a ``PartitionFailed`` naming the phase and the reason, of a kind of the
 taxonomy in ``workers.failures`` (transient: retry; outage: wait for Redis; permanent: the
 job fails).
@@ -28,7 +28,7 @@ Lease loss: all backend calls made under a lock (a proof type's own device steps
 through ``workers.fence``, which checks the lock's lease first, so a worker whose lease
 expired stops before touching the GPU again.
 
-Keys: the process's keys are held by one owner (``gpu.residency``): loaded once, made
+Keys: the process's keys are held by one owner (``workers.key_residency``): loaded once, made
 resident in the memory phase with their bytes reserved in the VRAM ledger, the least
 recently used one evicted when the ledger has no room for another (never one a partition
 is using). A key can also be made resident ahead of work, or let go, on request
@@ -52,7 +52,7 @@ import redis
 
 from config.redis_keys import RedisKeys
 from config.settings import Settings, SettingsError, get_settings
-from gpu.residency import Residency
+from workers.key_residency import Residency
 from snark import groth16
 from snark.backend import DeviceMemoryError, ProverBackend
 from snark.cpu_backend import CpuBackend
@@ -64,7 +64,7 @@ from snark.unit_work import UnitWork
 from workers import gpu_binding
 from workers.backend_choice import fixed_base_for, make_backend
 from workers.card import Card, WorkerCard
-from workers.events import (CACHE_RETURNED, PARTITION_FAILURES, STAGING, EventLog, PhaseEvent,
+from workers.telemetry import (CACHE_RETURNED, PARTITION_FAILURES, STAGING, EventLog, PhaseEvent,
                             serve_metrics)
 from workers.failures import (Failure, PartitionCancelled, PartitionFailed, classify,
                               describe)

@@ -128,7 +128,7 @@ def circuit_info(proof_name, nodes, layers, challenges, tree_text, update_size, 
     elif post_kind is not None:
         from snark.filecoin.post.circuit import PostShape
         from snark.filecoin.post.circuit import circuit_fingerprint as post_fingerprint
-        from snark.filecoin.post.registry import for_size
+        from snark.filecoin.post.registered_proofs import for_size
 
         post = PostShape.of(for_size(post_kind, parse_size(sector_size)))
         circuit, fp = post.name, post_fingerprint(post)

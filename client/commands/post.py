@@ -114,7 +114,7 @@ def make(kind, go_id, sectors, partition_index, randomness, miner_id, sparse, ou
     job that proves them."""
     from snark.filecoin.post import generate
     from snark.filecoin.post.job import post_job
-    from snark.filecoin.post.registry import post_proof
+    from snark.filecoin.post.registered_proofs import post_proof
     from snark.filecoin.post.vanilla import encode
     from snark.filecoin.seal import random_fields
 

@@ -20,8 +20,8 @@ import functools
 from dataclasses import dataclass
 
 from client.cuzk.kinds import KINDS
-from snark.filecoin.post.registry import WINDOW, WINNING, for_size
-from snark.filecoin.registry import REGISTERED_PROOFS, KeyFiles, key_stem
+from snark.filecoin.post.registered_proofs import WINDOW, WINNING, for_size
+from snark.filecoin.registered_proofs import REGISTERED_PROOFS, KeyFiles, key_stem
 from snark.filecoin.settings import FilecoinSettings
 from snark.filecoin.snap.shape import SnapShape
 from snark.registry import plugin, type_settings

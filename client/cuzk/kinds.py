@@ -38,7 +38,7 @@ from client.cuzk import proving_pb2 as pb
 from config.settings import Settings
 from snark.filecoin.errors import FilecoinError
 from snark.filecoin.post.job import curio_request
-from snark.filecoin.registry import by_number
+from snark.filecoin.registered_proofs import by_number
 from snark.filecoin.snap.job import job_from_request
 
 #: cuzk's priorities → proofq's bands; UNSPECIFIED takes the kind's default (cuzk's

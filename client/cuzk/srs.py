@@ -1,5 +1,6 @@
 """PreloadSRS and EvictSRS: a circuit's key made resident on every live worker ahead of
-work, or let go, through each worker's key owner (``workers.key_requests``, ``gpu.residency``).
+work, or let go, through each worker's key owner (``workers.key_requests``,
+``workers.key_residency``).
 
 The circuit id is cuzk's (``client.cuzk.circuits``); an unknown one is INVALID_ARGUMENT
 naming the known ones. The workers asked are those whose cards are live when the request

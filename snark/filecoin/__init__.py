@@ -20,8 +20,9 @@ from snark.filecoin.checks import check_c1
 from snark.filecoin.domain import from_limbs, sha256_fr, to_limbs
 from snark.filecoin.errors import FilecoinError
 from snark.filecoin.graph import SdrGraph, parent_cache, parent_cache_name
-from snark.filecoin.registry import (REGISTERED_PROOFS, ApiVersion, RegisteredProof, TreeShape,
-                                     by_number, for_sector, registered_proof)
+from snark.filecoin.registered_proofs import (REGISTERED_PROOFS, ApiVersion, RegisteredProof,
+                                              TreeShape, by_number, for_sector,
+                                              registered_proof)
 from snark.filecoin.sdr import sdr_last_layer
 from snark.filecoin.seal import seal, seal_sparse
 from snark.poseidon.neptune import (PoseidonConstants, neptune_constants, poseidon_hash,

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from snark.filecoin.domain import DOMAIN_BYTES
-from snark.filecoin.registry import DRG_PARENTS, LABEL_PARENTS, RegisteredProof
+from snark.filecoin.registered_proofs import DRG_PARENTS, LABEL_PARENTS, RegisteredProof
 
 #: Column openings per challenge, stacked: c_x, then DRG parents, then expander parents.
 C_X, DRG, EXP = slice(0, 1), slice(1, 1 + DRG_PARENTS), slice(1 + DRG_PARENTS, None)

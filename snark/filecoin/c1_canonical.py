@@ -27,7 +27,7 @@ from snark.filecoin.c1 import COMMITMENTS, RAW_BYTES, VanillaProofs, map_arrays
 from snark.filecoin.c1_lift import DIGITS_ONLY as _DIGITS_ONLY
 from snark.filecoin.c1_write import challenge_texts, document, tail_fields
 from snark.filecoin.domain import DOMAIN_BYTES, canonical
-from snark.filecoin.registry import REGISTERED_PROOFS, RegisteredProof
+from snark.filecoin.registered_proofs import REGISTERED_PROOFS, RegisteredProof
 
 _RUN = re.compile(rb"\d+")
 _NUMBERED_FIELD = re.compile(rb'"D(\d+)"')

@@ -43,8 +43,8 @@ from snark.filecoin.challenges import prover_id_for_miner
 from snark.filecoin.domain import DOMAIN_BYTES, canonical
 from snark.filecoin.errors import FilecoinError
 from snark.job_input import load_json, too_large
-from snark.filecoin.registry import (DRG_PARENTS, EXP_PARENTS, LABEL_PARENTS, RegisteredProof,
-                                     registered_proof)
+from snark.filecoin.registered_proofs import (DRG_PARENTS, EXP_PARENTS, LABEL_PARENTS,
+                                              RegisteredProof, registered_proof)
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,8 @@ import numpy as np
 
 from snark.filecoin.c1 import COMMITMENTS, FilecoinC1, MerklePath, VanillaProofs
 from snark.filecoin.domain import DOMAIN_BYTES
-from snark.filecoin.registry import DRG_PARENTS, EXP_PARENTS, LABEL_PARENTS, RegisteredProof
+from snark.filecoin.registered_proofs import (DRG_PARENTS, EXP_PARENTS, LABEL_PARENTS,
+                                              RegisteredProof)
 
 _BYTE = [str(i) for i in range(256)]
 #: Renders field elements ``(n, 32)`` as their JSON texts.

@@ -26,7 +26,7 @@ import numpy as np
 from snark.filecoin.chacha import chacha20_blocks
 from snark.filecoin.domain import DOMAIN_BYTES, sha256_fr
 from snark.filecoin.errors import FilecoinError
-from snark.filecoin.registry import RegisteredProof
+from snark.filecoin.registered_proofs import RegisteredProof
 
 #: Synthetic PoRep's constants (``challenges.rs`` ``synthetic``).
 SYNTH_CHALLENGES = 1 << 18

@@ -36,7 +36,7 @@ from snark.filecoin.challenges import porep_challenges, replica_id
 from snark.filecoin.domain import DOMAIN_BYTES, TRIM_MASK, from_limbs, to_limbs
 from snark.filecoin.errors import FilecoinError
 from snark.filecoin.graph import SdrGraph
-from snark.filecoin.registry import DRG_PARENTS, LABEL_PARENTS
+from snark.filecoin.registered_proofs import DRG_PARENTS, LABEL_PARENTS
 from snark.filecoin.sdr import encode, label_head
 from snark.filecoin.trees import column_hashes, path_roots, poseidon_nodes, sha256_nodes
 from snark.poseidon.neptune import poseidon_many

@@ -31,7 +31,7 @@ import numpy as np
 
 from snark.files import atomic_path
 from snark.filecoin.chacha import COLUMNS_THEN_DIAGONALS, chacha8_block
-from snark.filecoin.registry import (CACHE_VERSION, DRG_PARENTS, EXP_PARENTS, TREE_HASHER,
+from snark.filecoin.registered_proofs import (CACHE_VERSION, DRG_PARENTS, EXP_PARENTS, TREE_HASHER,
                                      ApiVersion, RegisteredProof, for_sector)
 
 PARENTS = DRG_PARENTS + EXP_PARENTS

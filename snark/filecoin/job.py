@@ -26,7 +26,7 @@ from pathlib import Path
 from snark.filecoin.c1 import FilecoinC1
 from snark.filecoin.c1_schema import parse_c1
 from snark.filecoin.errors import FilecoinError
-from snark.filecoin.registry import RegisteredProof, registered_proof
+from snark.filecoin.registered_proofs import RegisteredProof, registered_proof
 from snark.job_input import load_json, resolve_shared, shared_relative_path, too_large
 
 KEYS = ("official", "development")

@@ -1,6 +1,6 @@
 """Groth16 keys for Filecoin's PoRep, SnapDeals and PoSt: the ceremony's official files, and
-development keys (a PoSt proof, ``snark.filecoin.post.registry.PostProof``, is keyed like a PoRep
-one).
+development keys (a PoSt proof, ``snark.filecoin.post.registered_proofs.PostProof``, is
+keyed like a PoRep one).
 
 Official ``.params`` and ``.vk`` files come from Filecoin's trusted-setup ceremony, by the
 names the registry derives (``RegisteredProof.params_file_stem``; a SnapDeals update's
@@ -32,8 +32,8 @@ from snark.bellperson import (ParamsFile, digest, read_key, read_vk, verifying_k
                                write_vk)
 from snark.filecoin.circuit import StackedShape, circuit_r1cs
 from snark.filecoin.errors import FilecoinError
-from snark.filecoin.post.registry import POST_DIGESTS, PostProof
-from snark.filecoin.registry import DEV_PREFIX, RegisteredProof, dev_stem, key_stem
+from snark.filecoin.post.registered_proofs import POST_DIGESTS, PostProof
+from snark.filecoin.registered_proofs import DEV_PREFIX, RegisteredProof, dev_stem, key_stem
 from snark.filecoin.snap import circuit as snap_circuit
 from snark.filecoin.snap.shape import SnapShape
 from snark.keys import KeyFileError, ProvingKey, VerifyingKey

@@ -24,7 +24,7 @@ import numpy as np
 from snark.fields import FR_MODULUS, fr_to_limbs, limbs_to_object
 from snark.filecoin.domain import DOMAIN_BYTES, TRIM_MASK, from_limbs, to_limbs
 from snark.filecoin.graph import SdrGraph
-from snark.filecoin.registry import DRG_PARENTS, LABEL_PARENTS, ApiVersion
+from snark.filecoin.registered_proofs import DRG_PARENTS, LABEL_PARENTS, ApiVersion
 
 _PAD = bytes(20)
 

@@ -32,7 +32,7 @@ from snark.filecoin.challenges import interactive_challenges, porep_challenges, 
 from snark.filecoin.domain import DOMAIN_BYTES, TRIM_MASK, from_limbs, to_limbs
 from snark.filecoin.errors import FilecoinError
 from snark.filecoin.graph import SdrGraph
-from snark.filecoin.registry import DRG_PARENTS, LABEL_PARENTS, RegisteredProof
+from snark.filecoin.registered_proofs import DRG_PARENTS, LABEL_PARENTS, RegisteredProof
 from snark.filecoin.sdr import encode, label, layer_labels, repeated_parents
 from snark.filecoin.trees import (SparseTree, build_levels, column_hashes, open_paths,
                                   poseidon_nodes, sha256_nodes)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from snark.filecoin.registry import RegisteredProof, TreeShape
+from snark.filecoin.registered_proofs import RegisteredProof, TreeShape
 from snark.filecoin.circuit.label import create_label, expand_parents
 from snark.filecoin.circuit.por import (enforce_equal, enforce_inclusion, level_data,
                                         reverse_bit_numbering)

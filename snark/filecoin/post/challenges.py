@@ -16,7 +16,7 @@ import hashlib
 import numpy as np
 
 from snark.filecoin.errors import FilecoinError
-from snark.filecoin.post.registry import WINNING, PostApiVersion, PostProof
+from snark.filecoin.post.registered_proofs import WINNING, PostApiVersion, PostProof
 
 
 def challenge_index(version: PostApiVersion, sector_index: int, challenge_count: int,

@@ -24,7 +24,7 @@ from snark.filecoin.c1 import MerklePath, PathLevel
 from snark.filecoin.domain import DOMAIN_BYTES, canonical, from_limbs, to_limbs
 from snark.filecoin.errors import FilecoinError
 from snark.filecoin.post.challenges import sector_challenges
-from snark.filecoin.post.registry import WINNING, PostProof
+from snark.filecoin.post.registered_proofs import WINNING, PostProof
 from snark.filecoin.post.vanilla import SectorProofs, fail_first
 from snark.filecoin.trees import path_roots, poseidon_nodes
 from snark.poseidon.neptune import poseidon_many

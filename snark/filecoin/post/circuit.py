@@ -26,9 +26,9 @@ from snark.filecoin.circuit.poseidon import poseidon_hash
 from snark.filecoin.circuit.stacked import alloc_value, make_input
 from snark.filecoin.domain import to_int
 from snark.filecoin.post.challenges import circuit_challenges
-from snark.filecoin.post.registry import WINNING, PostProof
+from snark.filecoin.post.registered_proofs import WINNING, PostProof
 from snark.filecoin.post.vanilla import SectorProofs
-from snark.filecoin.registry import TreeShape
+from snark.filecoin.registered_proofs import TreeShape
 from snark.gadgets.family import CircuitFamily, flat_values, numbered
 from snark.poseidon.neptune import neptune_constants
 

@@ -20,7 +20,7 @@ from snark.filecoin.c1 import MerklePath, PathLevel
 from snark.filecoin.domain import DOMAIN_BYTES
 from snark.filecoin.post.challenges import sector_challenges
 from snark.filecoin.post.checks import comm_r_of
-from snark.filecoin.post.registry import PostProof
+from snark.filecoin.post.registered_proofs import PostProof
 from snark.filecoin.post.vanilla import SectorProofs
 from snark.filecoin.seal import random_fields
 from snark.filecoin.trees import SparseTree, build_levels, open_paths, poseidon_nodes

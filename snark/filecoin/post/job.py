@@ -34,7 +34,7 @@ from pathlib import Path
 from snark.filecoin.errors import FilecoinError
 from snark.filecoin.job import KEYS
 from snark.filecoin.post.checks import check_count, check_randomness
-from snark.filecoin.post.registry import PostProof, post_proof
+from snark.filecoin.post.registered_proofs import PostProof, post_proof
 from snark.filecoin.post.vanilla import SectorProofs, decode, record_dtype
 from snark.files import write_atomic
 from snark.job_input import load_json, resolve_shared, shared_relative_path, too_large

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from snark.filecoin.errors import FilecoinError
 from snark.filecoin.post.job import PostJob, parse_post_job
-from snark.filecoin.registry import key_stem
+from snark.filecoin.registered_proofs import key_stem
 from snark.job_input import Admission, InputLimits, as_json_text
 
 

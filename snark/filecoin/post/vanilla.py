@@ -25,7 +25,7 @@ import numpy.typing as npt
 from snark.filecoin.c1 import MerklePath, PathLevel
 from snark.filecoin.domain import DOMAIN_BYTES, canonical
 from snark.filecoin.errors import FilecoinError
-from snark.filecoin.post.registry import PostProof
+from snark.filecoin.post.registered_proofs import PostProof
 
 _VARIANTS = {"Single": 0, "Sub": 1, "Top": 2}
 #: The InclusionPath fields of each variant, leaf level first.

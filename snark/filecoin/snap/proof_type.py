@@ -9,7 +9,7 @@ checks (openings, labels, commitments) run on a worker, before the fan-out.
 from __future__ import annotations
 
 from snark.filecoin.errors import FilecoinError
-from snark.filecoin.registry import key_stem
+from snark.filecoin.registered_proofs import key_stem
 from snark.filecoin.snap.job import SnapJob, parse_job
 from snark.job_input import Admission, InputLimits, as_json_text
 

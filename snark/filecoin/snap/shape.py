@@ -12,7 +12,7 @@ import hashlib
 from dataclasses import dataclass
 
 from snark.filecoin.errors import FilecoinError
-from snark.filecoin.registry import TreeShape
+from snark.filecoin.registered_proofs import TreeShape
 
 NODE_BYTES = 32
 KIB_NODES = 1024 // NODE_BYTES

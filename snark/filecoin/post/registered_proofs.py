@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from snark.filecoin.errors import FilecoinError
-from snark.filecoin.registry import CACHE_VERSION, NODE_BYTES, TREE_HASHER, TreeShape
+from snark.filecoin.registered_proofs import CACHE_VERSION, NODE_BYTES, TREE_HASHER, TreeShape
 
 WINDOW, WINNING = "window", "winning"
 WINDOW_CHALLENGES = 10
