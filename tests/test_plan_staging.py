@@ -1,8 +1,9 @@
-"""SnapDeals' and PoSt's partitions through the plan's device path (``snark.plan_staging``):
-here the CPU backend with the host build of the tape kernel as its ``PLAN_WITNESS`` steps
-(the worker's device-witness path on machines without a GPU), and on a GPU (marked gpu)
-``gpu.plan_witness`` itself. The witness is the CPU path's, a proof from it verifies, and
-one whose public inputs are not the request's is refused on the device path too."""
+"""Filecoin PoRep's, SnapDeals' and PoSt's partitions through the plan's device path
+(``snark.plan_staging``): here the CPU backend with the host build of the tape kernel as
+its ``PLAN_WITNESS`` steps (the worker's device-witness path on machines without a GPU),
+and on a GPU (marked gpu) ``gpu.plan_witness`` itself. The witness is the CPU path's, a
+proof from it verifies, and one whose public inputs are not the request's is refused on
+the device path too."""
 
 from __future__ import annotations
 
@@ -20,13 +21,14 @@ from snark.filecoin.params import load_proving_key, load_verifying_key, make_dev
 from snark.filecoin.post import generate as post_generate
 from snark.filecoin.post.prove import Partition, prove_partition, verify_partition
 from snark.filecoin.post.registered_proofs import post_proof
-from snark.filecoin.seal import random_fields
+from snark.filecoin.registered_proofs import registered_proof
+from snark.filecoin.seal import random_fields, seal
+from snark.filecoin.staging import partition_work as porep_partition_work
 from snark.filecoin.snap import generate as snap_generate
 from snark.filecoin.snap.prove import partition_work
 from snark.filecoin.snap.shape import SnapShape
 from snark.plan_staging import PLAN_WITNESS, PlanInputs
-from snark.unit_work import WitnessOnDevice
-from snark.unit_work import HostWitness, prove_work
+from snark.unit_work import HostWitness, WitnessOnDevice, prove_work
 from tests.test_gpu_tape import host_run
 
 GPU_OK, GPU_WHY = gpu.available()
@@ -108,6 +110,21 @@ def test_a_snap_partition_through_the_plan_device_path_is_the_cpu_witness(np_rng
     values[0] += 1  # k_and_h_select: the witness's first public input moves
     with pytest.raises(FilecoinError, match="partition 0: the witness's public input 0"):
         steps.witness(None, dataclasses.replace(work.inputs, values=values))
+
+
+@needs_gxx
+def test_a_filecoin_partition_through_the_plan_device_path_is_the_cpu_witness(np_rng):
+    c1 = seal(registered_proof("StackedDrg2KiBV1_1"), np_rng)
+    backend = HostPlanBackend()
+    work = porep_partition_work(c1, 0, backend)
+    assert planned(work)
+    steps = backend.steps
+    on_cpu = porep_partition_work(c1, 0, CpuBackend())
+    assert np.array_equal(steps.witness(None, steps.load(None, work.inputs)), on_cpu.witness)
+    other = porep_partition_work(dataclasses.replace(c1, seed=bytes([c1.seed[0] ^ 1])
+                                                     + c1.seed[1:]), 0, backend)
+    with pytest.raises(FilecoinError, match="partition 0: the witness's public input"):
+        steps.witness(None, steps.load(None, other.inputs))  # another seed's challenges
 
 
 # -- device -------------------------------------------------------------------------------

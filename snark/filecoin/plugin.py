@@ -1,7 +1,8 @@
 """``filecoin`` as a plug-in (``snark.plugins``): one sector's C1 as Curio writes it (or
 under ``--key development``, proofq's own key of the circuit), one unit per partition; the
-witness can be run on a GPU from the partition's private data (``gpu.filecoin_witness``); its
-settings are ``FilecoinSettings`` and its commands ``client.commands.filecoin``'s."""
+witness (its shape's plan) can be run on a GPU from the partition's private data
+(``snark.plan_staging``, ``gpu.plan_witness``); its settings are ``FilecoinSettings`` and
+its commands ``client.commands.filecoin``'s."""
 
 from __future__ import annotations
 
@@ -58,5 +59,5 @@ PLUGIN = ProofTypePlugin(
     settings="snark.filecoin.settings:FilecoinSettings",
     unit="partition proof",
     inputs=InputForms(claim=_claim, with_key=_with_key, sample=_sample),
-    capability="filecoin-witness", device_steps="gpu.filecoin_witness:FilecoinWitnessDevice",
+    capability="plan-witness", device_steps="gpu.plan_witness:PlanWitnessDevice",
     commands="client.commands.filecoin:COMMANDS", sector_of=sector_of)

@@ -14,10 +14,11 @@ from snark.filecoin.circuit.inputs import public_inputs
 from snark.filecoin.job import FilecoinJob
 from snark.filecoin.params import convert_key, resident_key_dir
 from snark.filecoin.prove import statement, verify_c1
-from snark.filecoin.staging import PartitionWork, partition_work
+from snark.filecoin.staging import partition_work
 from snark.groth16 import FixedBaseMul, SetupProgress
 from snark.keys import ProvingKey, VerifyingKey
 from snark.filecoin.settings import FilecoinSettings
+from snark.plan_staging import PlanWork
 from snark.proof_types import Storage
 
 #: A C1 read from shared storage may be larger than what Redis carries (a 64 GiB one is
@@ -67,11 +68,11 @@ class FilecoinWorker:
         return resident_key_dir(job_input.proof, self.key_kind(job_input), self.params_dir)
 
     def work(self, job_input: FilecoinJob, unit: int, key: ProvingKey,
-             backend: ProverBackend) -> PartitionWork:
+             backend: ProverBackend) -> PlanWork:
         return partition_work(self.c1(job_input), unit, backend)
 
     def public_inputs(self, job_input: FilecoinJob, unit: int, key: ProvingKey,
-                      work: PartitionWork) -> list[int]:
+                      work: PlanWork) -> list[int]:
         return public_inputs(self.c1(job_input), unit)
 
     def part(self, proof: bytes, public: list[int]) -> bytes:
