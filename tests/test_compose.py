@@ -20,7 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from config.settings import Settings, load_settings
+from config.settings import Settings, load_model, load_settings
+from snark.plugins import load_attribute
+from snark.registry import plugins
 
 pytestmark = pytest.mark.slow  # every compose command run as a subprocess
 
@@ -62,16 +64,27 @@ def test_the_cli_check_can_fail(command):
     assert run.returncode != 0 and command[-2] in run.stderr
 
 
+def _settings_variables() -> dict[str, type]:
+    """Every ``PROOFQ_…`` variable a setting reads, with its model: proofq's own and each
+    installed proof type's (``PROOFQ_<TYPE>_…``)."""
+    models = {Settings} | {load_attribute(p.settings) for p in plugins() if p.settings}
+    return {f"{model.model_config.get('env_prefix', '')}{field}".upper(): model
+            for model in models for field in model.model_fields}
+
+
 @pytest.mark.parametrize("name", sorted(SERVICES))
 def test_environment_names_real_settings_with_valid_values(name, monkeypatch):
     everything = SERVICES[name].get("environment", {})
     env = {k: v for k, v in everything.items() if not k.startswith("FLOWER_")}  # Flower's own
+    known = _settings_variables()
     for key in env:
-        assert key.startswith("PROOFQ_") and key[7:].lower() in Settings.model_fields, key
+        assert key.startswith("PROOFQ_") and key in known, key
     for key in [k for k in os.environ if k.startswith("PROOFQ_")]:
         monkeypatch.delenv(key)
     for key, value in env.items():
         monkeypatch.setenv(key, str(value))
+    for model in {known[key] for key in env} - {Settings}:
+        load_model(model)  # a type's settings with the service's values: valid
     settings = load_settings()
     if env:
         assert settings.redis_url == "redis://redis:6379/0"
