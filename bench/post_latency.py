@@ -58,7 +58,7 @@ from bench.scale import (FILECOIN_C1, _make_key, device_name, filecoin_c1, job_i
 from client.api import Client, JobError  # noqa: E402
 from client.embedded import EmbeddedRedis  # noqa: E402
 from client.local_cluster import WorkerProcess, settings_env, worker_command  # noqa: E402
-from config.settings import load_settings  # noqa: E402
+from config.settings import load_model, load_settings  # noqa: E402
 from snark.porep.c1 import parse_size  # noqa: E402
 from workers.telemetry import read_events  # noqa: E402
 
@@ -119,12 +119,13 @@ def _make_post_keys(texts: list[str], params: str, backend: str, out) -> None:
     driver)."""
     from snark.filecoin.post.job import parse_post_job
     from snark.filecoin.post.worker import PostWorker
+    from snark.filecoin.settings import FilecoinSettings
     from snark.proof_types import Storage
     from workers.backend_choice import fixed_base_for, make_backend
 
     started = time.time()
     fixed_base = fixed_base_for(make_backend(backend))
-    worker = PostWorker(Storage(Path(params)))
+    worker = PostWorker(Storage(Path(params)), FilecoinSettings(key="development"))
     for text in texts:
         worker.make_key(parse_post_job(text, None, max_bytes=1 << 30), fixed_base=fixed_base)
     out.put({"post_setup_s": time.time() - started})
@@ -222,13 +223,15 @@ def verify(rows: list[dict], requests: dict[str, str], params: Path) -> None:
     from snark.filecoin.params import verifying_key_for
     from snark.filecoin.post.job import parse_post_job
     from snark.filecoin.post.prove import Partition, verify_partition
+    from snark.filecoin.settings import FilecoinSettings
+
+    official_dir = load_model(FilecoinSettings).params_dir
 
     for row in rows:
         if not row["ok"]:
             continue
         job = parse_post_job(requests[row["job"]], None, max_bytes=1 << 30)
-        vk = verifying_key_for(job.proof, job.key or "official", params,
-                               load_settings().filecoin_params_dir)
+        vk = verifying_key_for(job.proof, job.key or "official", params, official_dir)
         partition = Partition(job.sectors, job.randomness, job.partition_index)
         row["verified"] = verify_partition(partition, vk, bytes.fromhex(row.pop("proof")))
         if not row["verified"]:
@@ -343,10 +346,11 @@ def run(args, tmp: Path) -> dict:
         result.update(_child(_make_post_keys, [winning[0].text, *(r.text for r in window[:1])],
                              str(params), backend))
     # the CPU stand-in's processes share one lock pair and ledger, as a GPU's do
-    settings = load_settings(params_dir=params, backend=backend, filecoin_key=args.post_key,
+    settings = load_settings(params_dir=params, backend=backend,
                              cpu_devices=1 if args.gpu is None else None)
     with EmbeddedRedis() as server:
-        env = {**settings_env(settings), "PROOFQ_REDIS_URL": server.url}
+        env = {**settings_env(settings), "PROOFQ_REDIS_URL": server.url,
+               "PROOFQ_FILECOIN_KEY": args.post_key}
         command = worker_command(gpu=args.gpu, concurrency=args.concurrency, node="post@%h")
         command += ["--critical-slots", str(args.critical_slots)]
         worker = WorkerProcess(server.url, command, log_dir=tmp, env=env).start()
