@@ -97,15 +97,22 @@ def test_a_post_partition_proves_through_the_plan_device_path(np_rng, tmp_path):
         prove_work(key, other_randomness(partition).work(backend), backend)
 
 
+def through_the_device_path(work_of) -> tuple[HostPlanSteps, WitnessOnDevice]:
+    """A unit's work for the host-kernel backend (``work_of(backend)``), its witness by the
+    device steps checked equal to the CPU path's: the steps and the work."""
+    backend = HostPlanBackend()
+    work = work_of(backend)
+    assert planned(work)
+    steps = backend.steps
+    on_cpu = work_of(CpuBackend())
+    assert np.array_equal(steps.witness(None, steps.load(None, work.inputs)), on_cpu.witness)
+    return steps, work
+
+
 @needs_gxx
 def test_a_snap_partition_through_the_plan_device_path_is_the_cpu_witness(np_rng):
     update = snap_generate.generate_update(SnapShape(64), np_rng)
-    backend = HostPlanBackend()
-    work = partition_work(update, 0, backend)
-    assert planned(work)
-    steps = backend.steps
-    on_cpu = partition_work(update, 0, CpuBackend())
-    assert np.array_equal(steps.witness(None, steps.load(None, work.inputs)), on_cpu.witness)
+    steps, work = through_the_device_path(lambda backend: partition_work(update, 0, backend))
     values = work.inputs.values.copy()
     values[0] += 1  # k_and_h_select: the witness's first public input moves
     with pytest.raises(FilecoinError, match="partition 0: the witness's public input 0"):
@@ -115,14 +122,9 @@ def test_a_snap_partition_through_the_plan_device_path_is_the_cpu_witness(np_rng
 @needs_gxx
 def test_a_filecoin_partition_through_the_plan_device_path_is_the_cpu_witness(np_rng):
     c1 = seal(registered_proof("StackedDrg2KiBV1_1"), np_rng)
-    backend = HostPlanBackend()
-    work = porep_partition_work(c1, 0, backend)
-    assert planned(work)
-    steps = backend.steps
-    on_cpu = porep_partition_work(c1, 0, CpuBackend())
-    assert np.array_equal(steps.witness(None, steps.load(None, work.inputs)), on_cpu.witness)
+    steps, _ = through_the_device_path(lambda backend: porep_partition_work(c1, 0, backend))
     other = porep_partition_work(dataclasses.replace(c1, seed=bytes([c1.seed[0] ^ 1])
-                                                     + c1.seed[1:]), 0, backend)
+                                                     + c1.seed[1:]), 0, HostPlanBackend())
     with pytest.raises(FilecoinError, match="partition 0: the witness's public input"):
         steps.witness(None, steps.load(None, other.inputs))  # another seed's challenges
 
