@@ -63,6 +63,11 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
+def _python_path() -> str:
+    """This tree first, then whatever the caller's path holds (the device's wheels)."""
+    return os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+
+
 @contextlib.contextmanager
 def grpc_door(env: dict[str, str]) -> Iterator[pb_grpc.ProvingEngineStub]:
     """A ``proofq grpc`` process on a free local port, with ``env`` over this process's
@@ -70,7 +75,7 @@ def grpc_door(env: dict[str, str]) -> Iterator[pb_grpc.ProvingEngineStub]:
     port = _free_port()
     gateway = subprocess.Popen([sys.executable, "-m", "client", "grpc", "--listen",
                                 f"127.0.0.1:{port}"], cwd=ROOT,
-                               env={**os.environ, **env, "PYTHONPATH": str(ROOT)},
+                               env={**os.environ, **env, "PYTHONPATH": _python_path()},
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     channel = grpc.insecure_channel(f"127.0.0.1:{port}", options=[
         ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
