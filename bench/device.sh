@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The one entry point on the GPU machine: install the carried wheels, show the GPU, then run
 # the stages named as arguments, each one's output teed to $OUT/<stage>.log.
+# The wheels: bench/device_wheels.sh, once, on this machine.
 #   tests    pytest -m gpu (the GPU test files)
 #   sppark   the sppark reference binary ($SPPARK_BIN, default .sppark/bench; README in
 #            shared/anchors/sppark), so that the bench stage after it shares its GPU and clocks
