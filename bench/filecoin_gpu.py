@@ -41,7 +41,7 @@ from snark.curve import PointArray  # noqa: E402
 from snark.filecoin import registered_proof, seal, seal_sparse  # noqa: E402
 from snark.filecoin.circuit import StackedShape, circuit_r1cs, witness_plan  # noqa: E402
 from snark.filecoin.circuit.inputs import partition_data  # noqa: E402
-from snark.fields import random_fr  # noqa: E402
+from snark.fields import FR_MODULUS, montgomery_reduce, random_fr  # noqa: E402
 from snark.keys import ProvingKey, VerifyingKey  # noqa: E402
 from snark.qap import COSET  # noqa: E402
 from workers.ledger import key_bytes  # noqa: E402
@@ -120,7 +120,7 @@ def step_times(key: ProvingKey, logs: KnownLogs, assignment, backend,
         return out, round(time.perf_counter() - start, 4)
 
     abc, abc_s = timed_on_stream(lambda: backend.evaluate_abc(key, assignment))
-    abc_host = tuple(host(v) for v in abc)  # the quotient transforms them in place
+    abc_host = abc_on_host(abc, backend)  # the quotient transforms them in place
     h, quotient_s = timed_on_stream(lambda: backend.quotient(key, abc))
     backend.release(abc)
     times = {"abc": abc_s, "quotient": quotient_s}
@@ -135,6 +135,15 @@ def step_times(key: ProvingKey, logs: KnownLogs, assignment, backend,
     checks = check_partition(key, logs, host(assignment), abc_host, host(h), points, rng)
     backend.release(assignment, h)
     return times, checks
+
+
+def abc_on_host(abc, backend) -> tuple[np.ndarray, ...]:
+    """Host copies of A·w, B·w, C·w in standard form, as the checks read them: the GPU
+    backend leaves them in Montgomery form for its quotient (``GpuBackend.evaluate_abc``)."""
+    values = tuple(host(v) for v in abc)
+    if backend.name != "gpu":
+        return values
+    return tuple(montgomery_reduce(v, FR_MODULUS) for v in values)
 
 
 def host(values) -> np.ndarray:

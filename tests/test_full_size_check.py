@@ -61,3 +61,27 @@ def test_the_folded_dot_is_the_dot_over_the_tile(np_rng):
     scalars[:, 3] = 0
     s, k = limbs_to_ints(scalars), limbs_to_ints(logs)
     assert folded_dot(scalars, logs) == sum(s[t] * k[t % 5] for t in range(23)) % FR_MODULUS
+
+
+@pytest.mark.gpu
+def test_the_bench_checks_every_step_of_a_gpu_partition(module_rng):
+    """The bench's own path on the GPU (``step_times``: device handles, the backend's
+    forms): an honest partition passes every check, so a failing check at 2^27 is news."""
+    import gpu
+    from bench.filecoin_gpu import step_times
+    from gpu.fixed_base import GpuFixedBase
+
+    ok, why = gpu.available()
+    if not ok:
+        pytest.skip(why)
+    import cupy
+
+    circuit = random_circuit(num_inputs=3, num_constraints=1500, rng=module_rng)
+    rng = np.random.default_rng(module_rng.getrandbits(64))
+    key, logs = timing_key(circuit.compile(), rng, GpuFixedBase(), distinct=32)
+    backend = gpu.get_backend()
+    backend.prepare(key)
+    witness = cupy.asarray(circuit.witness())
+    _, checks = step_times(key, logs, witness, backend, rng)
+    assert checks == {"quotient": True, "a_g1": True, "b_g1": True, "b_g2": True,
+                      "l_g1": True, "h_g1": True}
