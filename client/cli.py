@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import click
 
+from client.commands.forms import CommandForm, merged
 from config.settings import SettingsError
 from snark.plugins import load_attribute
 from snark.registry import NoProofTypes, plugins
@@ -25,8 +26,7 @@ def command_lists() -> list[str]:
 
 def forms(command: click.Command) -> list[click.Command]:
     """The commands one name stands for: a command with several input forms
-    (``client.commands.snarkjs.InputForms``: a type adding its form to another type's
-    ``prove``) lists them."""
+    (``client.commands.forms.SharedCommand``: each type's form of ``prove`` …) lists them."""
     listed = getattr(command, "forms", None)
     return listed() if callable(listed) else [command]
 
@@ -61,12 +61,11 @@ class _ProofqGroup(click.Group):
             self._add(command)
         self._loaded += (path,)
 
-    def _add(self, command: click.Command) -> None:
-        """Adds ``command``, unless one of its name already stands for all its forms (a
-        type's commands may load before those of the type whose form they extend)."""
-        known = self.commands.get(command.name or "")
-        if known is not None and all(form in forms(known) for form in forms(command)):
-            return
+    def _add(self, command: click.Command | CommandForm) -> None:
+        """Adds ``command``; a type's input form joins the other forms of its name
+        (whichever type's list loads first)."""
+        if isinstance(command, CommandForm):
+            command = merged(self.commands.get(command.name), command)
         self.add_command(command)
 
     def list_commands(self, ctx: click.Context) -> list[str]:

@@ -227,7 +227,7 @@ def test_setup_reports_every_basis_in_chunks_and_the_chunked_key_proves(circuit,
 def test_the_cli_bars_count_points_per_basis_and_close_steps_without_a_count():
     from rich.progress import Progress
 
-    from client.commands.local import setup_bars
+    from client.commands.output import setup_bars
 
     with Progress(disable=True) as progress:
         report = setup_bars(progress)

@@ -14,16 +14,17 @@ one line naming the field, exit code 2; nothing is written unless the command su
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
 import click
 import numpy as np
 
-from client.commands import local
 from client.commands.common import (JSON_OPTION, BadInput, output_path, plural, read_input,
                                     reports)
-from client.commands.snarkjs import InputForms
+from client.commands.forms import CommandForm
+from client.commands.output import emit, progress_bar, setup_bars
 from config.settings import SettingsError, get_settings
 from snark.backend import BackendUnavailable
 from snark.files import write_atomic
@@ -31,12 +32,25 @@ from snark.filecoin import (ApiVersion, FilecoinError, TreeShape, check_c1, curi
                             for_sector,
                             parent_cache, parent_cache_name, parse_c1, prover_id_for_miner,
                             registered_proof, seal, seal_sparse)
+from snark.keys import KeyFileError, ParamsDirError
 from snark.porep.c1 import C1Error, parse_size, size_name
+from snark.proof import PROOF_BYTES, ProofFormatError
 
-reports_bad_input = reports(FilecoinError, C1Error, SettingsError, BackendUnavailable, OSError)
+reports_bad_input = reports(FilecoinError, C1Error, ProofFormatError, KeyFileError, SettingsError,
+                            BackendUnavailable, ParamsDirError, OSError)
 
 #: Sizes whose whole-sector sealing finishes here in minutes (Python SHA-256 and Poseidon).
 SEALABLE = (2 << 10, 8 << 20)
+
+
+FILECOIN_KEY_OPTION = click.option(
+    "--key", "key_kind", type=click.Choice(["official", "development"]), default="official",
+    show_default=True, help="a Filecoin C1's key: the ceremony's (PROOFQ_FILECOIN_PARAMS_DIR) "
+                            "or proofq's development key (set up once if missing)")
+MINER_ID_OPTION = click.option(
+    "--miner-id", type=click.IntRange(min=0),
+    help="a Filecoin C1's sealing miner (actor id): replica_id is then derived from it and the "
+         "C1's SectorNum (as verify_seal does), not taken from the C1")
 
 
 @click.group("filecoin")
@@ -66,7 +80,7 @@ def parent_cache_command(sector_size: str, api_version: str, directory: str | No
         name, digest = parent_cache_name(proof), None
     else:
         started = time.perf_counter()
-        with local.progress_bar(not as_json) as progress:
+        with progress_bar(not as_json) as progress:
             task = progress.add_task(f"parents of {proof.nodes} nodes", total=proof.nodes)
             name, digest = parent_cache(size, proof.api_version,
                                         directory=None if directory is None else Path(directory),
@@ -79,7 +93,7 @@ def parent_cache_command(sector_size: str, api_version: str, directory: str | No
     if directory is not None and digest:
         result["file"] = str(Path(directory) / f"{name}.cache")
         lines.append(f"written to {result['file']} ({seconds:.1f}s)")
-    local.emit(as_json, result, lines)
+    emit(as_json, result, lines)
 
 
 def _tree(text: str) -> TreeShape:
@@ -137,7 +151,7 @@ def circuit_info(proof_name, nodes, layers, challenges, tree_text, update_size, 
                    else StackedShape(nodes, layers, challenges, _tree(tree_text)))
         circuit, fp = stacked.name, circuit_fingerprint(stacked)
     result = {"circuit": circuit, **fp.as_dict()}
-    local.emit(as_json, result, [
+    emit(as_json, result, [
         f"circuit        {circuit}",
         f"constraints    {fp.constraints - fp.input_constraints:,} "
         f"(+ {fp.input_constraints:,} input constraints = {fp.constraints:,})",
@@ -165,19 +179,19 @@ def setup(proof_name: str, out_dir: str | None, as_json: bool) -> None:
 
     proof = registered_proof(proof_name)
     target = Path(out_dir) if out_dir else development_dir(get_settings().params_dir)
-    with local.progress_bar(not as_json) as progress:
+    with progress_bar(not as_json) as progress:
         progress.add_task(f"setup {proof.name}: starting the prover backend", total=None)
         fixed_base = fixed_base_for(make_backend(get_settings().backend))
         params, vk = make_development_key(proof, target, fixed_base=fixed_base,
-                                          progress=local.setup_bars(progress))
-    local.emit(as_json, {"params": str(params), "vk": str(vk), "development": True,
+                                          progress=setup_bars(progress))
+    emit(as_json, {"params": str(params), "vk": str(vk), "development": True,
                    "warning": DEV_WARNING},
          [f"params  {params}", f"vk      {vk}", f"[bold]{DEV_WARNING}[/bold]"])
 
 
 @filecoin.command("check")
 @click.argument("c1_path", metavar="C1", type=click.Path(dir_okay=False))
-@local.MINER_ID_OPTION
+@MINER_ID_OPTION
 @JSON_OPTION
 @reports_bad_input
 def check(c1_path: str, miner_id: int | None, as_json: bool) -> None:
@@ -189,13 +203,13 @@ def check(c1_path: str, miner_id: int | None, as_json: bool) -> None:
     try:
         c1 = parse_c1(raw)
         parsed = time.perf_counter()
-        ids = local.sector_ids(c1, miner_id)
+        ids = sector_ids(c1, miner_id)
         check_c1(c1, **ids)
     except FilecoinError as exc:
         raise FilecoinError(f"{c1_path}: {exc}") from None
     checked = time.perf_counter()
     proof = c1.proof
-    local.emit(as_json, {
+    emit(as_json, {
         "c1": c1_path, "registered_proof": proof.name, "encoding": c1.encoding,
         "partitions": proof.partitions, "challenges": proof.challenges,
         "replica_id_checked": bool(ids) or c1.prover_id is not None,
@@ -237,7 +251,7 @@ def seal_filecoin(proof_name: str, output: str, sparse: bool, data_path: str | N
     data = read_input(data_path, proof.sector_size, "the sector size") if data_path else None
     rng = np.random.default_rng()
     started = time.perf_counter()
-    with local.progress_bar(not as_json) as progress:
+    with progress_bar(not as_json) as progress:
         task = progress.add_task(f"sealing {proof.name}", total=None)
 
         def phase(name: str) -> None:
@@ -251,7 +265,7 @@ def seal_filecoin(proof_name: str, output: str, sparse: bool, data_path: str | N
     write_atomic(target, curio_json(c1, sector_num))
     seconds = time.perf_counter() - started
     kind = "sparse test C1" if sparse else "test sector"
-    local.emit(as_json, {"c1": output, "registered_proof": proof.name, "sparse": sparse,
+    emit(as_json, {"c1": output, "registered_proof": proof.name, "sparse": sparse,
                          "sector_num": sector_num, "miner_id": None if sparse else miner_id,
                          "comm_d": c1.comm_d.hex(), "comm_r": c1.comm_r.hex(),
                          "seconds": round(seconds, 3)},
@@ -261,8 +275,134 @@ def seal_filecoin(proof_name: str, output: str, sparse: bool, data_path: str | N
                 + ("" if sparse else f" (check with --miner-id {miner_id})")])
 
 
-COMMANDS: list[click.Command] = [
-    filecoin,
-    InputForms(local.seal, seal_filecoin, ("--registered-proof",),
-               "Seal a sector and write its C1 (porep, or Filecoin with --registered-proof)."),
-]
+# -- proving a C1 here (proofq prove --c1 / verify --c1 of a Filecoin C1) ---------------
+
+def sector_ids(c1, miner_id: int | None) -> dict:
+    """``prover_id`` and ``sector_id`` of a Filecoin C1 from ``--miner-id`` and its sector
+    number; ``{}`` without ``--miner-id`` (the ids the C1 names, if any, then apply)."""
+    from snark.filecoin.challenges import prover_id_for_miner
+
+    if miner_id is None:
+        return {}
+    if c1.sector_num is None and c1.sector_id is None:
+        raise FilecoinError("--miner-id: the C1 names no sector (no SectorNum)")
+    return {"prover_id": prover_id_for_miner(miner_id),
+            "sector_id": c1.sector_num if c1.sector_id is None else c1.sector_id}
+
+
+def c1_job(path: str, raw: bytes, key_kind: str):
+    """A Filecoin C1 file as a job under ``key_kind`` (errors name the file)."""
+    from snark.filecoin.job import filecoin_envelope
+    from snark.filecoin.proof_type import FilecoinType
+    from snark.job_input import InputLimits
+
+    try:
+        return FilecoinType().parse(filecoin_envelope(raw, key_kind),
+                                    InputLimits.of(get_settings()))
+    except FilecoinError as exc:
+        raise FilecoinError(f"{path}: {exc}") from None
+
+
+def prove_c1_file(c1_path: str, raw: bytes, target: Path, backend_name: str | None,
+                  as_json: bool, key_kind: str, *, check: bool, miner_id: int | None) -> None:
+    """``proofq prove --c1`` of a Filecoin C1: checked first (unless ``check`` is off),
+    every partition proved under ``key_kind``, the proofs concatenated."""
+    from snark.filecoin.checks import check_c1
+    from snark.filecoin.prove import prove_c1 as prove_filecoin
+    from snark.filecoin.worker import FilecoinWorker
+    from snark.proof_types import Storage
+    from workers.backend_choice import fixed_base_for, make_backend
+
+    job = c1_job(c1_path, raw, key_kind)
+    if check:
+        try:
+            check_c1(job.c1, **sector_ids(job.c1, miner_id))
+        except FilecoinError as exc:
+            raise FilecoinError(f"{c1_path}: {exc}") from None
+    checks = ("checked first (every check the service makes)" if check else
+              "NOT CHECKED (--no-check: the C1's checks were skipped)")
+    settings = get_settings()
+    backend = make_backend(backend_name or settings.backend)
+    worker = FilecoinWorker(Storage.of(settings), filecoin_settings())
+    started = time.perf_counter()
+    with progress_bar(not as_json) as progress:
+        task = progress.add_task(f"key of {job.proof.name} ({worker.key_kind(job)})", total=None)
+        worker.make_key(job, fixed_base=fixed_base_for(backend), progress=setup_bars(progress))
+        key = worker.load_key(job)
+        progress.update(task, description=f"proving {plural(job.proof.partitions, 'partition')} on "
+                                          f"{backend.name}")
+        proof = prove_filecoin(job.c1, key, backend)
+    write_atomic(target, proof)
+    seconds = time.perf_counter() - started
+    emit(as_json, {"proof": str(target), "bytes": len(proof),
+                   "partitions": job.proof.partitions, "backend": backend.name,
+                   "key": job.key, "checked": check, "seconds": round(seconds, 3)},
+         [f"proved {plural(job.proof.partitions, 'partition')} of {job.proof.name} on "
+          f"{backend.name} under the {job.key} key in {seconds:.2f}s → {target} "
+          f"({len(proof)} bytes)",
+          f"C1 {checks}"])
+
+
+def verify_c1_file(c1_path: str, raw: bytes, proof_path: str, as_json: bool, key_kind: str,
+                   miner_id: int | None) -> None:
+    """``proofq verify --c1`` of a Filecoin C1's proofs (exit 0 valid, 1 invalid)."""
+    from snark.filecoin.prove import statement
+    from snark.filecoin.prove import verify_c1 as verify_filecoin
+
+    job = c1_job(c1_path, raw, key_kind)
+    try:
+        c1, derived = statement(job.c1, **sector_ids(job.c1, miner_id))
+    except FilecoinError as exc:
+        raise FilecoinError(f"{c1_path}: {exc}") from None
+    if derived and c1.prover_id is not None:  # derived: from the prover_id it now names
+        said = (f"replica_id derived from prover_id {c1.prover_id.rstrip(bytes(1)).hex()}, "
+                f"sector {c1.sector_id} and the ticket, as verify_seal does")
+    else:
+        said = ("replica_id as the C1 states it: no miner or sector ids, so the statement is "
+                "the C1's replica_id, comm_d, comm_r and seed (give --miner-id to derive "
+                "replica_id as verify_seal does)")
+    vk = filecoin_verifying_key(job.proof, job.key)
+    partitions = job.proof.partitions
+    proof = read_input(proof_path, partitions * PROOF_BYTES,
+                       f"{partitions} proofs of {PROOF_BYTES} bytes")
+    try:
+        valid = verify_filecoin(c1, vk, proof)
+    except ProofFormatError as exc:
+        raise ProofFormatError(f"{proof_path}: {exc}") from None
+    emit(as_json, {"valid": valid, "proof": proof_path, "partitions": partitions,
+                   "key": job.key, "replica_id_derived": derived,
+                   "replica_id": c1.replica_id.hex(), "sector_id": c1.sector_id,
+                   "statement": said},
+         [f"{proof_path}: {'valid' if valid else 'INVALID'} ({plural(partitions, 'partition')} of "
+          f"{job.proof.name}, {job.key} key)", f"statement: {said}"])
+    if not valid:
+        sys.exit(1)
+
+
+def filecoin_settings():
+    """Filecoin's settings (``PROOFQ_FILECOIN_…``) for the commands that prove or verify
+    its proofs here."""
+    from config.settings import load_model
+    from snark.filecoin.settings import FilecoinSettings
+
+    return load_model(FilecoinSettings)
+
+
+def filecoin_verifying_key(proof, key_kind: str):
+    """The verifying key of a Filecoin circuit under ``key_kind``; a missing official one
+    says that a development-key proof is verified with ``--key development``."""
+    from snark.filecoin.params import verifying_key_for
+
+    try:
+        return verifying_key_for(proof, key_kind, get_settings().params_dir,
+                                 filecoin_settings().params_dir)
+    except KeyFileError as exc:
+        if key_kind != "official":
+            raise
+        raise KeyFileError(f"{exc} (a proof made with --key development is verified with "
+                           "--key development)") from None
+
+
+COMMANDS: list[click.Command | CommandForm] = [
+    filecoin, CommandForm(seal_filecoin, ("--registered-proof",),
+                        "a Filecoin test sector (--registered-proof)")]

@@ -10,26 +10,23 @@ a terminal only, and ``--json`` results to stdout.
 
 from __future__ import annotations
 
-import json
 import platform
 import sys
 import time
-from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import click
-from rich.console import Console
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TaskID,
-                           TextColumn, TimeElapsedColumn, TimeRemainingColumn)
 
 from client.commands.common import (JSON_OPTION, BadInput, output_path, plural, read_input,
                                     read_job_file, reports)
+from client.commands.filecoin import FILECOIN_KEY_OPTION, MINER_ID_OPTION
+from client.commands.forms import CommandForm
+from client.commands.output import emit, progress_bar, setup_bars
 from config.settings import SettingsError, get_settings
 from snark.backend import BackendUnavailable
 from snark.filecoin.errors import FilecoinError
-from snark.groth16 import SetupProgress
 from snark.keys import KeyFileError, ParamsDirError, ProvingKey, check_params_dir
 from snark.files import write_atomic
 from snark.porep.c1 import C1, C1Error, parse_c1, parse_size
@@ -47,62 +44,16 @@ BAD_INPUT_ERRORS = (C1Error, FilecoinError, ProofFormatError, KeyFileError, Sett
 C1_HELP = ("C1 JSON file: Filecoin's (Curio's c1.json, proofq seal --registered-proof) or "
            "the porep stand-in's (proofq seal); - reads stdin")
 C1_OPTION = click.option("--c1", "c1_path", required=True, type=click.Path(), help=C1_HELP)
-#: ``prove`` and ``verify`` take a C1, or a SnapDeals update (``client.commands.snap``).
-C1_OR_UPDATE_OPTIONS = (
-    click.option("--c1", "c1_path", type=click.Path(), help=C1_HELP),
-    click.option("--update", "update_path", type=click.Path(),
-                 help="a SnapDeals update's JSON (proofq snap update): proved under a "
-                      "Filecoin key (--key)"))
-
-
-def c1_or_update(command):
-    for option in reversed(C1_OR_UPDATE_OPTIONS):
-        command = option(command)
-    return command
-
-
-def _one_of(c1_path: str | None, update_path: str | None) -> tuple[str, bool]:
-    """The one input given (--c1 or --update), and whether it is a SnapDeals update."""
-    if update_path is not None and c1_path is None:
-        return update_path, True
-    if c1_path is not None and update_path is None:
-        return c1_path, False
-    raise BadInput("give --c1 or --update (one of them)")
-
-
-FILECOIN_KEY_OPTION = click.option(
-    "--key", "key_kind", type=click.Choice(["official", "development"]), default="official",
-    show_default=True, help="a Filecoin C1's key: the ceremony's (PROOFQ_FILECOIN_PARAMS_DIR) "
-                            "or proofq's development key (set up once if missing)")
-
-
-MINER_ID_OPTION = click.option(
-    "--miner-id", type=click.IntRange(min=0),
-    help="a Filecoin C1's sealing miner (actor id): replica_id is then derived from it and the "
-         "C1's SectorNum (as verify_seal does), not taken from the C1")
-
 
 reports_bad_input = reports(*BAD_INPUT_ERRORS)
 
 
-def sector_ids(c1, miner_id: int | None) -> dict:
-    """``prover_id`` and ``sector_id`` of a Filecoin C1 from ``--miner-id`` and its sector
-    number; ``{}`` without ``--miner-id`` (the ids the C1 names, if any, then apply)."""
-    from snark.filecoin.challenges import prover_id_for_miner
-
-    if miner_id is None:
-        return {}
-    if c1.sector_num is None and c1.sector_id is None:
-        raise FilecoinError("--miner-id: the C1 names no sector (no SectorNum)")
-    return {"prover_id": prover_id_for_miner(miner_id),
-            "sector_id": c1.sector_num if c1.sector_id is None else c1.sector_id}
-
-
 # -- files --------------------------------------------------------------------------------
 
-def read_c1(path: str) -> C1:
-    """Parse and check a C1 file (shape and vanilla proofs); errors name the file."""
-    raw = read_job_file(path)
+def read_c1(path: str, raw: bytes | None = None) -> C1:
+    """Parse and check a C1 file (shape and vanilla proofs), read unless ``raw`` is its
+    bytes already; errors name the file."""
+    raw = read_job_file(path) if raw is None else raw
     try:
         c1 = parse_c1(raw)
         verify_vanilla(c1)
@@ -111,59 +62,7 @@ def read_c1(path: str) -> C1:
     return c1
 
 
-def filecoin_job(path: str, raw: bytes, key_kind: str):
-    """A Filecoin C1 file as a job under ``key_kind``, or None for the stand-in's C1 (told
-    apart by its format field)."""
-    if demo_c1(raw):
-        return None
-    from snark.filecoin.job import filecoin_envelope
-    from snark.filecoin.proof_type import FilecoinType
-    from snark.job_input import InputLimits
-
-    try:
-        return FilecoinType().parse(filecoin_envelope(raw, key_kind),
-                                    InputLimits.of(get_settings()))
-    except FilecoinError as exc:
-        raise FilecoinError(f"{path}: {exc}") from None
-
-
 # -- output -------------------------------------------------------------------------------
-
-@contextmanager
-def progress_bar(enabled: bool = True) -> Iterator[Progress]:
-    """A transient rich progress display on stderr: in a terminal, and not under ``--json``
-    (elsewhere rich would leave a blank line behind)."""
-    console = Console(stderr=True)
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                  MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
-                  console=console, transient=True,
-                  disable=not (enabled and console.is_terminal)) as progress:
-        yield progress
-
-
-def setup_bars(progress: Progress) -> SetupProgress:
-    """A key setup's progress as bars: one per step, counted points and ETA per basis."""
-    tasks: dict[str, TaskID] = {}
-
-    def report(step: str, done: int, total: int | None) -> None:
-        if step not in tasks:
-            for task in progress.tasks:  # the step before has ended
-                if task.total is None:
-                    progress.update(task.id, total=1, completed=1)
-            tasks[step] = progress.add_task(step, total=total)
-        progress.update(tasks[step], completed=done)
-
-    return report
-
-
-def emit(as_json: bool, result: dict[str, Any], lines: list[str]) -> None:
-    if as_json:
-        click.echo(json.dumps(result, indent=1))
-    else:
-        console = Console()
-        for line in lines:
-            console.print(line, highlight=False, soft_wrap=True)
-
 
 def gpu_status() -> tuple[bool, str]:
     """Whether a GPU backend could be made here, and why (without making one)."""
@@ -242,7 +141,7 @@ def _key_summary(key: ProvingKey, params_dir: Path) -> dict[str, Any]:
 
 
 @click.command()
-@c1_or_update
+@C1_OPTION
 @click.option("-o", "--output", required=True, type=click.Path(),
               help="where to write the proofs (192 bytes per partition)")
 @click.option("--backend", "backend_name", type=click.Choice(["auto", "cpu", "gpu"]),
@@ -254,28 +153,21 @@ def _key_summary(key: ProvingKey, params_dir: Path) -> dict[str, Any]:
 @JSON_OPTION
 @reports_bad_input
 @FILECOIN_KEY_OPTION
-def prove(c1_path: str | None, update_path: str | None, output: str,
-          backend_name: str | None, no_check: bool, miner_id: int | None, as_json: bool,
-          key_kind: str) -> None:
-    """Prove every partition of a C1 (or a SnapDeals update) and write the concatenated
-    proofs (a Filecoin C1 or an update is checked first, as the service checks it)."""
-    path, is_update = _one_of(c1_path, update_path)
+def prove(c1_path: str, output: str, backend_name: str | None, no_check: bool,
+          miner_id: int | None, as_json: bool, key_kind: str) -> None:
+    """Prove every partition of a C1 and write the concatenated proofs (a Filecoin C1 is
+    checked first, as the service checks it)."""
     target = output_path(output)
-    if is_update:
-        if no_check or miner_id is not None:
-            raise BadInput("--no-check, --miner-id: for Filecoin C1s only")
-        from client.commands.snap import prove_update_file
+    raw = read_job_file(c1_path)
+    if not demo_c1(raw):
+        from client.commands.filecoin import prove_c1_file
 
-        prove_update_file(path, target, backend_name, as_json, key_kind)
-        return
-    job = filecoin_job(path, read_job_file(path), key_kind)
-    if job is not None:
-        _prove_filecoin(path, job, target, backend_name, as_json, check=not no_check,
-                        miner_id=miner_id)
+        prove_c1_file(c1_path, raw, target, backend_name, as_json, key_kind,
+                      check=not no_check, miner_id=miner_id)
         return
     if no_check or miner_id is not None:
         raise BadInput("--no-check, --miner-id: for Filecoin C1s only")
-    c1 = read_c1(path)
+    c1 = read_c1(c1_path, raw)
     settings = get_settings()
     backend = make_backend(backend_name or settings.backend)
     started = time.perf_counter()
@@ -296,71 +188,29 @@ def prove(c1_path: str | None, update_path: str | None, output: str,
           f"in {seconds:.2f}s → {output} ({len(proof)} bytes)"])
 
 
-def _prove_filecoin(c1_path: str, job, target: Path, backend_name: str | None, as_json: bool,
-                    *, check: bool, miner_id: int | None) -> None:
-    from snark.filecoin.checks import check_c1
-    from snark.filecoin.prove import prove_c1 as prove_filecoin
-    from snark.filecoin.worker import FilecoinWorker
-    from snark.proof_types import Storage
-
-    if check:
-        try:
-            check_c1(job.c1, **sector_ids(job.c1, miner_id))
-        except FilecoinError as exc:
-            raise FilecoinError(f"{c1_path}: {exc}") from None
-    checks = ("checked first (every check the service makes)" if check else
-              "NOT CHECKED (--no-check: the C1's checks were skipped)")
-    settings = get_settings()
-    backend = make_backend(backend_name or settings.backend)
-    worker = FilecoinWorker(Storage.of(settings), filecoin_settings())
-    started = time.perf_counter()
-    with progress_bar(not as_json) as progress:
-        task = progress.add_task(f"key of {job.proof.name} ({worker.key_kind(job)})", total=None)
-        worker.make_key(job, fixed_base=fixed_base_for(backend), progress=setup_bars(progress))
-        key = worker.load_key(job)
-        progress.update(task, description=f"proving {plural(job.proof.partitions, 'partition')} on "
-                                          f"{backend.name}")
-        proof = prove_filecoin(job.c1, key, backend)
-    write_atomic(target, proof)
-    seconds = time.perf_counter() - started
-    emit(as_json, {"proof": str(target), "bytes": len(proof),
-                   "partitions": job.proof.partitions, "backend": backend.name,
-                   "key": job.key, "checked": check, "seconds": round(seconds, 3)},
-         [f"proved {plural(job.proof.partitions, 'partition')} of {job.proof.name} on "
-          f"{backend.name} under the {job.key} key in {seconds:.2f}s → {target} "
-          f"({len(proof)} bytes)",
-          f"C1 {checks}"])
-
-
 @click.command()
-@c1_or_update
+@C1_OPTION
 @click.option("--proof", "proof_path", required=True, type=click.Path(),
               help="proof file (from proofq prove)")
 @MINER_ID_OPTION
 @JSON_OPTION
 @reports_bad_input
 @FILECOIN_KEY_OPTION
-def verify(c1_path: str | None, update_path: str | None, proof_path: str,
-           miner_id: int | None, as_json: bool, key_kind: str) -> None:
-    """Check a proof file against a C1 or a SnapDeals update (exit 0 valid, 1 invalid, 2 bad
-    input). A Filecoin proof is verified as verify_seal does: with the miner known
-    (--miner-id, or the C1's MinerId), replica_id is derived from it, the sector and the
-    ticket; the output says which statement was verified."""
-    path, is_update = _one_of(c1_path, update_path)
-    if is_update:
-        if miner_id is not None:
-            raise BadInput("--miner-id: for Filecoin C1s only")
-        from client.commands.snap import verify_update_file
+def verify(c1_path: str, proof_path: str, miner_id: int | None, as_json: bool,
+           key_kind: str) -> None:
+    """Check a proof file against a C1 (exit 0 valid, 1 invalid, 2 bad input). A Filecoin
+    proof is verified as verify_seal does: with the miner known (--miner-id, or the C1's
+    MinerId), replica_id is derived from it, the sector and the ticket; the output says
+    which statement was verified."""
+    raw = read_job_file(c1_path)
+    if not demo_c1(raw):
+        from client.commands.filecoin import verify_c1_file
 
-        verify_update_file(path, proof_path, as_json, key_kind)
-        return
-    job = filecoin_job(path, read_job_file(path), key_kind)
-    if job is not None:
-        _verify_filecoin(path, job, proof_path, as_json, miner_id)
+        verify_c1_file(c1_path, raw, proof_path, as_json, key_kind, miner_id)
         return
     if miner_id is not None:
         raise BadInput("--miner-id: for Filecoin C1s only")
-    c1 = read_c1(path)
+    c1 = read_c1(c1_path, raw)
     params_dir = get_settings().params_dir
     vk = load_verifying_key(c1, params_dir)
     proof = read_input(proof_path, c1.partitions * PROOF_BYTES,
@@ -376,64 +226,6 @@ def verify(c1_path: str | None, update_path: str | None, proof_path: str,
           f"({plural(c1.partitions, 'partition')} of {c1.circuit_name})"])
     if not valid:
         sys.exit(1)
-
-
-def _verify_filecoin(c1_path: str, job, proof_path: str, as_json: bool,
-                     miner_id: int | None) -> None:
-    from snark.filecoin.prove import statement
-    from snark.filecoin.prove import verify_c1 as verify_filecoin
-
-    try:
-        c1, derived = statement(job.c1, **sector_ids(job.c1, miner_id))
-    except FilecoinError as exc:
-        raise FilecoinError(f"{c1_path}: {exc}") from None
-    if derived and c1.prover_id is not None:  # derived: from the prover_id it now names
-        said = (f"replica_id derived from prover_id {c1.prover_id.rstrip(bytes(1)).hex()}, "
-                f"sector {c1.sector_id} and the ticket, as verify_seal does")
-    else:
-        said = ("replica_id as the C1 states it: no miner or sector ids, so the statement is "
-                "the C1's replica_id, comm_d, comm_r and seed (give --miner-id to derive "
-                "replica_id as verify_seal does)")
-    vk = filecoin_verifying_key(job.proof, job.key)
-    partitions = job.proof.partitions
-    proof = read_input(proof_path, partitions * PROOF_BYTES,
-                       f"{partitions} proofs of {PROOF_BYTES} bytes")
-    try:
-        valid = verify_filecoin(c1, vk, proof)
-    except ProofFormatError as exc:
-        raise ProofFormatError(f"{proof_path}: {exc}") from None
-    emit(as_json, {"valid": valid, "proof": proof_path, "partitions": partitions,
-                   "key": job.key, "replica_id_derived": derived,
-                   "replica_id": c1.replica_id.hex(), "sector_id": c1.sector_id,
-                   "statement": said},
-         [f"{proof_path}: {'valid' if valid else 'INVALID'} ({plural(partitions, 'partition')} of "
-          f"{job.proof.name}, {job.key} key)", f"statement: {said}"])
-    if not valid:
-        sys.exit(1)
-
-
-def filecoin_settings():
-    """Filecoin's settings (``PROOFQ_FILECOIN_…``) for the commands that prove or verify
-    its proofs here."""
-    from config.settings import load_model
-    from snark.filecoin.settings import FilecoinSettings
-
-    return load_model(FilecoinSettings)
-
-
-def filecoin_verifying_key(proof, key_kind: str):
-    """The verifying key of a Filecoin circuit under ``key_kind``; a missing official one
-    says that a development-key proof is verified with ``--key development``."""
-    from snark.filecoin.params import verifying_key_for
-
-    try:
-        return verifying_key_for(proof, key_kind, get_settings().params_dir,
-                                 filecoin_settings().params_dir)
-    except KeyFileError as exc:
-        if key_kind != "official":
-            raise
-        raise KeyFileError(f"{exc} (a proof made with --key development is verified with "
-                           "--key development)") from None
 
 
 @click.command()
@@ -468,4 +260,7 @@ def _version(distribution: str) -> str | None:
         return None
 
 
-COMMANDS: list[click.Command] = [seal, setup, prove, verify, info]
+COMMANDS: list[click.Command | CommandForm] = [
+    CommandForm(seal, (), "a stand-in sector (porep-demo's C1)"), setup,
+    CommandForm(prove, ("--c1",), "a C1 (--c1)"),
+    CommandForm(verify, ("--c1",), "a C1's proofs (--c1)"), info]

@@ -23,10 +23,11 @@ from pathlib import Path
 import click
 import numpy as np
 
-from client.commands import local
 from client.commands.common import JSON_OPTION, BadInput, read_input, reports
-from client.commands.snarkjs import InputForms
-from client.commands.snarkjs import COMMANDS as SNARKJS_COMMANDS
+from client.commands.filecoin import (FILECOIN_KEY_OPTION, filecoin_settings,
+                                      filecoin_verifying_key)
+from client.commands.forms import CommandForm
+from client.commands.output import emit, progress_bar, setup_bars
 from config.settings import SettingsError, get_settings
 from snark.backend import BackendUnavailable
 from snark.filecoin.errors import FilecoinError
@@ -86,7 +87,7 @@ def check(kind, go_id, randomness, miner_id, partition_index, vproofs, as_json) 
     sectors = job.load_sectors(None)  # inline: decoded by post_job
     Partition(sectors, job.randomness, partition_index).check()
     seconds = time.perf_counter() - started
-    local.emit(as_json, {"registered_proof": job.proof.name, "api": job.proof.api_name,
+    emit(as_json, {"registered_proof": job.proof.name, "api": job.proof.api_name,
                          "sectors": sectors.sector_ids, "partition_index": partition_index,
                          "seconds": round(seconds, 3)},
                [f"{len(vproofs)} {job.proof.name} vanilla proofs (as {job.proof.api_name}) of "
@@ -140,7 +141,7 @@ def make(kind, go_id, sectors, partition_index, randomness, miner_id, sparse, ou
         files.append(directory / f"vanilla-{i}.bin")
         write_atomic(files[-1], element)
     write_atomic(directory / "job.json", job.to_json().encode())
-    local.emit(as_json, {"vanilla_proofs": [str(f) for f in files], "job":
+    emit(as_json, {"vanilla_proofs": [str(f) for f in files], "job":
                          str(directory / "job.json"), "randomness": value.hex(),
                          "registered_proof": proof.name},
                [f"{len(files)} {proof.name} test vanilla proofs → {directory} (job.json; "
@@ -168,7 +169,7 @@ POST_JOB_OPTION = click.option("--post", "job_path", required=True,
 @click.option("-o", "--output", required=True, type=click.Path(), help="the 192-byte proof")
 @click.option("--backend", "backend_name", type=click.Choice(["auto", "cpu", "gpu"]),
               default=None, help="prover backend [default: the backend setting, auto]")
-@local.FILECOIN_KEY_OPTION
+@FILECOIN_KEY_OPTION
 @JSON_OPTION
 @reports_bad_input
 def prove_post(job_path, output, backend_name, key_kind, as_json) -> None:
@@ -183,16 +184,16 @@ def prove_post(job_path, output, backend_name, key_kind, as_json) -> None:
     job = _post_job(job_path, key_kind)
     settings = get_settings()
     backend = make_backend(backend_name or settings.backend)
-    worker = PostWorker(Storage.of(settings), local.filecoin_settings())
+    worker = PostWorker(Storage.of(settings), filecoin_settings())
     started = time.perf_counter()
-    with local.progress_bar(not as_json) as progress:
+    with progress_bar(not as_json) as progress:
         progress.add_task(f"key of {job.proof.name} ({key_kind})", total=None)
         worker.make_key(job, fixed_base=fixed_base_for(backend),
-                        progress=local.setup_bars(progress))
+                        progress=setup_bars(progress))
         proof = prove_partition(worker.partition(job), worker.load_key(job), backend)
     write_atomic(target, proof)
     seconds = time.perf_counter() - started
-    local.emit(as_json, {"proof": str(target), "bytes": len(proof), "backend": backend.name,
+    emit(as_json, {"proof": str(target), "bytes": len(proof), "backend": backend.name,
                          "key": key_kind, "seconds": round(seconds, 3)},
                [f"proved a {job.proof.name} partition on {backend.name} under the {key_kind} "
                 f"key in {seconds:.2f}s → {target}"])
@@ -202,7 +203,7 @@ def prove_post(job_path, output, backend_name, key_kind, as_json) -> None:
 @POST_JOB_OPTION
 @click.option("--proof", "proof_path", required=True, type=click.Path(dir_okay=False),
               help="the 192-byte proof (from proofq prove --post)")
-@local.FILECOIN_KEY_OPTION
+@FILECOIN_KEY_OPTION
 @JSON_OPTION
 @reports_bad_input
 def verify_post(job_path, proof_path, key_kind, as_json) -> None:
@@ -212,24 +213,17 @@ def verify_post(job_path, proof_path, key_kind, as_json) -> None:
     from snark.proof_types import Storage
 
     job = _post_job(job_path, key_kind)
-    vk = local.filecoin_verifying_key(job.proof, key_kind)
+    vk = filecoin_verifying_key(job.proof, key_kind)
     proof = read_input(proof_path, PROOF_BYTES, f"one proof of {PROOF_BYTES} bytes")
-    worker = PostWorker(Storage.of(get_settings()), local.filecoin_settings())
+    worker = PostWorker(Storage.of(get_settings()), filecoin_settings())
     valid = verify_partition(worker.partition(job), vk, proof)
-    local.emit(as_json, {"valid": valid, "proof": proof_path, "key": key_kind},
+    emit(as_json, {"valid": valid, "proof": proof_path, "key": key_kind},
                [f"{proof_path}: {'valid' if valid else 'INVALID'} ({job.proof.name}, "
                 f"{key_kind} key)"])
     if not valid:
         sys.exit(1)
 
 
-_SNARKJS = {command.name: command for command in SNARKJS_COMMANDS}
-COMMANDS: list[click.Command] = [
-    post,
-    InputForms(_SNARKJS["prove"], prove_post, ("--post",),
-               "Prove a C1 (--c1), a circom witness (--zkey --wtns) or a PoSt partition "
-               "(--post)."),
-    InputForms(_SNARKJS["verify"], verify_post, ("--post",),
-               "Verify proofs of a C1 (--c1), a snarkjs proof (--vk) or a PoSt partition "
-               "(--post)."),
-]
+COMMANDS: list[click.Command | CommandForm] = [
+    post, CommandForm(prove_post, ("--post",), "a PoSt partition (--post)"),
+    CommandForm(verify_post, ("--post",), "a PoSt partition's proof (--post)")]

@@ -15,13 +15,16 @@ from __future__ import annotations
 
 import sys
 import time
-from pathlib import Path
 
 import click
 import numpy as np
 
-from client.commands import local
-from client.commands.common import JSON_OPTION, BadInput, output_path, plural
+from client.commands.common import JSON_OPTION, BadInput, output_path, plural, read_job_file
+from client.commands.filecoin import (FILECOIN_KEY_OPTION, filecoin_settings,
+                                      filecoin_verifying_key)
+from client.commands.filecoin import reports_bad_input as filecoin_reports
+from client.commands.forms import CommandForm
+from client.commands.output import emit, progress_bar, setup_bars
 from config.settings import get_settings
 from snark.files import write_atomic
 from snark.filecoin.errors import FilecoinError
@@ -31,7 +34,7 @@ from snark.proof import PROOF_BYTES, ProofFormatError
 #: Whole test sectors encode here in seconds (2 KiB) to a minute (8 MiB).
 WHOLE_SIZES = (2 << 10, 8 << 20)
 
-reports_bad_input = local.reports_bad_input
+reports_bad_input = filecoin_reports
 
 
 def read_update(path: str, key: str | None = None):
@@ -40,7 +43,7 @@ def read_update(path: str, key: str | None = None):
     from snark.filecoin.snap.update import parse_update
 
     try:
-        update = parse_update(local.read_job_file(path),
+        update = parse_update(read_job_file(path),
                               max_bytes=get_settings().max_input_bytes)
     except FilecoinError as exc:
         raise FilecoinError(f"{path}: {exc}") from None
@@ -73,7 +76,7 @@ def update_command(sector_size: str, output: str, as_json: bool) -> None:
     update = generate_update(SnapShape.of_size(size), np.random.default_rng())
     write_atomic(target, update.to_json().encode())
     seconds = time.perf_counter() - started
-    local.emit(as_json, {"update": output, "sector_size": size,
+    emit(as_json, {"update": output, "sector_size": size,
                          "registered_proof": update.registered_proof,
                          "partitions": update.shape.partitions,
                          "comm_r_new": update.comm_r_new.hex(), "seconds": round(seconds, 3)},
@@ -96,15 +99,27 @@ def check_command(update_path: str, as_json: bool) -> None:
     except FilecoinError as exc:
         raise FilecoinError(f"{update_path}: {exc}") from None
     shape = job.update.shape
-    local.emit(as_json, {"valid": True, "sector_size": shape.sector_size,
+    emit(as_json, {"valid": True, "sector_size": shape.sector_size,
                          "partitions": shape.partitions, "challenges": shape.challenges},
                [f"{update_path}: a valid {shape.size_name} update "
                 f"({plural(shape.partitions, 'partition')} × {shape.challenges} challenges)"])
 
 
-def prove_update_file(update_path: str, target: Path, backend_name: str | None,
-                      as_json: bool, key_kind: str) -> None:
-    """``proofq prove --update``: every partition proved, verified, concatenated."""
+@click.command("prove")
+@click.option("--update", "update_path", required=True, type=click.Path(dir_okay=False),
+              help="a SnapDeals update's JSON (proofq snap update)")
+@click.option("-o", "--output", required=True, type=click.Path(),
+              help="where to write the proofs (192 bytes per partition)")
+@click.option("--backend", "backend_name", type=click.Choice(["auto", "cpu", "gpu"]),
+              default=None, help="prover backend [default: the backend setting, auto]")
+@FILECOIN_KEY_OPTION
+@JSON_OPTION
+@reports_bad_input
+def prove_update_file(update_path: str, output: str, backend_name: str | None,
+                      key_kind: str, as_json: bool) -> None:
+    """Prove every partition of a SnapDeals update, each verified, and write the
+    concatenated proofs."""
+    target = output_path(output)
     from snark.filecoin.snap.prove import prove_update
     from snark.filecoin.snap.worker import SnapWorker
     from snark.proof_types import Storage
@@ -113,20 +128,20 @@ def prove_update_file(update_path: str, target: Path, backend_name: str | None,
     job = read_update(update_path, key_kind)
     settings = get_settings()
     backend = make_backend(backend_name or settings.backend)
-    worker = SnapWorker(Storage.of(settings), local.filecoin_settings())
+    worker = SnapWorker(Storage.of(settings), filecoin_settings())
     shape = job.update.shape
     started = time.perf_counter()
-    with local.progress_bar(not as_json) as progress:
+    with progress_bar(not as_json) as progress:
         task = progress.add_task(f"key of {shape.name} ({key_kind})", total=None)
         worker.make_key(job, fixed_base=fixed_base_for(backend),
-                        progress=local.setup_bars(progress))
+                        progress=setup_bars(progress))
         key = worker.load_key(job)
         progress.update(task, description=f"proving {plural(shape.partitions, 'partition')} on "
                                           f"{backend.name}")
         proof = prove_update(job.update, key, backend)
     write_atomic(target, proof)
     seconds = time.perf_counter() - started
-    local.emit(as_json, {"proof": str(target), "bytes": len(proof),
+    emit(as_json, {"proof": str(target), "bytes": len(proof),
                          "partitions": shape.partitions, "backend": backend.name,
                          "key": key_kind, "seconds": round(seconds, 3)},
                [f"proved {plural(shape.partitions, 'partition')} of the {shape.size_name} "
@@ -135,22 +150,30 @@ def prove_update_file(update_path: str, target: Path, backend_name: str | None,
                 f"({len(proof)} bytes)"])
 
 
-def verify_update_file(update_path: str, proof_path: str, as_json: bool,
-                       key_kind: str) -> None:
-    """``proofq verify --update``: exit 0 valid, 1 invalid, 2 bad input."""
+@click.command("verify")
+@click.option("--update", "update_path", required=True, type=click.Path(dir_okay=False),
+              help="a SnapDeals update's JSON (proofq snap update)")
+@click.option("--proof", "proof_path", required=True, type=click.Path(),
+              help="proof file (from proofq prove --update)")
+@FILECOIN_KEY_OPTION
+@JSON_OPTION
+@reports_bad_input
+def verify_update_file(update_path: str, proof_path: str, key_kind: str,
+                       as_json: bool) -> None:
+    """Check a SnapDeals update's proofs (exit 0 valid, 1 invalid, 2 bad input)."""
     from snark.filecoin.snap.prove import verify_update
     from client.commands.common import read_input
 
     job = read_update(update_path, key_kind)
     shape = job.update.shape
-    vk = local.filecoin_verifying_key(shape, key_kind)
+    vk = filecoin_verifying_key(shape, key_kind)
     proof = read_input(proof_path, shape.partitions * PROOF_BYTES,
                        f"{shape.partitions} proofs of {PROOF_BYTES} bytes")
     try:
         valid = verify_update(job.update, vk, proof)
     except ProofFormatError as exc:
         raise ProofFormatError(f"{proof_path}: {exc}") from None
-    local.emit(as_json, {"valid": valid, "proof": proof_path, "partitions": shape.partitions,
+    emit(as_json, {"valid": valid, "proof": proof_path, "partitions": shape.partitions,
                          "key": key_kind},
                [f"{proof_path}: {'valid' if valid else 'INVALID'} ({shape.partitions} "
                 f"partitions of the {shape.size_name} update, {key_kind} key)"])
@@ -158,4 +181,6 @@ def verify_update_file(update_path: str, proof_path: str, as_json: bool,
         sys.exit(1)
 
 
-COMMANDS: list[click.Command] = [snap]
+COMMANDS: list[click.Command | CommandForm] = [
+    snap, CommandForm(prove_update_file, ("--update",), "a SnapDeals update (--update)"),
+    CommandForm(verify_update_file, ("--update",), "an update's proofs (--update)")]

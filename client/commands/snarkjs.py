@@ -4,15 +4,14 @@
     proofq prove --zkey Z --wtns W -o proof.json --public public.json
     proofq verify --vk verification_key.json --public public.json --proof proof.json
 
-``prove`` and ``verify`` share their names with the porep commands (``--c1``): the command
-registered here tells the two input forms apart by their options and hands porep's form to
-``client.commands.local`` unchanged. Files are snarkjs's own, so ``snarkjs groth16 verify``
-accepts what ``prove`` writes. Exit codes as in ``local``: 0 valid, 1 invalid, 2 bad input.
+``prove`` and ``verify`` share their names with the other types' (``--c1``, ``--post`` …):
+these are circom's forms of them (``client.commands.forms``), chosen by their options.
+Files are snarkjs's own, so ``snarkjs groth16 verify`` accepts what ``prove`` writes. Exit
+codes as in ``local``: 0 valid, 1 invalid, 2 bad input.
 """
 
 from __future__ import annotations
 
-import inspect
 import json
 import sys
 import time
@@ -21,11 +20,13 @@ from typing import Any
 
 import click
 
-from client.commands import local
-from client.commands.common import JSON_OPTION, reports
+from client.commands.common import JSON_OPTION, output_path, reports
+from client.commands.forms import CommandForm
+from client.commands.output import emit, progress_bar
 from config.settings import SettingsError, get_settings
 from snark import groth16
 from snark.backend import BackendUnavailable
+from snark.files import write_atomic
 from snark.keys import KeyFileError, ProvingKey
 from snark.qap import ODD
 from snark.snarkjs.binfile import SnarkjsFormatError
@@ -40,45 +41,6 @@ reports_bad_input = reports(SnarkjsFormatError, KeyFileError, SettingsError,
                             BackendUnavailable, OSError)
 
 
-class InputForms(click.Command):
-    """One command name with two input forms, told apart by options only one form has."""
-
-    def __init__(self, usual: click.Command, other: click.Command, markers: tuple[str, ...],
-                 short_help: str) -> None:
-        super().__init__(usual.name, short_help=short_help)
-        self.usual, self.other, self.markers = usual, other, markers
-
-    def forms(self) -> list[click.Command]:
-        """Every form's command (a form may itself be an ``InputForms``)."""
-        return [form for command in (self.usual, self.other)
-                for form in (command.forms() if isinstance(command, InputForms) else [command])]
-
-    def make_context(self, info_name, args, parent=None, **extra):
-        if any(arg.split("=", 1)[0] in self.markers for arg in args):
-            return self.other.make_context(info_name, args, parent=parent, **extra)
-        if any(arg in ("-h", "--help") for arg in args):
-            click.echo(self.combined_help(info_name, parent), nl=False)
-            raise click.exceptions.Exit(0)
-        return self.usual.make_context(info_name, args, parent=parent, **extra)
-
-    def combined_help(self, info_name: str | None, parent: click.Context | None) -> str:
-        """One usage line and what the command does, then each form: its description and
-        its options (not one whole help per form, each with its own usage)."""
-        ctx = click.Context(self, info_name=info_name, parent=parent)
-        formatter = ctx.make_formatter()
-        formatter.write_usage(ctx.command_path, "[OPTIONS]")
-        formatter.write_paragraph()
-        with formatter.indentation():
-            formatter.write_text(self.short_help or "")
-        for form in self.forms():
-            formatter.write_paragraph()
-            formatter.write_text(inspect.cleandoc(form.help or "").split("\n\n")[0])
-            with formatter.indentation():
-                form.format_options(click.Context(form, info_name=info_name, parent=parent),
-                                    formatter)
-        return formatter.getvalue()
-
-
 def read_json(path: str, what: str) -> Any:
     """A JSON file; an unreadable or invalid one is one line naming it."""
     text = Path(path).read_text()
@@ -90,7 +52,7 @@ def read_json(path: str, what: str) -> Any:
 
 
 def _import(zkey_path: str, as_json: bool) -> ProvingKey:
-    with local.progress_bar(not as_json) as progress:
+    with progress_bar(not as_json) as progress:
         progress.add_task(f"importing {zkey_path}", total=None)
         return import_zkey(zkey_path, get_settings().params_dir)
 
@@ -112,7 +74,7 @@ def keys_add(zkey_path: str, as_json: bool) -> None:
     key = _import(zkey_path, as_json)
     seconds = time.perf_counter() - started
     params = Path(get_settings().params_dir) / key.circuit_id
-    local.emit(as_json, {"key_id": key.circuit_id, "params": str(params),
+    emit(as_json, {"key_id": key.circuit_id, "params": str(params),
                          "variables": key.r1cs.num_variables,
                          "public": key.r1cs.num_inputs - 1, "domain_size": key.domain_size,
                          "seconds": round(seconds, 3)},
@@ -131,7 +93,7 @@ def keys_list(as_json: bool) -> None:
     lines = [f"{len(rows)} key{'' if len(rows) == 1 else 's'} in {params}"] + [
         f"{r['key_id']}  {r['kind']:<14} {r['constraints']:>10} constraints  2^{r['log_domain']}"
         f"  {r['bytes'] / 2**20:8.1f} MiB" for r in rows]
-    local.emit(as_json, {"params": str(params), "keys": rows}, lines)
+    emit(as_json, {"params": str(params), "keys": rows}, lines)
 
 
 def _key_row(manifest_path: Path) -> dict:
@@ -163,23 +125,23 @@ def _key_row(manifest_path: Path) -> dict:
 def prove_snarkjs(zkey_path: str, wtns_path: str, output: str, public_path: str,
                   backend_name: str | None, as_json: bool) -> None:
     """Prove a circom witness with a snarkjs zkey; write snarkjs's proof.json and public.json."""
-    targets = local.output_path(output), local.output_path(public_path)
+    targets = output_path(output), output_path(public_path)
     backend = make_backend(backend_name or get_settings().backend)
     started = time.perf_counter()
     key = _import(zkey_path, as_json)
     witness = read_wtns(wtns_path)
     check_witness(key, witness, wtns_path)
     public = public_inputs(key, witness)
-    with local.progress_bar(not as_json) as progress:
+    with progress_bar(not as_json) as progress:
         progress.add_task(f"proving on {backend.name}", total=None)
         proof = groth16.prove(key, witness, backend)
         if not groth16.verify(key.vk, public, proof):
             raise SnarkjsFormatError(f"{wtns_path}: the proof does not verify: the witness "
                                      f"does not satisfy the circuit of {zkey_path}")
     for target, data in zip(targets, (proof_to_json(proof), public_to_json(public))):
-        local.write_atomic(target, (json.dumps(data, indent=1) + "\n").encode())
+        write_atomic(target, (json.dumps(data, indent=1) + "\n").encode())
     seconds = time.perf_counter() - started
-    local.emit(as_json, {"proof": output, "public": public_path, "key_id": key.circuit_id,
+    emit(as_json, {"proof": output, "public": public_path, "key_id": key.circuit_id,
                          "backend": backend.name, "seconds": round(seconds, 3)},
                [f"proved {wtns_path} on {backend.name} in {seconds:.2f}s → {output}, "
                 f"{public_path} ({len(public)} public signals)"])
@@ -204,16 +166,12 @@ def verify_snarkjs(vk_path: str, public_path: str, proof_path: str, as_json: boo
         raise SnarkjsFormatError(f"{public_path}: {len(public)} public signals, {vk_path} "
                                  f"expects {vk.num_public}")
     valid = groth16.verify(vk, public, proof)
-    local.emit(as_json, {"valid": valid, "proof": proof_path, "public": public_path},
+    emit(as_json, {"valid": valid, "proof": proof_path, "public": public_path},
                [f"{proof_path}: {'valid' if valid else 'INVALID'}"])
     if not valid:
         sys.exit(1)
 
 
-COMMANDS: list[click.Command] = [
-    keys,
-    InputForms(local.prove, prove_snarkjs, ("--zkey", "--wtns"),
-               "Prove a C1 (--c1) or a circom witness (--zkey --wtns)."),
-    InputForms(local.verify, verify_snarkjs, ("--vk",),
-               "Verify proofs of a C1 (--c1) or a snarkjs proof (--vk)."),
-]
+COMMANDS: list[click.Command | CommandForm] = [
+    keys, CommandForm(prove_snarkjs, ("--zkey", "--wtns"), "a circom witness (--zkey --wtns)"),
+    CommandForm(verify_snarkjs, ("--vk",), "a snarkjs proof (--vk)")]
