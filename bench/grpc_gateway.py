@@ -47,7 +47,7 @@ from bench.provenance import commit  # noqa: E402
 from client.api import Client  # noqa: E402
 from client.cuzk import proving_pb2 as pb  # noqa: E402
 from client.cuzk import proving_pb2_grpc as pb_grpc  # noqa: E402
-from client.cuzk.kinds import porep_job  # noqa: E402
+from client.cuzk.filecoin_kinds import porep_job  # noqa: E402
 from client.cuzk.server import MAX_MESSAGE_BYTES  # noqa: E402
 from client.embedded import EmbeddedRedis  # noqa: E402
 from config.settings import load_settings  # noqa: E402

@@ -100,7 +100,9 @@ class ProofTypePlugin:
     names only stored jobs may carry, with why new jobs may not. ``unit``: what one unit of
     work proves, for summaries ("partition proof"). ``device_steps``: the GPU class of its
     ``snark.backend.Capability`` whose name is ``capability``, made with the backend.
-    ``commands``: its ``proofq`` commands (a list of click commands). ``sector_of(head,
+    ``commands``: its ``proofq`` commands (a list of click commands). ``curio_kinds``: the
+    proof kinds of Curio's gRPC protocol it serves (a list of ``client.cuzk.kinds.Kind``:
+    how a request becomes its job, the keys its circuit ids name). ``sector_of(head,
     tail)``: for a type whose input names one sector, ``{"sector", "miner"}`` as far as the
     first and last bytes of a stored input name them (the job view's columns).
     """
@@ -115,10 +117,11 @@ class ProofTypePlugin:
     capability: str | None = None
     device_steps: str | None = None
     commands: str | None = None
+    curio_kinds: str | None = None
     sector_of: Callable[[bytes, bytes], dict[str, int]] | None = None
 
     def __post_init__(self) -> None:
-        for name in ("worker", "settings", "device_steps", "commands"):
+        for name in ("worker", "settings", "device_steps", "commands", "curio_kinds"):
             check_path(name, getattr(self, name))
         if (self.capability is None) != (self.device_steps is None):
             raise ValueError(f"{self.kind.name}: capability and device_steps come together")

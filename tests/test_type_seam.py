@@ -21,8 +21,6 @@ ROOMS = ("client", "tasks", "workers", "gpu")
 #: Modules that still name types, each with why; it may only shrink (a module cleared leaves
 #: it, and the test fails while it is listed).
 NOT_YET = {
-    "client/cuzk/kinds.py": "Curio's proof kinds, each mapped to the type its jobs have",
-    "client/cuzk/circuits.py": "cuzk's circuit ids, each mapped to the key of Curio's kind",
     "client/api.py": "Client.circom_job, the Python API's form of a circom job (0.1's name)",
 }
 
@@ -30,7 +28,7 @@ NOT_YET = {
 def _face_modules() -> set[str]:
     """The files of the modules the installed records name in the rooms."""
     named = {path.partition(":")[0] for p in plugins()
-             for path in (p.commands, p.device_steps) if path is not None}
+             for path in (p.commands, p.device_steps, p.curio_kinds) if path is not None}
     return {module.replace(".", "/") + ".py" for module in named}
 
 

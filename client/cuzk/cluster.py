@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from client.api import Client
 from client.cuzk import proving_pb2 as pb
 from client.cuzk.circuits import circuit_of_card_name
-from client.cuzk.kinds import KIND_OF_TYPE, KINDS
+from client.cuzk.kinds import kind_of_type, kinds
 from tasks.jobs import JobState, JobStatus
 from workers.card import read_cards
 from workers.phase_events import EVENTS_STREAM, PhaseEvent
@@ -93,11 +93,11 @@ class ClusterView:
 
     def _counts(self) -> tuple[dict[str, list[int]], Counter[str]]:
         """Per kind [pending, in progress], and the stored jobs per status."""
-        queues = {kind.queue: [0, 0] for kind in KINDS.values()}
+        queues = {kind.queue: [0, 0] for kind in kinds().values()}
         statuses: Counter[str] = Counter()
         for job in self.jobs():
             statuses[job.status] += 1
-            kind = KIND_OF_TYPE.get(job.proof_type)
+            kind = kind_of_type(job.proof_type)
             if kind is not None and job.status in (*_PENDING, *_RUNNING):
                 queues[kind.queue][job.status in _RUNNING] += 1
         return queues, statuses
@@ -114,7 +114,7 @@ class ClusterView:
                 vram_total_bytes=card.total_bytes))
             if card.job and not gpu.current_job_id:
                 gpu.current_job_id = card.job
-                kind = KIND_OF_TYPE.get(card.proof_type)
+                kind = kind_of_type(card.proof_type)
                 gpu.current_proof_kind = kind.queue if kind else card.proof_type
             for name, size in card.keys.items():
                 circuit = self.circuit_ids.get(name, name)
@@ -145,7 +145,7 @@ class ClusterView:
                   for s, n in self.store.totals().items()]
         lines += ["# HELP proofq_cuzk_queue Jobs waiting or proving, by cuzk proof kind",
                   "# TYPE proofq_cuzk_queue gauge"]
-        for kind in KINDS.values():
+        for kind in kinds().values():
             pending, running = queues[kind.queue]
             lines += [f'proofq_cuzk_queue{{proof_kind="{kind.metric}",state="pending"}} '
                       f'{pending}',

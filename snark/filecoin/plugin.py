@@ -60,4 +60,5 @@ PLUGIN = ProofTypePlugin(
     unit="partition proof",
     inputs=InputForms(claim=_claim, with_key=_with_key, sample=_sample),
     capability="plan-witness", device_steps="gpu.plan_witness:PlanWitnessDevice",
-    commands="client.commands.filecoin:COMMANDS", sector_of=sector_of)
+    commands="client.commands.filecoin:COMMANDS",
+    curio_kinds="client.cuzk.filecoin_kinds:POREP", sector_of=sector_of)

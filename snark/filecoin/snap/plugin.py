@@ -11,5 +11,6 @@ from snark.plugins import ProofTypePlugin
 PLUGIN = ProofTypePlugin(SnapType(), worker="snark.filecoin.snap.worker:SnapWorker",
                          settings="snark.filecoin.settings:FilecoinSettings",
                          unit="partition proof", commands="client.commands.snap:COMMANDS",
-                         sector_of=sector_of, capability="plan-witness",
+                         curio_kinds="client.cuzk.filecoin_kinds:SNAP", sector_of=sector_of,
+                         capability="plan-witness",
                          device_steps="gpu.plan_witness:PlanWitnessDevice")
