@@ -8,7 +8,8 @@
     proof = client.result(job, timeout=600)           # 192 bytes per partition
 
     # circom: a key imported with ``proofq keys add circuit.zkey``, one proof per witness
-    job = client.submit(client.circom_job(key_id, ["w0.wtns", "w1.wtns"]), proof_type="circom")
+    job = client.submit(client.keyed_job("circom", key_id, ["w0.wtns", "w1.wtns"]),
+                        proof_type="circom")
     result = json.loads(client.result(job, timeout=600))  # {"key", "proofs": [{"proof", "public"}]}
 
 The module-level ``submit`` / ``status`` / ``wait`` / ``result`` / ``cancel`` do the same on
@@ -24,21 +25,19 @@ import time
 from os import PathLike
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import redis
 
 from config.redis_keys import RedisKeys
 from config.settings import Settings, get_settings
 from snark.job_input import InputLimits
-from snark.registry import DEFAULT_TYPE
+from snark.proof_types import Storage
+from snark.registry import DEFAULT_TYPE, UnknownProofType, plugin
 from tasks.application import create_app
 from tasks.jobs import JobState, JobStore
 from workers.redis_faults import MemoryGate
 from tasks.submission import SubmitError, accept, enqueue
-
-if TYPE_CHECKING:
-    from snark.snarkjs.job import CircomJob
 
 __all__ = ["Client", "JobError", "JobNotFound", "SubmitError", "submit", "status", "wait",
            "result", "cancel"]
@@ -79,7 +78,7 @@ class Client:
 
         ``job_input`` is the job's input: for porep JSON text, bytes, a dict or a ``C1``;
         for circom (``groth16``, its former name, is accepted too) the same forms of its
-        JSON, or a ``CircomJob`` (``circom_job``).
+        JSON, or what ``keyed_job("circom", key, witnesses)`` makes.
         Submitting again under the same ``job_id`` with the same content returns the same
         job; different content is refused (``SubmitError``), as is malformed input, a job
         too costly for Redis, or any job while Redis is near its maxmemory (``RedisFull``, a
@@ -97,17 +96,31 @@ class Client:
         enqueue(self.app, self.store, accepted)
         return accepted.job_id
 
-    def circom_job(self, key: str, witnesses: Iterable[str | Path | bytes]) -> "CircomJob":
-        """The input of a ``circom`` job proving each witness (``.wtns`` paths or bytes) with
-        the imported key ``key``: files up to ``max_inline_witness_bytes`` travel inline,
-        larger ones by their path under ``witness_dir`` (``snark.snarkjs.job``)."""
-        from snark.snarkjs.job import job_from_files
+    def keyed_job(self, proof_type: str, key: str,
+                  files: Iterable[str | Path | bytes]) -> Any:
+        """The input of a ``proof_type`` job proving ``files`` under the imported key
+        ``key``, as ``proofq submit --type T --key KEY FILES`` makes it (the type's
+        ``with_key``; paths or the files' bytes; circom: one proof per ``.wtns``, files up to
+        ``max_inline_witness_bytes`` inline, larger ones by their path under
+        ``witness_dir``)."""
+        with_key = plugin(proof_type).inputs.with_key
+        if with_key is None:
+            raise SubmitError(f"proof_type: {proof_type} takes no key")
+        given = tuple(f if isinstance(f, bytes) else str(f) for f in files)
+        return with_key(key, given, _read_file, InputLimits.of(self.settings),
+                        Storage.of(self.settings))
 
-        return job_from_files(key, witnesses, max_inline=self.settings.max_inline_witness_bytes,
-                              witness_dir=self.settings.witness_dir)
-
-    #: Its name in 0.1, kept for one more release.
-    groth16_job = circom_job
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        """``client.<type>_job(key, files)``: ``keyed_job`` of a type that takes a key
+        (``circom_job``, and ``groth16_job`` by circom's 0.1 name)."""
+        if name.endswith("_job"):
+            try:
+                takes_key = plugin(name[:-len("_job")]).inputs.with_key is not None
+            except UnknownProofType:
+                takes_key = False
+            if takes_key:
+                return functools.partial(self.keyed_job, name[:-len("_job")])
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def status(self, job_id: str) -> JobState:
         state = self.store.state(job_id)
@@ -212,3 +225,7 @@ def result(job_id: str, timeout: float | None = 0) -> bytes:
 
 def cancel(job_id: str) -> str:
     return default_client().cancel(job_id)
+
+
+def _read_file(path: str) -> bytes:
+    return Path(path).read_bytes()

@@ -74,16 +74,18 @@ class InputForms:
     ``claim(head)``: how surely a lone file starting with ``head`` (200 bytes) is this
     type's job, for a submit without ``--type`` (0: not; the highest claim wins, the
     default type where none claims). ``needs_key(head)``: why a file starting so is proved
-    only under ``--key`` (None: it is not). ``with_key(key_id, paths, read, limits,
-    storage)``: the raw input of files proved under ``--key KEY_ID`` (None: the type takes
-    no ``--key``); ``several_files``: whether it takes more than one. ``sample(key_id,
+    only under ``--key`` (None: it is not). ``with_key(key_id, files, read, limits,
+    storage)``: the raw input of files proved under ``--key KEY_ID``, each a path (read
+    with ``read``) or, from the Python API, the file's bytes (None: the type takes no
+    ``--key``); ``several_files``: whether it takes more than one. ``sample(key_id,
     sector_size, partitions, challenges)``: a fresh job for ``bench batch`` without input
     files, and a line saying what it is (None: the type needs files). ``deliver(result,
     output)``: the result delivered (None: one file, or hex)."""
 
     claim: Callable[[bytes], int] = _no_claim
     needs_key: Callable[[bytes], str | None] = _no_refusal
-    with_key: Callable[[str, tuple[str, ...], ReadFile, InputLimits, Storage], Any] | None = None
+    with_key: Callable[[str, tuple[str | bytes, ...], ReadFile, InputLimits, Storage],
+                       Any] | None = None
     several_files: bool = False
     sample: Callable[[str | None, str, int, int], tuple[Any, str]] | None = None
     deliver: Callable[[bytes, str | None], Delivered] | None = None

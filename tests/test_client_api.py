@@ -81,3 +81,17 @@ def test_the_readme_points_only_to_files_users_have():
     for name in set(re.findall(r"`((?:docs|bench|docker|tests)/[\w./-]+\.(?:md|py|sh|png|yml))`",
                                text)) | set(re.findall(r"\]\((docs/[\w./-]+)\)", text)):
         assert (root / name).exists(), name
+
+
+def test_a_keyed_job_of_any_type_that_takes_a_key(redis_url, tmp_path, rng):
+    """``keyed_job`` is what ``submit --type T --key K`` sends; ``<type>_job`` names it for a
+    type that takes a key (``circom_job``, and ``groth16_job`` by circom's former name)."""
+    wtns = [bytes(rng.getrandbits(8) for _ in range(64)), tmp_path / "w.wtns"]
+    wtns[1].write_bytes(bytes(rng.getrandbits(8) for _ in range(64)))
+    with Client(redis_url, load_settings(redis_url=redis_url)) as client:
+        made = client.keyed_job("circom", "f" * 32, wtns)
+        assert [ref.wtns for ref in made.witnesses] == [wtns[0], wtns[1].read_bytes()]
+        assert client.circom_job("f" * 32, wtns) == made == client.groth16_job("f" * 32, wtns)
+        for name in ("snap_job", "nothing_job", "circom"):
+            with pytest.raises(AttributeError, match=name):
+                getattr(client, name)

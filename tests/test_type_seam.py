@@ -18,13 +18,6 @@ from snark.registry import plugins
 ROOT = Path(__file__).resolve().parents[1]
 ROOMS = ("client", "tasks", "workers", "gpu")
 
-#: Modules that still name types, each with why; it may only shrink (a module cleared leaves
-#: it, and the test fails while it is listed).
-NOT_YET = {
-    "client/api.py": "Client.circom_job, the Python API's form of a circom job (0.1's name)",
-}
-
-
 def _face_modules() -> set[str]:
     """The files of the modules the installed records name in the rooms."""
     named = {path.partition(":")[0] for p in plugins()
@@ -68,10 +61,7 @@ def naming(tree: ast.AST, packages: set[str], names: set[str]) -> list[str]:
 @pytest.mark.parametrize("path", _generic_files())
 def test_a_generic_module_names_no_proof_type(path):
     found = naming(ast.parse((ROOT / path).read_text(), path), _type_packages(), _type_names())
-    if path in NOT_YET:
-        assert found, f"{path} names no type now: take it out of NOT_YET"
-    else:
-        assert not found, f"{path}: " + "; ".join(found)
+    assert not found, f"{path}: " + "; ".join(found)
 
 
 def test_the_walk_sees_an_import_and_a_name():

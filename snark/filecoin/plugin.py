@@ -32,11 +32,12 @@ def sector_of(head: bytes, tail: bytes) -> dict[str, int]:
             if (match := pattern.search(head) or pattern.search(tail))}
 
 
-def _with_key(key_id: str, paths: tuple[str, ...], read: ReadFile, limits: InputLimits,
-              storage: Storage) -> Any:
+def _with_key(key_id: str, files: tuple[str | bytes, ...], read: ReadFile,
+              limits: InputLimits, storage: Storage) -> Any:
     from snark.filecoin.job import filecoin_envelope
 
-    return filecoin_envelope(read(paths[0]), key_id)
+    first = files[0]
+    return filecoin_envelope(first if isinstance(first, bytes) else read(first), key_id)
 
 
 def _sample(key_id: str | None, sector_size: str, partitions: int,

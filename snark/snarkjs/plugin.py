@@ -26,12 +26,13 @@ def _needs_key(head: bytes) -> str | None:
             "list shows the imported keys)")
 
 
-def _with_key(key_id: str, paths: tuple[str, ...], read: ReadFile, limits: InputLimits,
-              storage: Storage) -> Any:
-    """One proof per .wtns file; each travels inline or by its path under the witness dir."""
+def _with_key(key_id: str, files: tuple[str | bytes, ...], read: ReadFile,
+              limits: InputLimits, storage: Storage) -> Any:
+    """One proof per .wtns file (or its bytes); each travels inline or by its path under
+    the witness dir."""
     from snark.snarkjs.job import job_from_files
 
-    return job_from_files(key_id, paths, max_inline=limits.max_inline_witness_bytes,
+    return job_from_files(key_id, files, max_inline=limits.max_inline_witness_bytes,
                           witness_dir=storage.shared_dir)
 
 
