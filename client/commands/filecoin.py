@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 import numpy as np
@@ -32,7 +34,7 @@ from snark.filecoin import (ApiVersion, FilecoinError, TreeShape, check_c1, curi
                             for_sector,
                             parent_cache, parent_cache_name, parse_c1, prover_id_for_miner,
                             registered_proof, seal, seal_sparse)
-from snark.keys import KeyFileError, ParamsDirError
+from snark.keys import KeyFileError, ParamsDirError, ProvingKey
 from snark.porep.c1 import C1Error, parse_size, size_name
 from snark.proof import PROOF_BYTES, ProofFormatError
 
@@ -310,8 +312,6 @@ def prove_c1_file(c1_path: str, raw: bytes, target: Path, backend_name: str | No
     from snark.filecoin.checks import check_c1
     from snark.filecoin.prove import prove_c1 as prove_filecoin
     from snark.filecoin.worker import FilecoinWorker
-    from snark.proof_types import Storage
-    from workers.backend_choice import fixed_base_for, make_backend
 
     job = c1_job(c1_path, raw, key_kind)
     if check:
@@ -321,26 +321,40 @@ def prove_c1_file(c1_path: str, raw: bytes, target: Path, backend_name: str | No
             raise FilecoinError(f"{c1_path}: {exc}") from None
     checks = ("checked first (every check the service makes)" if check else
               "NOT CHECKED (--no-check: the C1's checks were skipped)")
-    settings = get_settings()
-    backend = make_backend(backend_name or settings.backend)
-    worker = FilecoinWorker(Storage.of(settings), filecoin_settings())
-    started = time.perf_counter()
-    with progress_bar(not as_json) as progress:
-        task = progress.add_task(f"key of {job.proof.name} ({worker.key_kind(job)})", total=None)
-        worker.make_key(job, fixed_base=fixed_base_for(backend), progress=setup_bars(progress))
-        key = worker.load_key(job)
-        progress.update(task, description=f"proving {plural(job.proof.partitions, 'partition')} on "
-                                          f"{backend.name}")
-        proof = prove_filecoin(job.c1, key, backend)
+    proof, backend, seconds = prove_here(
+        FilecoinWorker, job, backend_name, as_json, job.proof.name, job.proof.partitions,
+        lambda worker, key, backend: prove_filecoin(job.c1, key, backend))
     write_atomic(target, proof)
-    seconds = time.perf_counter() - started
     emit(as_json, {"proof": str(target), "bytes": len(proof),
-                   "partitions": job.proof.partitions, "backend": backend.name,
+                   "partitions": job.proof.partitions, "backend": backend,
                    "key": job.key, "checked": check, "seconds": round(seconds, 3)},
          [f"proved {plural(job.proof.partitions, 'partition')} of {job.proof.name} on "
-          f"{backend.name} under the {job.key} key in {seconds:.2f}s → {target} "
+          f"{backend} under the {job.key} key in {seconds:.2f}s → {target} "
           f"({len(proof)} bytes)",
           f"C1 {checks}"])
+
+
+def prove_here(worker_class, job, backend_name: str | None, as_json: bool, name: str,
+               partitions: int, prove: Callable[[Any, ProvingKey, Any], bytes]
+               ) -> tuple[bytes, str, float]:
+    """A Filecoin-family job proved in this process, as its worker half would: the key made
+    if missing (a bar per step) and loaded, then ``prove(worker, key, backend)``. Returns
+    the proof, the backend's name and the seconds taken."""
+    from snark.proof_types import Storage
+    from workers.backend_choice import fixed_base_for, make_backend
+
+    settings = get_settings()
+    backend = make_backend(backend_name or settings.backend)
+    worker = worker_class(Storage.of(settings), filecoin_settings())
+    started = time.perf_counter()
+    with progress_bar(not as_json) as progress:
+        task = progress.add_task(f"key of {name} ({worker.key_kind(job)})", total=None)
+        worker.make_key(job, fixed_base=fixed_base_for(backend), progress=setup_bars(progress))
+        key = worker.load_key(job)
+        progress.update(task, description=f"proving {plural(partitions, 'partition')} on "
+                                          f"{backend.name}")
+        proof = prove(worker, key, backend)
+    return proof, backend.name, time.perf_counter() - started
 
 
 def verify_c1_file(c1_path: str, raw: bytes, proof_path: str, as_json: bool, key_kind: str,

@@ -25,9 +25,9 @@ import numpy as np
 
 from client.commands.common import JSON_OPTION, BadInput, read_input, reports
 from client.commands.filecoin import (FILECOIN_KEY_OPTION, filecoin_settings,
-                                      filecoin_verifying_key)
+                                      filecoin_verifying_key, prove_here)
 from client.commands.forms import CommandForm
-from client.commands.output import emit, progress_bar, setup_bars
+from client.commands.output import emit
 from config.settings import SettingsError, get_settings
 from snark.backend import BackendUnavailable
 from snark.filecoin.errors import FilecoinError
@@ -177,26 +177,17 @@ def prove_post(job_path, output, backend_name, key_kind, as_json) -> None:
     from client.commands.common import output_path
     from snark.filecoin.post.prove import prove_partition
     from snark.filecoin.post.worker import PostWorker
-    from snark.proof_types import Storage
-    from workers.backend_choice import fixed_base_for, make_backend
 
     target = output_path(output)
     job = _post_job(job_path, key_kind)
-    settings = get_settings()
-    backend = make_backend(backend_name or settings.backend)
-    worker = PostWorker(Storage.of(settings), filecoin_settings())
-    started = time.perf_counter()
-    with progress_bar(not as_json) as progress:
-        progress.add_task(f"key of {job.proof.name} ({key_kind})", total=None)
-        worker.make_key(job, fixed_base=fixed_base_for(backend),
-                        progress=setup_bars(progress))
-        proof = prove_partition(worker.partition(job), worker.load_key(job), backend)
+    proof, backend, seconds = prove_here(
+        PostWorker, job, backend_name, as_json, job.proof.name, 1,
+        lambda worker, key, backend: prove_partition(worker.partition(job), key, backend))
     write_atomic(target, proof)
-    seconds = time.perf_counter() - started
-    emit(as_json, {"proof": str(target), "bytes": len(proof), "backend": backend.name,
-                         "key": key_kind, "seconds": round(seconds, 3)},
-               [f"proved a {job.proof.name} partition on {backend.name} under the {key_kind} "
-                f"key in {seconds:.2f}s → {target}"])
+    emit(as_json, {"proof": str(target), "bytes": len(proof), "backend": backend,
+                   "key": key_kind, "seconds": round(seconds, 3)},
+         [f"proved a {job.proof.name} partition on {backend} under the {key_kind} key in "
+          f"{seconds:.2f}s → {target}"])
 
 
 @click.command("verify")

@@ -20,11 +20,11 @@ import click
 import numpy as np
 
 from client.commands.common import JSON_OPTION, BadInput, output_path, plural, read_job_file
-from client.commands.filecoin import (FILECOIN_KEY_OPTION, filecoin_settings,
-                                      filecoin_verifying_key)
+from client.commands.filecoin import (FILECOIN_KEY_OPTION, filecoin_verifying_key,
+                                      prove_here)
 from client.commands.filecoin import reports_bad_input as filecoin_reports
 from client.commands.forms import CommandForm
-from client.commands.output import emit, progress_bar, setup_bars
+from client.commands.output import emit
 from config.settings import get_settings
 from snark.files import write_atomic
 from snark.filecoin.errors import FilecoinError
@@ -105,9 +105,13 @@ def check_command(update_path: str, as_json: bool) -> None:
                 f"({plural(shape.partitions, 'partition')} × {shape.challenges} challenges)"])
 
 
+UPDATE_OPTION = click.option("--update", "update_path", required=True,
+                             type=click.Path(dir_okay=False),
+                             help="a SnapDeals update's JSON (proofq snap update)")
+
+
 @click.command("prove")
-@click.option("--update", "update_path", required=True, type=click.Path(dir_okay=False),
-              help="a SnapDeals update's JSON (proofq snap update)")
+@UPDATE_OPTION
 @click.option("-o", "--output", required=True, type=click.Path(),
               help="where to write the proofs (192 bytes per partition)")
 @click.option("--backend", "backend_name", type=click.Choice(["auto", "cpu", "gpu"]),
@@ -119,40 +123,26 @@ def prove_update_file(update_path: str, output: str, backend_name: str | None,
                       key_kind: str, as_json: bool) -> None:
     """Prove every partition of a SnapDeals update, each verified, and write the
     concatenated proofs."""
-    target = output_path(output)
     from snark.filecoin.snap.prove import prove_update
     from snark.filecoin.snap.worker import SnapWorker
-    from snark.proof_types import Storage
-    from workers.backend_choice import fixed_base_for, make_backend
 
+    target = output_path(output)
     job = read_update(update_path, key_kind)
-    settings = get_settings()
-    backend = make_backend(backend_name or settings.backend)
-    worker = SnapWorker(Storage.of(settings), filecoin_settings())
     shape = job.update.shape
-    started = time.perf_counter()
-    with progress_bar(not as_json) as progress:
-        task = progress.add_task(f"key of {shape.name} ({key_kind})", total=None)
-        worker.make_key(job, fixed_base=fixed_base_for(backend),
-                        progress=setup_bars(progress))
-        key = worker.load_key(job)
-        progress.update(task, description=f"proving {plural(shape.partitions, 'partition')} on "
-                                          f"{backend.name}")
-        proof = prove_update(job.update, key, backend)
+    proof, backend, seconds = prove_here(
+        SnapWorker, job, backend_name, as_json, shape.name, shape.partitions,
+        lambda worker, key, backend: prove_update(job.update, key, backend))
     write_atomic(target, proof)
-    seconds = time.perf_counter() - started
     emit(as_json, {"proof": str(target), "bytes": len(proof),
-                         "partitions": shape.partitions, "backend": backend.name,
-                         "key": key_kind, "seconds": round(seconds, 3)},
-               [f"proved {plural(shape.partitions, 'partition')} of the {shape.size_name} "
-                f"update on "
-                f"{backend.name} under the {key_kind} key in {seconds:.2f}s → {target} "
-                f"({len(proof)} bytes)"])
+                   "partitions": shape.partitions, "backend": backend,
+                   "key": key_kind, "seconds": round(seconds, 3)},
+         [f"proved {plural(shape.partitions, 'partition')} of the {shape.size_name} "
+          f"update on {backend} under the {key_kind} key in {seconds:.2f}s → {target} "
+          f"({len(proof)} bytes)"])
 
 
 @click.command("verify")
-@click.option("--update", "update_path", required=True, type=click.Path(dir_okay=False),
-              help="a SnapDeals update's JSON (proofq snap update)")
+@UPDATE_OPTION
 @click.option("--proof", "proof_path", required=True, type=click.Path(),
               help="proof file (from proofq prove --update)")
 @FILECOIN_KEY_OPTION
