@@ -24,13 +24,6 @@ def command_lists() -> list[str]:
     return list(dict.fromkeys([JOB_COMMANDS, *types, *LAST_COMMANDS]))
 
 
-def forms(command: click.Command) -> list[click.Command]:
-    """The commands one name stands for: a command with several input forms
-    (``client.commands.forms.SharedCommand``: each type's form of ``prove`` …) lists them."""
-    listed = getattr(command, "forms", None)
-    return listed() if callable(listed) else [command]
-
-
 class _ProofqGroup(click.Group):
     """Loads the subcommands on first use: the job commands alone when one of them is
     asked for, else every list.
