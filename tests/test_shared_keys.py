@@ -132,8 +132,16 @@ def test_the_keeper_refuses_what_it_cannot_serve_in_one_line(start_keeper, tmp_p
 
 
 def test_the_keeper_leaves_once_idle_and_removes_its_socket(start_keeper):
-    keeper = start_keeper(idle_s=0.5)
-    Connection(keeper.path).close()
+    """An open connection keeps the keeper past its idle time; once the last closes, it
+    leaves. The idle time is a few seconds so that a loaded machine still connects first."""
+    idle_s = 3.0
+    keeper = start_keeper(idle_s=idle_s)
+    connection = Connection(keeper.path)
+    try:
+        time.sleep(idle_s + 1.5)
+        assert keeper.thread.is_alive(), "the keeper left while a worker was connected"
+    finally:
+        connection.close()
     keeper.thread.join(timeout=60)
     assert not keeper.thread.is_alive() and not keeper.path.exists()
 
