@@ -9,9 +9,10 @@
 #            sppark stage ran first)
 #   overlap  bench/worker_overlap.py
 #   scale    bench/scale.py: real celery workers on 1 then 2 GPUs, one Redis (JSON to $OUT);
-#            SCALE_ARGS="--type filecoin --c1 c1.json --gpus 1 -c 2" for Filecoin sectors
+#            SCALE_ARGS="--type filecoin --sector-size 32GiB --gpus 1 -c 2 --idle-jobs 2" for
+#            Filecoin sectors (a sparse test sector's C1 under a development key)
 #   filecoin bench/filecoin_gpu.py: a development-key partition proof, a 32 GiB partition's
-#            GPU time (FILECOIN_ARGS, e.g. "--prove 512MiB --time 32GiB")
+#            GPU time (FILECOIN_ARGS, e.g. "--prove 512MiB --time 32GiB,snap:32GiB,window:32GiB")
 #   chaos    bench/chaos.py's GPU faults: kill -9 of a worker mid-compute and of the key
 #            keeper, workers --gpu 0 -c 2 (CHAOS_ARGS, default 8 MiB demo sectors)
 #   grpc     bench/grpc_gateway.py: a sector through proofq grpc beside a direct submit

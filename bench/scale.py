@@ -6,8 +6,10 @@
     python bench/scale.py --gpus "" --null-jobs 200            # the null prover only
     python bench/scale.py --type filecoin --c1 c1.json --gpus 1 -c 2 --null-jobs 0
 
-``--type filecoin`` proves Filecoin sectors (a Curio c1.json, or a freshly sealed 2 KiB test
-sector) under the circuit's development key, made before the workers start.
+``--type filecoin`` proves Filecoin sectors (a Curio c1.json, or a freshly sealed test sector
+of ``--sector-size``: 2 KiB by default, sparse above 8 MiB) under the circuit's development
+key, made before the workers start. ``--idle-jobs N`` first sends N jobs one at a time to the
+warm, idle workers: request → verified result with nothing queued (``idle``).
 
 1. Seals a C1 of the shape while a child process makes its key the way ``proofq setup``
    does (``workers.backend_choice``: the GPU fixed base on the GPU backend); filecoin: the
@@ -91,9 +93,19 @@ def _make_key(shape: dict, params: str, backend: str, out) -> None:
         from snark.filecoin.worker import FilecoinWorker
         from snark.proof_types import Storage
 
-        job = FilecoinJob("development", registered_proof(shape["registered_proof"]))
+        from snark.filecoin.params import resident_key_dir
+
+        proof = registered_proof(shape["registered_proof"])
+        job = FilecoinJob("development", proof)
         worker = FilecoinWorker(Storage(Path(params)), FilecoinSettings())
-        key = worker.load_key(job, fixed_base=fixed_base_for(made))
+        worker.make_key(job, fixed_base=fixed_base_for(made), progress=progress)
+        # the figures from the manifest: at 32 GiB, loading the key here would hash 57 GB
+        manifest = json.loads((resident_key_dir(proof, "development", Path(params))
+                               / "manifest.json").read_text())
+        out.put({"setup_s": time.time() - started, "fixed_base": made.name,
+                 "constraints": manifest["num_constraints"],
+                 "domain_size": manifest["domain_size"]})
+        return
     else:
         from snark.porep.circuit import placeholder_c1
         from snark.porep.prove import load_or_setup_key
@@ -197,6 +209,7 @@ def measure(url: str, c1_path: Path, jobs: int, producers: int, in_flight: int) 
         "queue_median_s": statistics.median(o["queue_s"] for o in done if o["queue_s"] is not None)
         if done else None,
         "gpu_busy": busy,
+        "wall_s": sorted(round(o["wall_s"], 3) for o in done),
         "redis_cpu_s_per_job": redis_cpu / len(outcomes) if outcomes else None,
         "accept_median_ms": 1000 * statistics.median(accept_s),
         "accept_max_ms": 1000 * max(accept_s),
@@ -234,18 +247,19 @@ def seal_porep(sector: int, partitions: int, challenges: int, c1_path: Path) -> 
     return c1.circuit_name
 
 
-def filecoin_c1(given: Path | None, c1_path: Path) -> dict:
-    """Write the run's Filecoin C1 (``given``, or a freshly sealed 2 KiB test sector) to
-    ``c1_path``; its shape."""
+def filecoin_c1(given: Path | None, c1_path: Path, size: str = "2KiB") -> dict:
+    """Write the run's Filecoin C1 (``given``, or a freshly sealed test sector of ``size``:
+    whole at 2 KiB and 8 MiB, sparse above) to ``c1_path``; its shape."""
     import numpy as np
 
-    from snark.filecoin import curio_json, parse_c1, registered_proof, seal
+    from snark.filecoin import curio_json, parse_c1, registered_proof, seal, seal_sparse
 
     if given is not None:
         raw = given.read_bytes()
         c1 = parse_c1(raw)
     else:
-        c1 = seal(registered_proof("StackedDrg2KiBV1_1"), np.random.default_rng())
+        sealer = seal if size in ("2KiB", "8MiB") else seal_sparse
+        c1 = sealer(registered_proof(f"StackedDrg{size}V1_1"), np.random.default_rng())
         raw = curio_json(c1, 1)
     c1_path.write_bytes(raw)
     proof = c1.proof
@@ -309,7 +323,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gpus", default="1,2", help="GPU counts to run, e.g. 1,2 ('' none)")
     parser.add_argument("--c1", type=Path, default=None,
                         help="a C1 file to submit (default: seal one of the shape below)")
-    parser.add_argument("--sector-size", default="1MiB")
+    parser.add_argument("--sector-size", default=None,
+                        help="porep-demo's sector (default 1MiB); with --type filecoin and no "
+                             "--c1, the test sector sealed (default 2KiB; 2KiB and 8MiB whole, "
+                             "512MiB and 32GiB sparse)")
     parser.add_argument("--partitions", type=int, default=10)
     parser.add_argument("--challenges", type=int, default=117)
     parser.add_argument("--concurrency", "-c", type=int, default=4,
@@ -318,6 +335,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--in-flight-per-gpu", type=int, default=3,
                         help="jobs unfinished at once, per GPU")
     parser.add_argument("--producers", type=int, default=2)
+    parser.add_argument("--idle-jobs", type=int, default=0,
+                        help="jobs one at a time on the warm, idle workers first: request → "
+                             "verified result with nothing queued")
     parser.add_argument("--null-jobs", type=int, default=120, help="0: no null-prover run")
     parser.add_argument("--null-workers", type=int, default=min(8, os.cpu_count() or 1))
     parser.add_argument("--params", type=Path, default=None,
@@ -331,7 +351,7 @@ def main(argv: list[str] | None = None) -> int:
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / f"scale-{dt.datetime.now(dt.timezone.utc):%Y-%m-%d-%H%M}.json"
-    sector = parse_size(args.sector_size)
+    sector = parse_size(args.sector_size or "1MiB")
     result: dict = {
         "bench": "scale", "command": " ".join(["python", *sys.argv]), "commit": commit(),
         "device": device_name(), "host": platform.node(), "backend": args.backend,
@@ -354,7 +374,7 @@ def main(argv: list[str] | None = None) -> int:
         params = args.params or tmp / "params"
         if args.proof_type == "filecoin":
             c1_path = tmp / FILECOIN_C1
-            result["shape"] = filecoin_c1(args.c1, c1_path)
+            result["shape"] = filecoin_c1(args.c1, c1_path, args.sector_size or "2KiB")
             args.partitions = result["shape"]["partitions"]
         else:
             c1_path = tmp / "c1.json"
@@ -409,9 +429,14 @@ def main(argv: list[str] | None = None) -> int:
                         warm = warm_up(server.url, c1_path, nodes, args.producers)
                         print(f"{n} GPU(s): workers warm after {warm} jobs "
                               f"({time.monotonic() - t:.0f}s)", flush=True)
+                        idle = (measure(server.url, c1_path, args.idle_jobs, 1, 1)
+                                if args.idle_jobs else None)
+                        if idle:
+                            print(f"{n} GPU(s), idle: request → verified {idle['wall_s']} s",
+                                  flush=True)
                         run = measure(server.url, c1_path, n * args.jobs_per_gpu,
                                       args.producers, n * args.in_flight_per_gpu)
-                        result["runs"][str(n)] = run
+                        result["runs"][str(n)] = dict(run, idle=idle)
                         save()
                         print(f"{n} GPU(s): {run['jobs_per_min'] or 0:.2f} jobs/min steady, "
                               f"{run['jobs_per_min_total'] or 0:.2f} total, failures "
