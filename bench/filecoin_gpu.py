@@ -5,10 +5,13 @@ Two stages, each optional:
 * ``--prove SIZE`` (e.g. 512MiB): a development key for the partition circuit made with the
   GPU's fixed-base kernel, written in bellperson's formats and read back; a sparse
   (or, for 2 KiB / 8 MiB, whole) test sector's partition proved on the GPU and verified.
-* ``--time SIZE`` (e.g. 32GiB): the partition's R1CS resident (coded), a *timing key* —
+* ``--time SPEC`` (``32GiB``: PoRep; ``snap:32GiB``, ``window:32GiB``, ``winning:32GiB``):
+  the partition's R1CS resident (coded), a *timing key* —
   bases of the right counts, drawn from 2^20 random points and repeated, so proofs under it
   do not verify and say so — and the witness computed on the device from the C1's
-  challenged data (``gpu.witness``), then A·w, B·w, C·w, the quotient and the five MSMs;
+  challenged data (``gpu.witness``; a PoSt partition's from sparse test sectors, padded
+  as rust-fil-proofs pads a short one; an update's random, see ``snap_target``), then
+  A·w, B·w, C·w, the quotient and the five MSMs;
   ``--repeat`` partitions, each timed from the data's upload to the MSMs' results; with
   ``--budget 16GiB,24GiB`` the same partitions again under each VRAM budget (the bases that
   do not fit it streamed from the host, ``gpu.streamed_bases``), after the unlimited,
@@ -26,6 +29,8 @@ import json
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -41,7 +46,7 @@ from snark.curve import PointArray  # noqa: E402
 from snark.filecoin import registered_proof, seal, seal_sparse  # noqa: E402
 from snark.filecoin.circuit import StackedShape, circuit_r1cs, witness_plan  # noqa: E402
 from snark.filecoin.circuit.inputs import partition_data  # noqa: E402
-from snark.fields import FR_MODULUS, montgomery_reduce, random_fr  # noqa: E402
+from snark.fields import FR_MODULUS, limbs_to_ints, montgomery_reduce, random_fr  # noqa: E402
 from snark.keys import ProvingKey, VerifyingKey  # noqa: E402
 from snark.qap import COSET  # noqa: E402
 from workers.ledger import key_bytes  # noqa: E402
@@ -108,7 +113,7 @@ def tiled(points: PointArray, count: int) -> PointArray:
 
 
 def step_times(key: ProvingKey, logs: KnownLogs, assignment, backend,
-               rng: np.random.Generator) -> tuple[dict, dict]:
+               rng: np.random.Generator, satisfied: bool = True) -> tuple[dict, dict]:
     """One partition's compute step by step (A·w, B·w, C·w; the quotient; each MSM alone),
     each ended by its stream: where a partition's GPU time goes; and each step checked at
     full size against the key's known logs (``full_size_check``, on host copies made
@@ -132,7 +137,8 @@ def step_times(key: ProvingKey, logs: KnownLogs, assignment, backend,
             lambda b=basis, s=scalars: backend.msm_g1(key, b, s))
     points["b_g2"], times["b_g2"] = timed_on_stream(
         lambda: backend.msm_g2(key, "b_g2", assignment))
-    checks = check_partition(key, logs, host(assignment), abc_host, host(h), points, rng)
+    checks = check_partition(key, logs, host(assignment), abc_host if satisfied else None,
+                             host(h), points, rng)
     backend.release(assignment, h)
     return times, checks
 
@@ -164,41 +170,114 @@ def parse_bytes(text: str) -> int | None:
     return int(text)
 
 
-def time_stage(size: str, repeat: int, rng: np.random.Generator, backend,
+@dataclass(frozen=True)
+class Target:
+    """What ``--time`` times: a partition circuit of one kind and size, and its partitions'
+    flat private values (``values(p)``, what the device's tapes read). ``satisfied``: whether
+    those values satisfy the circuit (the quotient's full-size check needs it)."""
+
+    name: str
+    partitions: int
+    r1cs: Callable[[], object]
+    plan: Callable[[], object]
+    values: Callable[[int], np.ndarray]
+    satisfied: bool
+
+
+def porep_target(size: str, rng: np.random.Generator) -> Target:
+    """A (sparse above 8 MiB) test sector's C1."""
+    proof = registered_proof(f"StackedDrg{size}V1_1")
+    shape = StackedShape.of(proof)
+    c1 = sector(size, rng)
+    return Target(proof.name, proof.partitions, lambda: circuit_r1cs(shape),
+                  lambda: witness_plan(shape), lambda p: partition_data(c1, p).flatten(), True)
+
+
+def snap_target(size: str, rng: np.random.Generator) -> Target:
+    """Random values of an update partition's shape: an update's challenges follow from
+    comm_r_new, so a valid update needs the whole sector's trees (none is made above 8 MiB);
+    the witness does not satisfy the circuit, and the quotient goes unchecked."""
+    from snark.filecoin.snap.circuit import SnapData
+    from snark.filecoin.snap.circuit import circuit_r1cs as snap_r1cs
+    from snark.filecoin.snap.circuit import witness_plan as snap_plan
+    from snark.filecoin.snap.shape import SnapShape
+
+    shape = SnapShape.of_size(parse_bytes(size))
+    count = len(SnapData.blank(shape).flatten())
+    name = f"EmptySectorUpdate{size}"
+
+    def values(p: int) -> np.ndarray:
+        return np.array(limbs_to_ints(random_fr(count, rng)), dtype=object)
+    return Target(name, shape.partitions, lambda: snap_r1cs(shape), lambda: snap_plan(shape),
+                  values, False)
+
+
+def post_target(kind: str, size: str, rng: np.random.Generator,
+                sectors: int = 32) -> Target:
+    """A PoSt partition over ``sectors`` sparse test sectors, padded to the circuit's count
+    as rust-fil-proofs pads a short partition (the last sector repeated): the witness
+    satisfies the circuit at any size."""
+    from snark.filecoin.post.checks import circuit_sectors
+    from snark.filecoin.post.circuit import FALLBACK_POST, PostData, PostShape
+    from snark.filecoin.post.generate import sparse_proofs
+    from snark.filecoin.post.registered_proofs import post_proof_named
+
+    version = "V1_1" if kind == "window" else "V1"  # Go's names: WindowPoSt's V1_1
+    proof = post_proof_named(f"StackedDrg{kind.capitalize()}{size}{version}")
+    shape = PostShape.of(proof)
+    randomness = bytearray(rng.bytes(32))
+    randomness[31] &= 0x3F
+    ids = [int(i) for i in rng.integers(1, 1 << 40, min(sectors, proof.sector_count))]
+    data = PostData.of(circuit_sectors(sparse_proofs(proof, rng, ids, bytes(randomness))))
+    return Target(proof.name, 1, lambda: FALLBACK_POST.r1cs(shape),
+                  lambda: FALLBACK_POST.witness_plan(shape), lambda p: data.flatten(), True)
+
+
+def target(spec: str, rng: np.random.Generator) -> Target:
+    """``32GiB`` (PoRep), ``snap:32GiB``, ``window:32GiB`` or ``winning:32GiB``."""
+    kind, _, size = spec.rpartition(":")
+    if kind in ("", "porep"):
+        return porep_target(size, rng)
+    if kind == "snap":
+        return snap_target(size, rng)
+    if kind in ("window", "winning"):
+        return post_target(kind, size, rng)
+    raise SystemExit(f"--time: {spec!r}: the kind is one of porep, snap, window, winning")
+
+
+def time_stage(spec: str, repeat: int, rng: np.random.Generator, backend,
                budgets: list[int | None]) -> list[dict]:
     """The partition set up once, then timed on a backend per budget (None: resident)."""
     from gpu.witness import DevicePlan
 
-    proof = registered_proof(f"StackedDrg{size}V1_1")
-    shape = StackedShape.of(proof)
-
     def step(name, fn):
         out, seconds = timed(fn)
-        print(f"{size}: {name} {seconds:.1f} s", flush=True)
+        print(f"{spec}: {name} {seconds:.1f} s", flush=True)
         return out, seconds
 
-    r1cs, r1cs_s = step("R1CS", lambda: circuit_r1cs(shape))
-    plan, plan_s = step("witness plan", lambda: witness_plan(shape))
+    what, inputs_s = step("inputs", lambda: target(spec, rng))
+    r1cs, r1cs_s = step("R1CS", what.r1cs)
+    plan, plan_s = step("witness plan", what.plan)
     from gpu.fixed_base import GpuFixedBase
 
     (key, logs), key_s = step("timing key", lambda: timing_key(r1cs, rng, GpuFixedBase()))
     device_witness, tapes_s = step("tapes resident", lambda: DevicePlan(
         plan, backend.device_id, backend.stream))
-    c1, _ = step("sparse sector", lambda: sector(size, rng))
-    setup = {"constraints": r1cs.num_constraints, "r1cs_s": round(r1cs_s, 1),
-             "plan_s": round(plan_s, 1), "key_s": round(key_s, 1), "tapes_s": round(tapes_s, 1)}
+    setup = {"constraints": r1cs.num_constraints, "inputs_s": round(inputs_s, 1),
+             "r1cs_s": round(r1cs_s, 1), "plan_s": round(plan_s, 1), "key_s": round(key_s, 1),
+             "tapes_s": round(tapes_s, 1)}
     rows = []
     for budget in budgets:
         under = gpu.get_backend(backend.device_id, vram_budget_bytes=budget)
-        rows.append(dict(setup, **time_budget(proof, key, logs, c1, device_witness, backend,
+        rows.append(dict(setup, **time_budget(what, key, logs, device_witness, backend,
                                                under, budget, repeat, step, rng)))
         under.evict(key)  # its device memory back before the next budget's
     return rows
 
 
-def time_budget(proof, key: ProvingKey, logs: KnownLogs, c1, device_witness, backend, under,
+def time_budget(what: Target, key: ProvingKey, logs: KnownLogs, device_witness, backend, under,
                 budget, repeat: int, step, rng: np.random.Generator) -> dict:
-    """Partitions of ``c1`` proved on ``under`` (the witness on ``backend``'s tapes)."""
+    """Partitions of ``what`` proved on ``under`` (the witness on ``backend``'s tapes)."""
     import cupy
 
     label = "unset" if budget is None else f"{budget / 2**30:g} GiB"
@@ -206,8 +285,8 @@ def time_budget(proof, key: ProvingKey, logs: KnownLogs, c1, device_witness, bac
     streamed = sorted(under.streamed_bases(key))
     print(f"budget {label}: streamed {', '.join(streamed) or 'none'}", flush=True)
     runs = []
-    for p in range(min(repeat, proof.partitions)):
-        values = partition_data(c1, p).flatten()
+    for p in range(min(repeat, what.partitions)):
+        values = what.values(p)
         _, host_s = timed(lambda values=values: device_witness.data_limbs(values))
         start = time.perf_counter()
         assignment = device_witness.run(device_witness.upload(values))
@@ -221,12 +300,13 @@ def time_budget(proof, key: ProvingKey, logs: KnownLogs, c1, device_witness, bac
               flush=True)
     witness = device_witness.run(device_witness.upload(values))
     backend.stream.synchronize()
-    (steps, checks), check_s = timed(lambda: step_times(key, logs, witness, under, rng))
+    (steps, checks), check_s = timed(lambda: step_times(key, logs, witness, under, rng,
+                                                        what.satisfied))
     print("steps (s): " + ", ".join(f"{k} {v:.3f}" for k, v in steps.items()), flush=True)
     print(f"full-size checks ({check_s:.0f} s with the steps): "
           + ", ".join(f"{k} {'ok' if ok else 'WRONG'}" for k, ok in checks.items()), flush=True)
     pool_bytes = cupy.get_default_memory_pool().total_bytes()  # this process's, after the runs
-    return {"stage": "time", "registered_proof": proof.name, "key": "timing key (random bases)",
+    return {"stage": "time", "registered_proof": what.name, "key": "timing key (random bases)",
             "mode": "streamed" if streamed else "resident", "budget_bytes": budget,
             "streamed_bases": streamed, "ledger_key_bytes": key_bytes(key)
             + under.extra_resident_bytes(key), "workers": 1,
@@ -236,13 +316,17 @@ def time_budget(proof, key: ProvingKey, logs: KnownLogs, c1, device_witness, bac
             "prepare_s": round(prepare_s, 1), "pool_gib": round(pool_bytes / 2**30, 1),
             "runs": runs, "steps_s": steps, "full_size_checks": checks,
             "full_size_checked": all(checks.values()),
+            "witness": "satisfies the circuit" if what.satisfied else "random values (does not "
+                       "satisfy the circuit: the quotient unchecked)",
             "partition_gpu_s": min(r["partition_gpu_s"] for r in runs)}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--prove", default="", help="sizes to prove under a development key")
-    parser.add_argument("--time", default="", help="sizes to time with a timing key")
+    parser.add_argument("--time", default="",
+                        help="partitions to time with a timing key: 32GiB (PoRep), snap:32GiB, "
+                             "window:32GiB, winning:32GiB (a comma list)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--budget", action="append", default=[],
                         help="VRAM budgets to time beside the resident run (repeatable or a "

@@ -91,8 +91,10 @@ def msm_scalars(key, assignment: np.ndarray, h: np.ndarray) -> dict[str, np.ndar
 
 def check_partition(key, logs: KnownLogs, assignment: np.ndarray, abc, h: np.ndarray,
                     results: dict, rng: np.random.Generator) -> dict[str, bool]:
-    """Each step's verdict: ``quotient`` and every basis of ``results`` (its MSM's point)."""
-    verdicts = {"quotient": quotient_holds(*abc, h, rng)}
+    """Each step's verdict: ``quotient`` (unless ``abc`` is None: a witness that does not
+    satisfy the circuit has no quotient to check) and every basis of ``results`` (its
+    MSM's point)."""
+    verdicts = {} if abc is None else {"quotient": quotient_holds(*abc, h, rng)}
     for basis, scalars in msm_scalars(key, assignment, h).items():
         if basis in results:
             group, tile = (2, logs.g2) if basis == "b_g2" else (1, logs.g1)

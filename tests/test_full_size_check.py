@@ -54,6 +54,25 @@ def test_each_wrong_step_fails_its_own_check(partition):
     assert not verdicts["l_g1"] and verdicts["a_g1"] and verdicts["quotient"]
 
 
+def test_a_witness_that_does_not_satisfy_has_no_quotient_check(partition):
+    key, logs, assignment, abc, h, points, rng = partition
+    assert check_partition(key, logs, assignment, None, h, points, rng) == {
+        "a_g1": True, "b_g1": True, "b_g2": True, "l_g1": True, "h_g1": True}
+
+
+@pytest.mark.parametrize("spec", ["2KiB", "window:2KiB", "winning:2KiB", "snap:2KiB"])
+def test_each_timing_target_says_truly_whether_its_witness_satisfies(spec, np_rng):
+    """What ``--time`` proves: PoRep's sparse sector and PoSt's padded sparse sectors
+    satisfy their circuits (so the quotient is checked at full size); an update's random
+    values do not, and the target says so."""
+    from bench.filecoin_gpu import target
+
+    what = target(spec, np_rng)
+    r1cs, plan = what.r1cs(), what.plan()
+    assignment = plan.run(what.values(0)).assignment()
+    assert r1cs.is_satisfied(assignment) == what.satisfied
+
+
 def test_the_folded_dot_is_the_dot_over_the_tile(np_rng):
     logs = np_rng.integers(0, 2**62, size=(5, 4), dtype=np.uint64)
     logs[:, 3] = 0
