@@ -239,6 +239,19 @@ return stop(KEYS[1], KEYS[2], '$FAILED', 'no worker can serve it (' .. (#refusal
             ' refused): ' .. table.concat(reasons, '; '), ARGV[6], ARGV[7])
 """
 
+# KEYS: job.  ARGV: partition ('' for none).  Work handed back by a process that cannot go
+# on (its device context lost) for a fresh one of the same worker: RETURNED, or the status
+# of a job that has ended; no refusal recorded, and the partition's attempts start over.
+_HAND_BACK = """
+local status = redis.call('HGET', KEYS[1], 'status')
+if not status then return '$MISSING' end
+if status ~= '$QUEUED' and status ~= '$PROVING' and status ~= '$ASSEMBLING' then
+  return status
+end
+if ARGV[1] ~= '' then redis.call('HDEL', KEYS[1] .. ':attempts', ARGV[1]) end
+return '$RETURNED'
+"""
+
 _WORDS = {m.name: m.value for m in (*JobStatus, *Outcome)}
 
 # KEYS: job.  ARGV: this worker's key ("<vk digest> <worker>").  The job's first recorded
@@ -341,6 +354,7 @@ class JobStore:
         self._stop = register(_STOP)
         self._withdraw = register(_WITHDRAW)
         self._refuse = register(_REFUSE)
+        self._hand_back = register(_HAND_BACK)
         self._first_key = register(_FIRST_KEY)
 
     def key(self, job_id: str) -> str:
@@ -406,6 +420,12 @@ class JobStore:
             keys=[self.key(job_id), self.keys.results, live_workers],
             args=[worker, reason, most, live_s, "" if partition is None else partition,
                   self.ttl_s, self.results_maxlen]))
+
+    def hand_back(self, job_id: str, partition: int | None = None) -> Reply:
+        """This process cannot go on, but its worker can (a fresh process): RETURNED, with
+        no refusal recorded, or the status of a job that has ended."""
+        return _reply(self._hand_back(keys=[self.key(job_id)],
+                                      args=["" if partition is None else partition]))
 
     def refusals(self, job_id: str) -> dict[str, str]:
         """Worker node → why it gave the job's work back."""

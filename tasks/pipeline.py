@@ -14,7 +14,9 @@ or it gives its message back to the queue (this worker cannot serve it: a worker
 type it does not know, an input beyond its limits, a transient failure with no attempts
 left), with one log line saying why (``_give_back``). A job given back by every live worker
 (at most ``refusals_to_fail`` of them) fails with "no worker can serve it: …"; a worker that
-keeps giving back a type's work is quarantined for it (``workers.quarantine``).
+keeps giving back a type's work is quarantined for it (``workers.quarantine``). A pool
+process whose device context is lost gives its work back and then exits (``_retire``), so
+that its pool starts a fresh process with a new context.
 
 Nothing is lost to a Redis outage: a task that meets a Redis error anywhere (job state, the
 locks, the cancel check, the events) waits until Redis answers again and then runs again from
@@ -51,7 +53,8 @@ from tasks.jobs import JobStatus, JobStore, Outcome, Reply
 from tasks.worker import runtime
 from workers.backend_choice import fixed_base_for
 from workers.failures import (Cancelled, Failure, PartitionCancelled, PartitionFailed,
-                              RetryPolicy, classify, describe, fails_job, run_until_settled)
+                              RetryPolicy, classify, describe, fails_job, lost_device,
+                              run_until_settled)
 from workers.heartbeat import Heartbeat, Lease
 from workers.quarantine import Quarantine
 
@@ -202,7 +205,7 @@ def _submit(task: PipelineTask, job_id: str) -> TaskResult:
     except PartitionFailed as exc:
         if exc.kind is not Failure.REFUSED:
             raise
-        return _give_back(task, job_id, state.proof_type, str(exc))
+        return _give_back(task, job_id, state.proof_type, str(exc), cause=exc)
     task.quarantine.served(state.proof_type)
     fair_share = task.settings.fair_share_units
     for partition in range(state.partitions):
@@ -222,21 +225,28 @@ def _refused(store: JobStore, job_id: str, step: str, exc: InvalidInput) -> Repl
 
 
 def _give_back(task: PipelineTask, job_id: str, kind: str, reason: str,
-               partition: int | None = None) -> TaskResult:
+               partition: int | None = None, cause: BaseException | None = None
+               ) -> TaskResult:
     """This worker cannot serve the job: count the fault towards its quarantine for
     ``kind``, record the refusal on the job (which fails it once every live worker, up to
     ``refusals_to_fail``, has refused), and send the message again for another worker, with
     the same task id and priority. One log line says why. The worker then pauses
-    (``refusal_pause_s``), so that a free worker takes the message before it could."""
+    (``refusal_pause_s``), so that a free worker takes the message before it could. A
+    ``cause`` that lost this process's device context is no refusal of the worker's: the
+    work goes back unrecorded, and the process retires (``_retire``)."""
     store, settings = task.store, task.settings
     quarantine = task.quarantine
+    lost = cause is not None and lost_device(cause)
     if not reason.startswith("quarantined: "):
         quarantine.fault(kind, reason)
-    outcome = store.refuse(job_id, task.node, reason, most=settings.refusals_to_fail,
-                           live_workers=store.keys.workers(GPU_QUEUE if partition is not None
-                                                           else JOBS_QUEUE),
-                           live_s=settings.reap_after_s,
-                           partition=partition)
+    if lost:  # not the worker's refusal: a fresh process of it may serve the job
+        outcome = store.hand_back(job_id, partition)
+    else:
+        outcome = store.refuse(job_id, task.node, reason, most=settings.refusals_to_fail,
+                               live_workers=store.keys.workers(GPU_QUEUE if partition is not None
+                                                               else JOBS_QUEUE),
+                               live_s=settings.reap_after_s,
+                               partition=partition)
     where = f"job {job_id}" + ("" if partition is None else f" partition {partition}")
     if outcome == Outcome.RETURNED:
         log.warning("%s: given back to the queue, this worker cannot serve it: %s",
@@ -246,7 +256,24 @@ def _give_back(task: PipelineTask, job_id: str, kind: str, reason: str,
     else:
         log.warning("%s: this worker cannot serve it (%s); the job is %s", where, reason,
                     outcome)
+    if lost:
+        _retire(reason)
     return TaskResult(job_id, outcome, partition, error=reason)
+
+
+class ProcessRetired(SystemExit):
+    """Raised out of a task to end its pool process (Celery's prefork pool starts another)."""
+
+
+def _retire(reason: str) -> None:
+    """End this pool process once its work is given back: its device context is lost, and
+    every later device call here would fail. The locks, the VRAM reservation and the key
+    keeper's holds were released on the way out of the partition (or go with the process);
+    a fresh process opens a new context, and the quarantine stays the judge of a device
+    that keeps failing."""
+    log.error("this process's device context is lost (%s): the process exits so that its "
+              "pool starts a fresh one", reason)
+    raise ProcessRetired(3)
 
 
 def _send_again(task: PipelineTask, job_id: str, partition: int | None) -> None:
@@ -400,6 +427,7 @@ def _prove_partition(task: PipelineTask, policy: RetryPolicy, job_id: str, parti
         if failure is Failure.OUTAGE:
             raise
         # the input read or the runtime started: their errors are the worker's step's
+        cause = exc
         failed = exc if isinstance(exc, PartitionFailed) else PartitionFailed(
             "worker", describe(exc), failure)
     else:
@@ -408,7 +436,7 @@ def _prove_partition(task: PipelineTask, policy: RetryPolicy, job_id: str, parti
     policy.run_again(failed, attempt)  # an outage, or attempts left: this does not return
     if failed.kind is not Failure.PERMANENT:  # this worker cannot serve it
         return _give_back(task, job_id, kind_name, f"partition {partition}: {failed}",
-                          partition)
+                          partition, cause=cause)
     store.fail(job_id, f"partition {partition}: {failed}")
     return TaskResult(job_id, partition=partition, outcome=JobStatus.FAILED, error=str(failed))
 

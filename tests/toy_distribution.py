@@ -22,11 +22,11 @@ ENTRY_POINT = {"toy-product": "tests.product_type:PLUGIN"}
 
 
 @contextmanager
-def toy_distribution(site: Path) -> Iterator[str]:
-    """The toy's distribution in ``site`` and on this process's path while in the block;
-    gives the ``PYTHONPATH`` a worker started meanwhile needs (``site``, the tree, then
-    what was set)."""
-    write(site, "toy-product", "0", {ENTRY_POINT_GROUP: ENTRY_POINT})
+def toy_distribution(site: Path, entry_points: dict[str, str] = ENTRY_POINT) -> Iterator[str]:
+    """The toy's distribution (or one of ``entry_points``) in ``site`` and on this process's
+    path while in the block; gives the ``PYTHONPATH`` a worker started meanwhile needs
+    (``site``, the tree, then what was set)."""
+    write(site, "toy-product", "0", {ENTRY_POINT_GROUP: entry_points})
     sys.path.insert(0, str(site))
     registry.reread()
     try:

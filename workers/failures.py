@@ -43,7 +43,7 @@ import redis
 from kombu.exceptions import OperationalError
 
 from config.settings import Settings, SettingsError, get_settings
-from snark.backend import DeviceMemoryError
+from snark.backend import DeviceLost, DeviceMemoryError
 from snark.errors import InvalidInput, WorkerFault
 from snark.registry import NoProofTypes, plugins, type_settings
 from workers.redis_faults import Backoff, refuses_writes, takes_writes
@@ -121,6 +121,13 @@ def refused_by_redis(exc: BaseException) -> bool:
     """An error that is Redis refusing a write (``workers.redis_faults``), anywhere in the
     chain: Redis answers, so waiting for a PING would not wait at all."""
     return any(refuses_writes(e) for e in _chain(exc))
+
+
+def lost_device(exc: BaseException) -> bool:
+    """Whether ``exc`` comes of this process's lost device context (``DeviceLost``, anywhere
+    in its chain): CUDA refuses every later call in this process, so only a new process
+    serves the device again."""
+    return any(isinstance(e, DeviceLost) for e in _chain(exc))
 
 
 def classify(exc: BaseException) -> Failure:
