@@ -55,6 +55,14 @@ device's memory read with ``nvidia-smi``, never a CUDA context of this process):
 
     python bench/chaos.py --gpu 0 --sector 8388608 --only gpu-kill-worker gpu-kill-keeper
 
+- ``lost`` (CPU or GPU): a pool process loses its device context ``--losses`` times while
+  porep jobs run (the test-only ``toy-lost-device`` type, ``tests/lost_device_type.py``: on
+  the GPU a real kernel fault, on the CPU the same ``DeviceLost``). The process must hand
+  its work back and exit, its pool start a fresh one, and no job fail or be proved twice;
+  on the GPU the device's memory must come back to its level before.
+
+    python bench/chaos.py --gpu 0 --sector 8388608 --only lost --losses 3
+
 Writes ``bench/results/chaos-<UTC date-time>.json`` with the command, commit and settings.
 """
 
@@ -82,6 +90,7 @@ sys.path.insert(0, str(ROOT))
 
 import redis  # noqa: E402
 
+from bench.dist_info import write as write_dist_info  # noqa: E402
 from bench.provenance import commit  # noqa: E402
 from client.api import Client  # noqa: E402
 from client.embedded import EmbeddedRedis  # noqa: E402
@@ -113,6 +122,7 @@ class Cluster:
         self.settings = load_settings(redis_url=server.url, params_dir=params)
         self.client = Client(server.url, self.settings)
         self.workers: list[WorkerProcess] = []
+        self.nodes: list[str] = []
         self.vk = None
         self._sealed: dict[int, object] = {}
 
@@ -123,8 +133,13 @@ class Cluster:
                                               concurrency=1 if self.gpu is None else 2),
                                log_dir=self.logs, env=self.env).start()
         self.workers.append(worker)
-        worker.wait_ready(self.client.app, 300, node=node)
+        self.nodes.append(worker.wait_ready(self.client.app, 300, node=node))
         return worker
+
+    def pool_pids(self) -> dict[str, list[int]]:
+        """Each live worker node's pool processes (Celery's inspect)."""
+        stats = self.client.app.control.inspect(self.nodes, timeout=10).stats() or {}
+        return {node: list(s.get("pool", {}).get("processes", [])) for node, s in stats.items()}
 
     def live_workers(self) -> list[WorkerProcess]:
         return [w for w in self.workers if w.alive()]
@@ -371,6 +386,84 @@ def scenario_gpu_kill(cluster: Cluster, jobs_n: int, kills: int, target: str,
             "device_memory_grown_bytes": memory_after - memory_warm,
             "keepers_warm": len(keepers_warm), "keepers_after": len(keeper_pids()),
             "workers_alive": len(cluster.live_workers()), **cluster.audit(jobs, status)}
+
+
+#: The test-only type whose worker loses its device context once per marker
+#: (``tests/lost_device_type.py``), and where the workers find it.
+LOST_DEVICE = {"toy-lost-device": "tests.lost_device_type:PLUGIN"}
+
+
+def lost_device_site(site: Path) -> str:
+    """The test type's distribution in ``site``, known here too (the client checks a job's
+    type); the workers' ``PYTHONPATH``."""
+    from snark import registry
+    from snark.plugins import ENTRY_POINT_GROUP
+
+    write_dist_info(site, "toy-lost-device", "0", {ENTRY_POINT_GROUP: LOST_DEVICE})
+    sys.path.insert(0, str(site))
+    registry.reread()
+    return os.pathsep.join([str(site), str(ROOT), os.environ.get("PYTHONPATH", "")])
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
+
+
+def scenario_lost(cluster: Cluster, jobs_n: int, losses: int, timeout_s: float,
+                  marker: Path, rng: random.Random) -> dict:
+    """``losses`` rounds: porep jobs under way, then a ``toy-lost-device`` job whose first
+    unit loses its process's device context. Per round: the process gone, its pool back to
+    its size without it; over all: every job done and verified, nothing proved twice, and
+    on the GPU the device's memory back to its warm level."""
+    from snark.fields import FR_MODULUS
+    from snark.proof import split_proofs
+    from snark.proof_types import Storage
+    from tests.lost_device_type import LostDeviceSettings, LostDeviceWorker
+    from snark import groth16
+
+    warm = cluster.submit(2, 2, "warm-lost")
+    cluster.wait_all(warm, timeout_s)
+    memory_warm = device_memory_used(cluster.gpu) if cluster.gpu is not None else None
+    pools_warm = cluster.pool_pids()
+    jobs: dict[str, object] = {}
+    toys: dict[str, list[list[int]]] = {}
+    rounds = []
+    started = time.time()
+    for round_ in range(losses):
+        marker.unlink(missing_ok=True)
+        jobs.update(cluster.submit(jobs_n, 2, f"lost-{round_}"))
+        pairs = [[rng.randrange(1, FR_MODULUS), rng.randrange(1, FR_MODULUS)] for _ in range(3)]
+        toys[cluster.client.submit({"pairs": pairs}, proof_type="toy-lost-device")] = pairs
+        status, _ = cluster.wait_all([*jobs, *toys], timeout_s)
+        lost = int(marker.read_text()) if marker.exists() else None
+        replaced = _wait_for(lambda pid=lost: pid is not None and _gone(pid) and all(
+            len(pids) == len(pools_warm.get(node, ())) and pid not in pids
+            for node, pids in cluster.pool_pids().items()), 120, 0.5)
+        rounds.append({"lost_pid": lost, "process_gone_and_pool_refilled": bool(replaced),
+                       "pools": cluster.pool_pids()})
+    status, ended = cluster.wait_all([*jobs, *toys], timeout_s)
+    vk = LostDeviceWorker(Storage(cluster.params), LostDeviceSettings()).load_key(None).vk
+    toys_verified = 0
+    for job, pairs in toys.items():
+        result = cluster.client.store.result(job)
+        toys_verified += result is not None and all(
+            groth16.verify(vk, [x * y % FR_MODULUS], proof)
+            for (x, y), proof in zip(pairs, split_proofs(result, len(pairs))))
+    report = {"losses": rounds, "wall_s": round(ended - started, 1),
+              "pools_warm": pools_warm, "workers_alive": len(cluster.live_workers()),
+              "lost_device_jobs": len(toys), "lost_device_jobs_verified": toys_verified,
+              "refusals": sum(len(cluster.client.store.refusals(j)) for j in toys),
+              **cluster.audit(jobs, {j: status[j] for j in jobs})}
+    if memory_warm is not None:
+        time.sleep(20.0)
+        after = device_memory_used(cluster.gpu)
+        report.update(device_memory_warm_bytes=memory_warm, device_memory_after_bytes=after,
+                      device_memory_grown_bytes=after - memory_warm)
+    return report
 
 
 def scenario_redis(cluster: Cluster, jobs_n: int, restarts: int, down_s: float,
@@ -862,6 +955,7 @@ def main(argv: list[str] | None = None) -> dict:
                         help="PROOFQ_FAIR_SHARE_UNITS of the workers (default: the setting's; "
                              "a huge value sends every unit at one step, as before)")
     parser.add_argument("--kills", type=int, default=3)
+    parser.add_argument("--losses", type=int, default=2, help="device contexts lost (lost)")
     parser.add_argument("--restarts", type=int, default=2)
     parser.add_argument("--down", type=float, default=10.0, help="seconds Redis stays down")
     parser.add_argument("--reap-after", type=float, default=60.0,
@@ -906,9 +1000,12 @@ def main(argv: list[str] | None = None) -> dict:
             EmbeddedRedis(appendonly=True) as server:
         params, logs = Path(tmp) / "params", Path(tmp) / "logs"
         logs.mkdir()
+        marker = Path(tmp) / "lost-device"
         env = {"PROOFQ_PARAMS_DIR": str(params),
                "PROOFQ_BACKEND": "cpu" if args.gpu is None else "gpu",
-               "PROOFQ_REAP_AFTER_S": str(args.reap_after)}
+               "PROOFQ_REAP_AFTER_S": str(args.reap_after),
+               "PROOFQ_TOY_LOST_DEVICE_MARKER": str(marker),
+               "PYTHONPATH": lost_device_site(Path(tmp) / "site")}
         if args.cpu_devices is not None:
             env["PROOFQ_CPU_DEVICES"] = str(args.cpu_devices)
         if args.fair_share is not None:
@@ -934,6 +1031,8 @@ def main(argv: list[str] | None = None) -> dict:
                 "intake": lambda: scenario_intake(cluster, n(40), n(5), args.timeout),
                 "crash": lambda: scenario_crash(cluster, args.crashes, args.crash_every,
                                                 args.lose, args.rate, args.timeout),
+                "lost": lambda: scenario_lost(cluster, n(4), args.losses, args.timeout,
+                                              marker, rng),
                 "gpu-kill-worker": lambda: scenario_gpu_kill(cluster, n(40), args.kills, "pool",
                                                              args.timeout),
                 "gpu-kill-keeper": lambda: scenario_gpu_kill(cluster, n(40), 1, "keeper",

@@ -1,8 +1,10 @@
 """``toy-lost-device``: ``toy-product`` (``tests.product_type``) whose worker loses its device
-context once a host: the first unit any of its processes proves raises ``DeviceLost``, as a
-kernel fault or an uncorrectable ECC error raises it from a GPU backend, and writes that
-process's pid to ``PROOFQ_TOY_LOST_DEVICE_MARKER``. What the pipeline does with the process
-afterwards (give the work back, end the process, its pool start another) is real."""
+context once a host: the first unit any of its processes proves writes that process's pid
+to ``PROOFQ_TOY_LOST_DEVICE_MARKER`` and loses the context. On a GPU backend the loss is
+real (a kernel writes through a null pointer, and CUDA refuses the process every call
+after); on the CPU backend ``DeviceLost`` is raised as the GPU backend raises it. What the
+pipeline does with the process afterwards (give the work back, end the process, its pool
+start another) is real either way (``bench/chaos.py``'s ``lost`` scenario)."""
 
 from __future__ import annotations
 
@@ -44,8 +46,25 @@ class LostDeviceWorker(ProductWorker):
             return super().work(job_input, unit, key, backend)
         with os.fdopen(fd, "w") as marker:
             marker.write(str(os.getpid()))
+        if getattr(backend, "name", "") == "gpu":
+            lose_context(backend)  # raises DeviceLost through the backend
         raise DeviceLost("GPU 0: cudaErrorIllegalAddress (a test's loss: this process's CUDA "
                          "context is lost)")
+
+
+#: A kernel that writes through a null pointer.
+FAULT = r'extern "C" __global__ void fault(int* p) { p[threadIdx.x] = 1; }'
+
+
+def lose_context(backend) -> None:
+    """Fault a kernel on ``backend``'s device and stream: its ``on_device`` turns the
+    sticky CUDA error into ``DeviceLost``."""
+    import cupy
+
+    kernel = cupy.RawKernel(FAULT, "fault")
+    with backend.on_device():
+        kernel((1,), (32,), (cupy.uint64(0),))
+        backend.stream.synchronize()
 
 
 PLUGIN = ProofTypePlugin(LostDeviceType(), worker="tests.lost_device_type:LostDeviceWorker",

@@ -1,6 +1,7 @@
 """``bench/chaos.py`` at a small scale in the suite, so a regression of what it measures
 fails a build: workers started while Redis is full or read-only, requests through the
-intake with a trimming producer, and whole-host crashes under load (Redis with AOF and
+intake with a trimming producer, pool processes that lose their device context, and
+whole-host crashes under load (Redis with AOF and
 every worker ``kill -9`` at once, one of them with the AOF taken back a second, as a power
 loss leaves it)."""
 
@@ -17,7 +18,8 @@ pytestmark = pytest.mark.slow  # real workers, crashes and restarts: ~2 min on 2
 
 def test_bad_weather_the_intake_and_host_crashes_lose_nothing_they_should_not(tmp_path):
     out = tmp_path / "chaos.json"
-    chaos.main(["--only", "weather", "intake", "crash", "--scale", "0.25", "--crashes", "2",
+    chaos.main(["--only", "weather", "intake", "lost", "crash", "--scale", "0.25",
+                "--crashes", "2", "--losses", "2",
                 "--crash-every", "10", "--rate", "0.5", "--lose", "1", "--reap-after", "10",
                 "--timeout", "600", "--out", str(out)])
     scenarios = json.loads(out.read_text())["scenarios"]
@@ -30,6 +32,11 @@ def test_bad_weather_the_intake_and_host_crashes_lose_nothing_they_should_not(tm
     assert intake["statuses"] == {"done": intake["became_jobs"]}
     if intake["redis7"]:  # only Redis 7 counts what a producer trimmed unread
         assert intake["unaccounted"] == 0 and intake["reported_lost"] > 0
+    lost = scenarios["lost"]  # a process whose device context is lost, replaced
+    assert all(r["process_gone_and_pool_refilled"] for r in lost["losses"]), lost["losses"]
+    assert lost["done"] == lost["verified"] == lost["jobs"] and lost["refusals"] == 0
+    assert lost["lost_device_jobs_verified"] == lost["lost_device_jobs"] == 2
+    assert lost["partitions_proved_more_than_once"] == 0
     result = scenarios["crash"]
     assert result["submitted"] >= 5 and result["workers_alive"] == 2
     assert result["done"] == result["verified"] == result["submitted"] - result["lost"]
