@@ -114,6 +114,17 @@ end
 local function ended(status)
   redis.call('HINCRBY', '$TOTALS', status, 1)
 end
+local function over(job)
+  -- MISSING, or the status of a job that has ended; nil while it is active
+  local status = redis.call('HGET', job, 'status')
+  if not status then return '$MISSING' end
+  if status ~= '$QUEUED' and status ~= '$PROVING' and status ~= '$ASSEMBLING' then
+    return status
+  end
+end
+local function attempts_anew(job, partition)
+  if partition ~= '' then redis.call('HDEL', job .. ':attempts', partition) end
+end
 local function stop(job, stream, status, error, ttl, cap)
   redis.call('HSET', job, 'status', status, 'error', error, 'finished', now())
   ended(status)
@@ -215,12 +226,9 @@ return stop(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 # error: their distinct reasons).
 # The partition's attempts start over for the next worker.
 _REFUSE = """
-local status = redis.call('HGET', KEYS[1], 'status')
-if not status then return '$MISSING' end
-if status ~= '$QUEUED' and status ~= '$PROVING' and status ~= '$ASSEMBLING' then
-  return status
-end
-if ARGV[5] ~= '' then redis.call('HDEL', KEYS[1] .. ':attempts', ARGV[5]) end
+local finished = over(KEYS[1])
+if finished then return finished end
+attempts_anew(KEYS[1], ARGV[5])
 redis.call('HSET', KEYS[1] .. ':refusals', ARGV[1], ARGV[2])
 local seen = tonumber(redis.call('TIME')[1]) - tonumber(ARGV[4])
 local live = redis.call('ZCOUNT', KEYS[3], seen, '+inf')
@@ -243,12 +251,9 @@ return stop(KEYS[1], KEYS[2], '$FAILED', 'no worker can serve it (' .. (#refusal
 # on (its device context lost) for a fresh one of the same worker: RETURNED, or the status
 # of a job that has ended; no refusal recorded, and the partition's attempts start over.
 _HAND_BACK = """
-local status = redis.call('HGET', KEYS[1], 'status')
-if not status then return '$MISSING' end
-if status ~= '$QUEUED' and status ~= '$PROVING' and status ~= '$ASSEMBLING' then
-  return status
-end
-if ARGV[1] ~= '' then redis.call('HDEL', KEYS[1] .. ':attempts', ARGV[1]) end
+local finished = over(KEYS[1])
+if finished then return finished end
+attempts_anew(KEYS[1], ARGV[1])
 return '$RETURNED'
 """
 

@@ -279,6 +279,21 @@ def test_a_job_fails_once_every_live_worker_up_to_the_most_has_refused_it(store,
     assert len(store.redis.xrange(RESULTS_STREAM)) == 1
 
 
+def test_work_handed_back_is_no_refusal_and_its_attempts_start_over(store):
+    """A process that lost its device hands its partition back: the job stays proving
+    (even with no other worker), nothing is recorded against the worker, and the next run is
+    the partition's first attempt again; an ended job answers with its status."""
+    _create(store, partitions=2)
+    assert store.begin_partition("job-1", 1, max_attempts=3) == ("run", 1)
+    for _ in range(3):
+        assert store.hand_back("job-1", 1) == "returned"
+        assert store.begin_partition("job-1", 1, max_attempts=3) == ("run", 1)
+    assert store.state("job-1").status == "proving" and store.refusals("job-1") == {}
+    store.cancel("job-1")
+    assert store.hand_back("job-1", 1) == "cancelled"
+    assert store.hand_back("no-such-job") == "missing"
+
+
 def test_a_lone_worker_refusing_fails_the_job_at_once(store):
     """Nobody else could serve it (no live worker recorded counts as one): a private
     cluster's one worker without the key fails the job instead of passing it to itself."""
