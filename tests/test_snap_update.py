@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from snark.filecoin.c1 import MerklePath, PathLevel
-from snark.filecoin.domain import from_int, to_int
+from snark.filecoin.domain import from_int, from_limbs, to_int
 from snark.filecoin.errors import FilecoinError
 from snark.filecoin.seal import random_fields
 from snark.filecoin.snap import generate
@@ -24,7 +24,7 @@ from snark.filecoin.snap.checks import check_partition, check_update, comm_r
 from snark.filecoin.snap.shape import SnapShape
 from snark.filecoin.snap.update import from_request, parse_update
 from snark.filecoin.trees import build_levels, poseidon_nodes
-from snark.fields import FR_MODULUS
+from snark.fields import FR_MODULUS, fr_to_limbs
 
 
 def np_rng(rng) -> np.random.Generator:
@@ -262,9 +262,9 @@ def test_labels_not_encoded_with_rho_are_refused(rng):
     shape = SnapShape(64)
     key = generate.random_sector_key(shape, np_rng(rng))
     encoded = generate.encode(shape, key, random_fields(np_rng(rng), shape.nodes))
-    shifted = [(to_int(v) + 1) % FR_MODULUS for v in encoded.tree_r_new[0]]
-    tree = build_levels(generate._as_fields(np.asarray(shifted, dtype=object)),
-                        shape.tree_arities(), poseidon_nodes)
+    shifted = fr_to_limbs([(to_int(v) + 1) % FR_MODULUS for v in encoded.tree_r_new[0]])
+    tree = build_levels(from_limbs(shifted).reshape(-1, 32), shape.tree_arities(),
+                        poseidon_nodes)
     comm_r_new = from_int(comm_r(to_int(key.comm_c), to_int(tree[-1][0])))
     encoded = dataclasses.replace(encoded, tree_r_new=tree, comm_r_new=comm_r_new)
     proof = generate.partition_proof(shape, key, encoded, 0)
@@ -320,3 +320,19 @@ def test_an_index_of_2_to_the_63_or_more_is_refused_by_name(update_32kib):
     mutated[at + 7] = 0x80
     with pytest.raises(FilecoinError, match=r"\.index: \d+ is not below the arity"):
         decode_partition_proof(bytes(mutated), shape)
+
+
+def test_the_new_replica_is_old_plus_data_times_rho_at_every_node(np_rng):
+    """``encode``'s vectorised replica against the formula node by node, in ints."""
+    from snark.filecoin.snap import randomness
+
+    shape = SnapShape(64)
+    key = generate.random_sector_key(shape, np_rng)
+    data = random_fields(np_rng, shape.nodes)
+    encoded = generate.encode(shape, key, data)
+    phi = randomness.phi(to_int(encoded.comm_d_new), to_int(encoded.comm_r_old))
+    high = randomness.high_bits(shape, np.arange(shape.nodes))
+    for node in range(shape.nodes):
+        rho = randomness.rho(phi, int(high[node]))
+        expected = (to_int(key.replica[node]) + to_int(data[node]) * rho) % FR_MODULUS
+        assert to_int(encoded.tree_r_new[0][node]) == expected, node
