@@ -8,8 +8,10 @@
 
 ``--type filecoin`` proves Filecoin sectors (a Curio c1.json, or a freshly sealed test sector
 of ``--sector-size``: 2 KiB by default, sparse above 8 MiB) under the circuit's development
-key, made before the workers start. ``--idle-jobs N`` first sends N jobs one at a time to the
-warm, idle workers: request → verified result with nothing queued (``idle``).
+key, made before the workers start; ``--type snap`` SnapDeals updates the same way (an
+update's JSON, or a test update of a whole sector: 2 KiB, 8 MiB or 512 MiB).
+``--idle-jobs N`` first sends N jobs one at a time to the warm, idle workers: request →
+verified result with nothing queued (``idle``).
 
 1. Seals a C1 of the shape while a child process makes its key the way ``proofq setup``
    does (``workers.backend_choice``: the GPU fixed base on the GPU backend); filecoin: the
@@ -70,6 +72,7 @@ from workers.telemetry import read_events  # noqa: E402
 
 WORKER_START_S = 900.0  # a fresh GPU machine compiles every kernel (NVRTC) at first start
 FILECOIN_C1 = "filecoin-c1.json"  # the run's copy of a Filecoin C1 is told by its name
+SNAP_UPDATE = "snap-update.json"  # and of a SnapDeals update
 
 
 # -- key (in a child: CUDA stays out of this process) -------------------------------------
@@ -86,34 +89,37 @@ def _make_key(shape: dict, params: str, backend: str, out) -> None:
             print(f"  key: {step} {done}/{total or '-'} ({time.time() - started:.0f}s)",
                   flush=True)
 
-    if "registered_proof" in shape:
-        from snark.filecoin import registered_proof
-        from snark.filecoin.job import FilecoinJob
-        from snark.filecoin.settings import FilecoinSettings
-        from snark.filecoin.worker import FilecoinWorker
-        from snark.proof_types import Storage
+    if "registered_proof" in shape or "update_sector_size" in shape:
+        from snark.filecoin.params import convert_key, resident_key_dir
 
-        from snark.filecoin.params import resident_key_dir
-
-        proof = registered_proof(shape["registered_proof"])
-        job = FilecoinJob("development", proof)
-        worker = FilecoinWorker(Storage(Path(params)), FilecoinSettings())
-        worker.make_key(job, fixed_base=fixed_base_for(made), progress=progress)
+        target = _filecoin_target(shape)
+        convert_key(target, "development", Path(params), Path(params),
+                    fixed_base=fixed_base_for(made), progress=progress)
         # the figures from the manifest: at 32 GiB, loading the key here would hash 57 GB
-        manifest = json.loads((resident_key_dir(proof, "development", Path(params))
+        manifest = json.loads((resident_key_dir(target, "development", Path(params))
                                / "manifest.json").read_text())
-        out.put({"setup_s": time.time() - started, "fixed_base": made.name,
-                 "constraints": manifest["num_constraints"],
-                 "domain_size": manifest["domain_size"]})
-        return
+        constraints, domain = manifest["num_constraints"], manifest["domain_size"]
     else:
         from snark.porep.circuit import placeholder_c1
         from snark.porep.prove import load_or_setup_key
 
         key = load_or_setup_key(placeholder_c1(shape["sector_size"], shape["challenges"]),
                                 Path(params), fixed_base=fixed_base_for(made), progress=progress)
+        constraints, domain = key.r1cs.num_constraints, key.domain_size
     out.put({"setup_s": time.time() - started, "fixed_base": made.name,
-             "constraints": key.r1cs.num_constraints, "domain_size": key.domain_size})
+             "constraints": constraints, "domain_size": domain})
+
+
+def _filecoin_target(shape: dict):
+    """What a Filecoin development key is made for: the PoRep proof, or the update's
+    shape."""
+    if "update_sector_size" in shape:
+        from snark.filecoin.snap.shape import SnapShape
+
+        return SnapShape.of_size(shape["update_sector_size"])
+    from snark.filecoin import registered_proof
+
+    return registered_proof(shape["registered_proof"])
 
 
 # -- producers (processes: each submits like a separate client) ---------------------------
@@ -131,9 +137,11 @@ class _TimedClient(Client):
 
 
 def job_input(c1_path: Path) -> tuple[bytes, str]:
-    """What a producer submits for the C1 file, and its proof type: a Filecoin c1.json under
-    the development key, else the porep C1 as it is."""
+    """What a producer submits for the input file, and its proof type: a Filecoin c1.json or
+    a SnapDeals update under the development key, else the porep C1 as it is."""
     raw = c1_path.read_bytes()
+    if c1_path.name == SNAP_UPDATE:
+        return b'{"key":"development","update":' + raw + b"}", "snap"
     if c1_path.name == FILECOIN_C1:
         from snark.filecoin.job import filecoin_envelope
 
@@ -268,6 +276,28 @@ def filecoin_c1(given: Path | None, c1_path: Path, size: str = "2KiB") -> dict:
             "circuit": proof.name}
 
 
+def snap_update(given: Path | None, path: Path, size: str) -> dict:
+    """Write the run's SnapDeals update (``given``, or a test update of a whole sector of
+    ``size``) to ``path``; its shape."""
+    import numpy as np
+
+    from snark.filecoin.snap.generate import generate_update
+    from snark.filecoin.snap.shape import SnapShape
+    from snark.filecoin.snap.update import parse_update
+
+    if given is not None:
+        raw = given.read_bytes()
+        update = parse_update(raw, max_bytes=len(raw))
+    else:
+        update = generate_update(SnapShape.of_size(parse_size(size)), np.random.default_rng())
+        raw = update.to_json().encode()
+    path.write_bytes(raw)
+    shape = update.shape
+    return {"registered_update_proof": update.registered_proof,
+            "update_sector_size": shape.sector_size, "partitions": shape.partitions,
+            "challenges": shape.challenges, "circuit": f"EmptySectorUpdate {shape.size_name}"}
+
+
 # -- the driver ---------------------------------------------------------------------------
 def device_name() -> str:
     try:
@@ -317,12 +347,13 @@ def table(result: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--type", dest="proof_type", choices=("porep-demo", "filecoin"),
+    parser.add_argument("--type", dest="proof_type", choices=("porep-demo", "filecoin", "snap"),
                         default="porep-demo")
     parser.add_argument("--backend", choices=("gpu", "cpu"), default="gpu")
     parser.add_argument("--gpus", default="1,2", help="GPU counts to run, e.g. 1,2 ('' none)")
     parser.add_argument("--c1", type=Path, default=None,
-                        help="a C1 file to submit (default: seal one of the shape below)")
+                        help="a C1 file to submit, or with --type snap an update's JSON "
+                             "(default: seal one of the shape below)")
     parser.add_argument("--sector-size", default=None,
                         help="porep-demo's sector (default 1MiB); with --type filecoin and no "
                              "--c1, the test sector sealed (default 2KiB; 2KiB and 8MiB whole, "
@@ -372,9 +403,10 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="proofq-scale-") as tmp:
         tmp = Path(tmp)
         params = args.params or tmp / "params"
-        if args.proof_type == "filecoin":
-            c1_path = tmp / FILECOIN_C1
-            result["shape"] = filecoin_c1(args.c1, c1_path, args.sector_size or "2KiB")
+        if args.proof_type in ("filecoin", "snap"):
+            c1_path = tmp / (FILECOIN_C1 if args.proof_type == "filecoin" else SNAP_UPDATE)
+            make = filecoin_c1 if args.proof_type == "filecoin" else snap_update
+            result["shape"] = make(args.c1, c1_path, args.sector_size or "2KiB")
             args.partitions = result["shape"]["partitions"]
         else:
             c1_path = tmp / "c1.json"
