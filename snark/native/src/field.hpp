@@ -194,13 +194,20 @@ struct Mont {
     }
     PQ_INLINE Mont sqr() const { return *this * *this; }
 
-    // this^e for an exponent of `words` limbs
+    // this^e for an exponent of `words` limbs, from its highest set bit: a small exponent
+    // (Poseidon's x^5) costs its bit length, not 64 squarings a limb. The work depends on
+    // the exponent alone, never on the base.
     Mont pow(const uint64_t* e, int words) const {
         Mont r = one();
+        bool started = false;
         for (int i = words - 1; i >= 0; i--) {
             for (int bit = 63; bit >= 0; bit--) {
-                r = r.sqr();
-                if ((e[i] >> bit) & 1) r = r * *this;
+                const bool set = (e[i] >> bit) & 1;
+                if (started) r = r.sqr();
+                if (set) {
+                    r = started ? r * *this : *this;
+                    started = true;
+                }
             }
         }
         return r;
