@@ -405,7 +405,8 @@ def lost_device_site(site: Path) -> str:
     return os.pathsep.join([str(site), str(ROOT), os.environ.get("PYTHONPATH", "")])
 
 
-def _gone(pid: int) -> bool:
+def process_gone(pid: int) -> bool:
+    """Whether process ``pid`` has exited (gone, or a zombie not yet reaped)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -440,7 +441,7 @@ def scenario_lost(cluster: Cluster, jobs_n: int, losses: int, timeout_s: float,
         toys[cluster.client.submit({"pairs": pairs}, proof_type="toy-lost-device")] = pairs
         status, _ = cluster.wait_all([*jobs, *toys], timeout_s)
         lost = int(marker.read_text()) if marker.exists() else None
-        replaced = _wait_for(lambda pid=lost: pid is not None and _gone(pid) and all(
+        replaced = _wait_for(lambda pid=lost: pid is not None and process_gone(pid) and all(
             len(pids) == len(pools_warm.get(node, ())) and pid not in pids
             for node, pids in cluster.pool_pids().items()), 120, 0.5)
         rounds.append({"lost_pid": lost, "process_gone_and_pool_refilled": bool(replaced),

@@ -10,13 +10,12 @@ real faulting kernel is ``tests/test_gpu_backend.py``'s."""
 
 from __future__ import annotations
 
-import os
 import time
 import uuid
-from pathlib import Path
 
 import pytest
 
+from bench.chaos import process_gone
 from client.api import Client
 from client.embedded import EmbeddedRedis
 from client.local_cluster import WorkerProcess, worker_command
@@ -37,14 +36,6 @@ ENTRY_POINTS = {"toy-lost-device": "tests.lost_device_type:PLUGIN"}
 def _pool(client: Client, node: str) -> list[int]:
     stats = client.app.control.inspect([node], timeout=10).stats() or {}
     return list(stats.get(node, {}).get("pool", {}).get("processes", []))
-
-
-def _gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    return Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"  # exited, not yet reaped
 
 
 def test_a_process_that_lost_its_device_is_replaced_and_its_job_still_done(tmp_path, rng):
@@ -75,7 +66,7 @@ def test_a_process_that_lost_its_device_is_replaced_and_its_job_still_done(tmp_p
                 lost = int(marker.read_text())
                 assert lost in before
                 deadline = time.monotonic() + 60
-                while not (_gone(lost) and len(after := _pool(client, name)) == 2
+                while not (process_gone(lost) and len(after := _pool(client, name)) == 2
                            and lost not in after):
                     assert time.monotonic() < deadline, (lost, _pool(client, name))
                     time.sleep(0.5)
