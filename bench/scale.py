@@ -11,7 +11,9 @@ of ``--sector-size``: 2 KiB by default, sparse above 8 MiB) under the circuit's 
 key, made before the workers start; ``--type snap`` SnapDeals updates the same way (an
 update's JSON, or a test update of a whole sector: 2 KiB, 8 MiB or 512 MiB).
 ``--idle-jobs N`` first sends N jobs one at a time to the warm, idle workers: request →
-verified result with nothing queued (``idle``).
+verified result with nothing queued (``idle``). ``--kill-keeper N`` (GPU) last sends N more
+and kill -9s the GPU's key keeper once their first partition is proved: every job still
+done and verified, and the device's memory back to one key copy (``keeper_kill``).
 
 1. Seals a C1 of the shape while a child process makes its key the way ``proofq setup``
    does (``workers.backend_choice``: the GPU fixed base on the GPU backend); filecoin: the
@@ -50,11 +52,13 @@ import multiprocessing as mp
 import os
 import platform
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -224,6 +228,36 @@ def measure(url: str, c1_path: Path, jobs: int, producers: int, in_flight: int) 
     }
 
 
+def keeper_kill(url: str, c1_path: Path, jobs: int, gpu: int = 0,
+                settle_s: float = 20.0) -> dict:
+    """``jobs`` jobs, the GPU's key keeper killed (-9) as soon as one of their partitions is
+    proved: the workers must let go of the dead keeper's copy and a new keeper load the key
+    once. The device's memory is read before (warm, one copy) and after the jobs end."""
+    from bench.chaos import device_memory_used, keeper_pids
+
+    client = redis.Redis.from_url(url)
+    memory_warm, keepers_warm = device_memory_used(gpu), keeper_pids()
+    seen = {e.job for e in read_events(client)}
+    with ThreadPoolExecutor(1) as pool:
+        run = pool.submit(measure, url, c1_path, jobs, 1, jobs)
+        killed, killed_at = [], None
+        while not run.done() and not killed:
+            if any(e.phase == "compute" and e.job not in seen for e in read_events(client)):
+                killed, killed_at = keeper_pids(), time.time()
+                for pid in killed:
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.2)
+        outcome = run.result()
+    time.sleep(settle_s)
+    memory_after = device_memory_used(gpu)
+    print(f"keeper kill: {outcome['jobs']}/{jobs} done and verified, device memory "
+          f"{memory_warm / 1e9:.1f} → {memory_after / 1e9:.1f} GB", flush=True)
+    return dict(outcome, keepers_warm=len(keepers_warm), keepers_killed=killed,
+                killed_at=killed_at, keepers_after=len(keeper_pids()),
+                device_memory_warm_bytes=memory_warm, device_memory_after_bytes=memory_after,
+                device_memory_grown_bytes=memory_after - memory_warm)
+
+
 def warm_up(url: str, c1_path: Path, workers: list[tuple[str, int]], producers: int) -> int:
     """Jobs until every pool process of ``workers`` (node, processes) has proved a partition
     (its key loaded, its bases resident); returns how many jobs that took."""
@@ -369,6 +403,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--idle-jobs", type=int, default=0,
                         help="jobs one at a time on the warm, idle workers first: request → "
                              "verified result with nothing queued")
+    parser.add_argument("--kill-keeper", type=int, default=0, metavar="N",
+                        help="GPU: N jobs more, the key keeper killed under them")
     parser.add_argument("--null-jobs", type=int, default=120, help="0: no null-prover run")
     parser.add_argument("--null-workers", type=int, default=min(8, os.cpu_count() or 1))
     parser.add_argument("--params", type=Path, default=None,
@@ -473,6 +509,10 @@ def main(argv: list[str] | None = None) -> int:
                         print(f"{n} GPU(s): {run['jobs_per_min'] or 0:.2f} jobs/min steady, "
                               f"{run['jobs_per_min_total'] or 0:.2f} total, failures "
                               f"{len(run['failures'])}", flush=True)
+                    if args.kill_keeper and workers:
+                        result["keeper_kill"] = keeper_kill(server.url, c1_path,
+                                                            args.kill_keeper)
+                        save()
             finally:
                 for worker in workers:
                     worker.stop(graceful=False)
@@ -488,7 +528,8 @@ def main(argv: list[str] | None = None) -> int:
 
     print("\n" + table(result))
     print(f"wrote {path}")
-    return 1 if any(run["failures"] for run in result["runs"].values()) else 0
+    failed = [*result["runs"].values(), result.get("keeper_kill") or {"failures": []}]
+    return 1 if any(run["failures"] for run in failed) else 0
 
 
 def null_run(url: str, c1_path: Path, tmp: Path, args) -> dict:
