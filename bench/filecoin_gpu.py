@@ -112,21 +112,53 @@ def tiled(points: PointArray, count: int) -> PointArray:
                       [:count], np.zeros(count, dtype=bool))
 
 
+class PoolPeak:
+    """The device pool's peak bytes in use, above those in use at the start, while the block
+    runs: a partition's scratch (its key and witness tapes were resident before). Every
+    allocation of the block passes through ``track``, the pool's own ``malloc`` beneath."""
+
+    def __enter__(self) -> PoolPeak:
+        import cupy
+
+        self._pool = cupy.get_default_memory_pool()
+        self._base = self._peak = self._pool.used_bytes()
+        cupy.cuda.set_allocator(self.track)
+        return self
+
+    def track(self, size: int):
+        memory = self._pool.malloc(size)
+        self._peak = max(self._peak, self._pool.used_bytes())
+        return memory
+
+    def __exit__(self, *exc) -> None:
+        import cupy
+
+        cupy.cuda.set_allocator(self._pool.malloc)
+
+    @property
+    def scratch_bytes(self) -> int:
+        return self._peak - self._base
+
+
 def step_times(key: ProvingKey, logs: KnownLogs, assignment, backend,
-               rng: np.random.Generator, satisfied: bool = True) -> tuple[dict, dict]:
+               rng: np.random.Generator, satisfied: bool = True) -> tuple[dict, dict, dict]:
     """One partition's compute step by step (A·w, B·w, C·w; the quotient; each MSM alone),
-    each ended by its stream: where a partition's GPU time goes; and each step checked at
-    full size against the key's known logs (``full_size_check``, on host copies made
-    outside the timed windows)."""
-    def timed_on_stream(fn):
+    each ended by its stream: where a partition's GPU time and scratch go (``{step: s}``,
+    ``{step: scratch bytes}``); and each step checked at full size against the key's known
+    logs (``full_size_check``, on host copies made outside the timed windows)."""
+    scratch: dict[str, int] = {}
+
+    def timed_on_stream(fn, name):
         start = time.perf_counter()
-        out = fn()
-        backend.stream.synchronize()
+        with PoolPeak() as peak:
+            out = fn()
+            backend.stream.synchronize()
+        scratch[name] = peak.scratch_bytes
         return out, round(time.perf_counter() - start, 4)
 
-    abc, abc_s = timed_on_stream(lambda: backend.evaluate_abc(key, assignment))
+    abc, abc_s = timed_on_stream(lambda: backend.evaluate_abc(key, assignment), "abc")
     abc_host = abc_on_host(abc, backend)  # the quotient transforms them in place
-    h, quotient_s = timed_on_stream(lambda: backend.quotient(key, abc))
+    h, quotient_s = timed_on_stream(lambda: backend.quotient(key, abc), "quotient")
     backend.release(abc)
     times = {"abc": abc_s, "quotient": quotient_s}
     aux = assignment[key.r1cs.num_inputs:]
@@ -134,13 +166,13 @@ def step_times(key: ProvingKey, logs: KnownLogs, assignment, backend,
     for basis, scalars in (("a_g1", assignment), ("b_g1", assignment), ("l_g1", aux),
                            ("h_g1", h)):
         points[basis], times[basis] = timed_on_stream(
-            lambda b=basis, s=scalars: backend.msm_g1(key, b, s))
+            lambda b=basis, s=scalars: backend.msm_g1(key, b, s), basis)
     points["b_g2"], times["b_g2"] = timed_on_stream(
-        lambda: backend.msm_g2(key, "b_g2", assignment))
+        lambda: backend.msm_g2(key, "b_g2", assignment), "b_g2")
     checks = check_partition(key, logs, host(assignment), abc_host if satisfied else None,
                              host(h), points, rng)
     backend.release(assignment, h)
-    return times, checks
+    return times, scratch, checks
 
 
 def abc_on_host(abc, backend) -> tuple[np.ndarray, ...]:
@@ -288,21 +320,25 @@ def time_budget(what: Target, key: ProvingKey, logs: KnownLogs, device_witness, 
     for p in range(min(repeat, what.partitions)):
         values = what.values(p)
         _, host_s = timed(lambda values=values: device_witness.data_limbs(values))
-        start = time.perf_counter()
-        assignment = device_witness.run(device_witness.upload(values))
-        backend.stream.synchronize()
-        witness_s = time.perf_counter() - start
-        groth16.compute(key, assignment, under)
-        total_s = time.perf_counter() - start
+        with PoolPeak() as peak:
+            start = time.perf_counter()
+            assignment = device_witness.run(device_witness.upload(values))
+            backend.stream.synchronize()
+            witness_s = time.perf_counter() - start
+            groth16.compute(key, assignment, under)
+            total_s = time.perf_counter() - start
         runs.append({"partition": p, "host_data_s": round(host_s, 4),
-                     "witness_gpu_s": round(witness_s, 4), "partition_gpu_s": round(total_s, 3)})
+                     "witness_gpu_s": round(witness_s, 4), "partition_gpu_s": round(total_s, 3),
+                     "scratch_bytes": peak.scratch_bytes})
         print(f"partition {p}: witness {witness_s * 1e3:.1f} ms, whole {total_s:.3f} s",
               flush=True)
     witness = device_witness.run(device_witness.upload(values))
     backend.stream.synchronize()
-    (steps, checks), check_s = timed(lambda: step_times(key, logs, witness, under, rng,
-                                                        what.satisfied))
+    (steps, step_scratch, checks), check_s = timed(lambda: step_times(
+        key, logs, witness, under, rng, what.satisfied))
     print("steps (s): " + ", ".join(f"{k} {v:.3f}" for k, v in steps.items()), flush=True)
+    print("steps' scratch (GB): " + ", ".join(f"{k} {v / 1e9:.1f}"
+                                              for k, v in step_scratch.items()), flush=True)
     print(f"full-size checks ({check_s:.0f} s with the steps): "
           + ", ".join(f"{k} {'ok' if ok else 'WRONG'}" for k, ok in checks.items()), flush=True)
     pool_bytes = cupy.get_default_memory_pool().total_bytes()  # this process's, after the runs
@@ -314,7 +350,9 @@ def time_budget(what: Target, key: ProvingKey, logs: KnownLogs, device_witness, 
             # host, whatever the number of workers)
             "host_key_copies": 2 if streamed else 1, "gpu_key_copies": 1, "sector_wall_s": None,
             "prepare_s": round(prepare_s, 1), "pool_gib": round(pool_bytes / 2**30, 1),
-            "runs": runs, "steps_s": steps, "full_size_checks": checks,
+            "runs": runs, "steps_s": steps, "steps_scratch_bytes": step_scratch,
+            "scratch_bytes": max(r["scratch_bytes"] for r in runs),
+            "full_size_checks": checks,
             "full_size_checked": all(checks.values()),
             "witness": "satisfies the circuit" if what.satisfied else "random values (does not "
                        "satisfy the circuit: the quotient unchecked)",
