@@ -101,6 +101,9 @@ def test_the_bench_checks_every_step_of_a_gpu_partition(module_rng):
     backend = gpu.get_backend()
     backend.prepare(key)
     witness = cupy.asarray(circuit.witness())
-    _, checks = step_times(key, logs, witness, backend, rng)
+    _, scratch, checks = step_times(key, logs, witness, backend, rng)
     assert checks == {"quotient": True, "a_g1": True, "b_g1": True, "b_g2": True,
                       "l_g1": True, "h_g1": True}
+    assert set(scratch) == {"abc", "quotient", "a_g1", "b_g1", "l_g1", "h_g1", "b_g2"}
+    assert scratch["abc"] >= 3 * 32 * key.domain_size  # A·w, B·w, C·w are new arrays
+    assert all(bytes_ >= 0 for bytes_ in scratch.values()) and scratch["h_g1"] > 0
