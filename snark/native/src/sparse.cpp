@@ -111,7 +111,6 @@ PQ_API int pq_matvec(const int64_t* indptr, int64_t rows, const void* indices, i
     Coefficients coef{values, codes, code_width};
     if (!check_structure(indptr, rows, nnz, idx, columns, coef, table_rows)) return 1;
     if (!check_fr(x, transposed ? rows : columns, "vector")) return 1;
-    if (transposed && rows >= (int64_t(1) << 32)) return set_error("%lld rows exceed 2^32", (long long)rows);
     if (!transposed) {
         parallel_tasks((rows + 4095) / 4096, [&](int64_t task, int) {
             int64_t end = std::min(rows, (task + 1) * 4096);
@@ -125,28 +124,22 @@ PQ_API int pq_matvec(const int64_t* indptr, int64_t rows, const void* indices, i
         });
         return 0;
     }
-    // Transposed: the non-zeros bucketed by column (counting sort), then one sum per column
-    std::vector<int64_t> start(columns + 1, 0);
-    for (int64_t k = 0; k < nnz; k++) start[idx[k] + 1]++;
-    for (int64_t j = 0; j < columns; j++) start[j + 1] += start[j];
-    std::vector<int64_t> fill(start.begin(), start.end() - 1), entry(nnz);
-    std::vector<uint32_t> row_of(nnz);
-    for (int64_t r = 0; r < rows; r++) {
-        for (int64_t k = indptr[r]; k < indptr[r + 1]; k++) {
-            int64_t slot = fill[idx[k]]++;
-            entry[slot] = k;
-            row_of[slot] = (uint32_t)r;
-        }
-    }
-    parallel_tasks((columns + 4095) / 4096, [&](int64_t task, int) {
-        int64_t end = std::min(columns, (task + 1) * 4096);
-        for (int64_t j = task * 4096; j < end; j++) {
-            Sum sum;
-            for (int64_t s = start[j]; s < start[j + 1]; s++) {
-                sum.add(values + 4 * coef.row_of(entry[s]), Fr::raw(x + 4 * row_of[s]));
+    // Transposed: each task owns a range of columns and scans every row for their terms, so
+    // no two tasks add to one column and nothing is sorted (a serial counting sort of the
+    // non-zeros by column was most of a 32 GiB key's QAP at τ)
+    int64_t tasks = std::min<int64_t>(thread_count(), std::max<int64_t>(columns, 1));
+    int64_t width = (columns + tasks - 1) / tasks;
+    parallel_tasks(tasks, [&](int64_t task, int) {
+        int64_t lo = std::min(columns, task * width), hi = std::min(columns, lo + width);
+        std::vector<Sum> sums(hi - lo);
+        for (int64_t r = 0; r < rows; r++) {
+            Fr x_r = Fr::raw(x + 4 * r);
+            for (int64_t k = indptr[r]; k < indptr[r + 1]; k++) {
+                int64_t j = idx[k];
+                if (j >= lo && j < hi) sums[j - lo].add(values + 4 * coef.row_of(k), x_r);
             }
-            sum.value().store_raw(out + 4 * j);
         }
+        for (int64_t j = lo; j < hi; j++) sums[j - lo].value().store_raw(out + 4 * j);
     });
     return 0;
 }
