@@ -228,6 +228,29 @@ def measure(url: str, c1_path: Path, jobs: int, producers: int, in_flight: int) 
     }
 
 
+def sector_records(result: dict) -> list[dict]:
+    """A Filecoin run's records in the sector goals' shape (``filecoin-32gib-*.json``): per
+    GPU count, request → verified proof on idle workers (``sector_wall_s``, the median),
+    sectors a minute with several queued, and whether every sector came back verified (a
+    job is done only once its assembled proof passed the pairing check)."""
+    records = []
+    for n, run in result["runs"].items():
+        idle = run.get("idle") or {}
+        records.append({
+            "device": result["device"], "commit": result["commit"],
+            "command": result["command"], "gpus": int(n),
+            "workers": result["concurrency_per_gpu"],
+            "partition_gpu_s": run["compute_median_s"],
+            "sector_wall_s": statistics.median(idle["wall_s"]) if idle.get("wall_s") else None,
+            "sectors_per_min": run["jobs_per_min"], "gpu_busy": run["gpu_busy"],
+            "verified": bool(run["jobs"]) and not run["failures"]
+            and not idle.get("failures"),
+            "sectors": run["jobs"] + len(idle.get("wall_s", ())),
+            "scratch_bytes": None,  # bench/filecoin_gpu.py measures it
+            "key_setup_s": (result.get("key") or {}).get("setup_s")})
+    return records
+
+
 def keeper_kill(url: str, c1_path: Path, jobs: int, gpu: int = 0,
                 settle_s: float = 20.0) -> dict:
     """``jobs`` jobs, the GPU's key keeper killed (-9) as soon as one of their partitions is
@@ -435,6 +458,11 @@ def main(argv: list[str] | None = None) -> int:
             result["gpu_capacity_jobs_per_min"] = 60 / (args.partitions
                                                         * runs["1"]["compute_median_s"])
         path.write_text(json.dumps(result, indent=1) + "\n")
+        if args.proof_type == "filecoin" and runs:
+            size = (args.sector_size or "2KiB").lower()
+            sectors = path.with_name(path.name.replace("scale-", f"filecoin-{size}-")
+                                     .replace(".json", "-e2e.json"))
+            sectors.write_text(json.dumps(sector_records(result), indent=1) + "\n")
 
     with tempfile.TemporaryDirectory(prefix="proofq-scale-") as tmp:
         tmp = Path(tmp)
