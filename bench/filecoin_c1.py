@@ -45,7 +45,8 @@ from snark.filecoin.c1_lift import lift_domains
 from snark.filecoin.seal import seal, seal_sparse
 from snark.poseidon.neptune import neptune_constants
 
-RESULTS = Path(__file__).resolve().parent / "results"
+# $OUT on the device
+RESULTS = Path(os.environ.get("OUT") or Path(__file__).resolve().parent / "results")
 CASES = {"2KiB": ("StackedDrg2KiBV1_1", seal), "512MiB": ("StackedDrg512MiBV1_1", seal_sparse),
          "32GiB": ("StackedDrg32GiBV1_1", seal_sparse)}
 SEALS = CASES | {"8MiB": ("StackedDrg8MiBV1_1", seal)}
@@ -152,7 +153,7 @@ def main(cases: tuple[str, ...], repeat: int, seed: int, cache: str | None, pin:
     RESULTS.mkdir(exist_ok=True)
     out = RESULTS / f"filecoin-c1-{now:%Y-%m-%d-%H%M}.json"
     out.write_text(json.dumps(record, indent=1) + "\n")
-    Console().print(f"→ {out.relative_to(ROOT)}")
+    Console().print(f"→ {out}")
 
 
 if __name__ == "__main__":
