@@ -84,6 +84,7 @@ def setup_run(size: str, write_dir: str | None, save_dir: str | None) -> dict:
     from snark import groth16
     from snark.filecoin import registered_proof
     from snark.filecoin.circuit import StackedShape, circuit_r1cs
+    from snark.filecoin.registered_proofs import dev_stem
 
     proof = registered_proof(f"StackedDrg{size}V1_1")
     r1cs, r1cs_s = timed(lambda: circuit_r1cs(StackedShape.of(proof)))
@@ -99,7 +100,10 @@ def setup_run(size: str, write_dir: str | None, save_dir: str | None) -> dict:
             print(f"{size}: {time.perf_counter() - start:7.1f} s  {step}", flush=True)
         marks.append((step, time.perf_counter()))
 
-    key = groth16.setup(r1cs, fixed_base=fixed, density=True, progress=progress)
+    # named as a worker names a development key (``development_key``): no hash of the
+    # circuit to wait for, which at 32 GiB took longer than the rest of the setup
+    key = groth16.setup(r1cs, fixed_base=fixed, density=True, progress=progress,
+                        circuit_id=dev_stem(proof))
     setup_s = time.perf_counter() - start
     steps, last = {}, start
     for step, at in marks:  # each step: from the report before its first to its last
