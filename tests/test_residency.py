@@ -37,13 +37,6 @@ class RecordingCpu(CpuBackend):
         super().evict(key)
 
 
-@pytest.fixture()
-def heartbeat():
-    beat = Heartbeat(0.1)
-    yield beat
-    beat.close()
-
-
 def _ledger(redis_url: str, heartbeat: Heartbeat, budget: int) -> VramLedger:
     return VramLedger(redis.Redis.from_url(redis_url), GpuId("host", f"t-{secrets.token_hex(3)}"),
                       budget_bytes=budget, lease_s=30, heartbeat=heartbeat)
