@@ -153,6 +153,11 @@ class Settings(BaseSettings):
                                               "bytes, all pinned ones together (a WinningPoSt "
                                               "key: 0.23 GB, 2.7 GB with window tables) is never "
                                               "evicted for another key; 0 = none pinned")
+    transient_key_types: list[str] | None = Field(
+        None, description="proof types whose key is on the device only from a partition's "
+                          "memory phase to the end of its compute phase, its bases streamed "
+                          "from pinned host memory kept between partitions; None = the types "
+                          "whose plug-in says so (WindowPoSt), [] = none")
 
     @field_validator("redis_url")
     @classmethod

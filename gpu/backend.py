@@ -19,9 +19,16 @@ tells the VRAM ledger what the tables hold.
 Bases stay resident while the key fits ``vram_budget_bytes`` (the ledger's budget; None:
 always resident): where it does not, the largest bases stream from pinned host memory
 shared by the host's processes (``gpu.streamed_bases``), through a ring of device buffers
-the ledger is told of, and get no tables; a basis the device refuses streams too.
-``evict`` frees a key's device state (and lets go of its host segments) and hands the
-memory back to the device (``workers.key_residency`` decides which key goes).
+the ledger is told of, and get no tables; a basis the device refuses streams too. A key
+marked transient (``mark_transient``) streams every basis whatever the budget, so that its
+device part is only its matrices, gathers and the ring.
+
+A key's state has two parts: on the device (``gpu.resident.Resident``: matrices, resident
+bases and tables, gathers, the ring) and on the host (``gpu.resident.HostPart``: the
+streamed bases' pinned rows, the slow part to make: built from the key, 60 GB for a 32 GiB
+WindowPoSt key). ``shed`` gives the device part back and keeps the host part for the next
+``prepare``; ``evict`` gives both back (``workers.key_residency`` decides when each
+happens). Both hand the device memory back to the device.
 
 All work runs on one non-blocking stream of the backend, except the G2 MSM of
 ``proof_msms``, which runs on a second one beside the G1 MSMs (ordered after the witness's
@@ -46,11 +53,11 @@ import numpy as np
 from gpu import extensions, module, spmv_plan
 from gpu.msm import TUNING, MsmBases, MsmTuning, msm, msm_many, table_plan
 from gpu.ntt import Ntt, log_size
-from gpu.resident import Resident, ResidentMatrix
+from gpu.resident import HostPart, Resident, ResidentMatrix
 from gpu.shared_keys import SharedKeys
 from gpu.spmv_plan import matrix_bytes
-from gpu.streamed_bases import (RING_BUFFER_BYTES, RING_BUFFERS, StreamedBases, device_ring,
-                                stream_choice)
+from gpu.streamed_bases import (RING_BUFFER_BYTES, RING_BUFFERS, HostBases, StreamedBases,
+                                device_ring, stream_choice)
 from snark.backend import (Capability, DeviceLost, DeviceMemoryError, E, G1Basis, G2Basis,
                            KeyStates)
 from snark.fields import (FR_MODULUS, FR_MULTIPLICATIVE_GENERATOR, fr_to_limbs, is_canonical,
@@ -101,11 +108,15 @@ def table_choice(key: ProvingKey, budget_bytes: int,
 
 
 def residency_plan(key: ProvingKey, vram_budget_bytes: int | None, tables_left: int,
-                   ring_bytes: int, tuning: MsmTuning = TUNING) -> tuple[set[str], dict[str, int]]:
+                   ring_bytes: int, tuning: MsmTuning = TUNING, *,
+                   transient: bool = False) -> tuple[set[str], dict[str, int]]:
     """``(bases streamed, {basis: table bytes})``: the key's bases and matrices within
     ``vram_budget_bytes`` (None: no limit), the largest bases streamed through a ring of
     ``ring_bytes`` where they do not fit; tables within ``tables_left`` (and what the budget
-    leaves) only when nothing streams."""
+    leaves) only when nothing streams. A ``transient`` key streams every basis: what it
+    leaves on the device between partitions is its pinned host rows alone."""
+    if transient:
+        return set(POINT_BASES), {}
     sizes = {name: MsmBases.nbytes(getattr(key, name), _leading_infinity(key, name))
              for name in POINT_BASES}
     if vram_budget_bytes is None:
@@ -148,7 +159,8 @@ class GpuBackend:
                                       self.shared_settings()) if share_keys else None
         # Two keys of one circuit (another setup, the other H form) never share bases; nor
         # do two backends that table them differently: the state is this backend's.
-        self._states: KeyStates[Resident] = KeyStates()
+        self._states: KeyStates[Resident] = KeyStates()  # the device parts
+        self._hosts: KeyStates[HostPart] = KeyStates()  # the host parts
         with cupy.cuda.Device(device_id):
             self.stream = cupy.cuda.Stream(non_blocking=True)
             # the G2 MSM's stream, and a second one for the G1 MSMs (proof_msms)
@@ -197,7 +209,7 @@ class GpuBackend:
             self._let_go_of_dead_keeper(self.shared_keys)
         if self._states.get(key) is not None:
             return
-        shared = self.shared_keys is not None and key.directory is not None
+        shared = self.shared_name(key) is not None
         resident = self.shared_keys.hold(key) if shared else self.build_resident(key)
         try:
             with self.on_device():
@@ -253,24 +265,58 @@ class GpuBackend:
         self._states.pop(key)
 
     def _add_streamed(self, key: ProvingKey, resident: Resident) -> None:
-        """The streamed bases, through this process's ring (made for the first of them)."""
+        """The streamed bases: the key's pinned host rows (built for its first residency,
+        kept by ``shed``) through this residency's ring (made for the first of them)."""
+        if not resident.streamed:
+            return
+        host = self._host_part(key)
         for name in sorted(resident.streamed):
             if resident.ring is None:
                 resident.ring = device_ring(self.device_id, RING_BUFFERS, self.ring_buffer_bytes)
-            resident.bases[name] = StreamedBases(getattr(key, name), resident.ring,
-                                                 self.device_id, _leading_infinity(key, name))
+            rows = host.bases.get(name)
+            if rows is None:
+                rows = host.bases[name] = HostBases(getattr(key, name),
+                                                    _leading_infinity(key, name))
+            resident.bases[name] = StreamedBases(rows, resident.ring, self.device_id)
 
-    def evict(self, key: ProvingKey) -> None:
-        """Drop the key's device state and give the memory back to the device, so the
-        ledger's returned reservation is memory another process can have (off the proving
-        path: between partitions, under the memory lock); a shared key's copy goes when
-        the last process of the GPU lets it go."""
-        if not self._drop_state(key):
+    def mark_transient(self, key: ProvingKey) -> None:
+        """``key``'s device part is transient (``snark.backend.ProverBackend``): every basis
+        streams from pinned host rows whatever the budget, so that ``shed`` leaves only
+        those rows behind. Such a key is never held through the GPU's keeper
+        (``shared_name`` is None): the keeper keeps one device copy of a key that stays for
+        all the GPU's processes, while a transient key's device part lives for a partition
+        and its bulk, the rows, is one copy per host already."""
+        self._host_part(key).transient = True
+
+    def _host_part(self, key: ProvingKey) -> HostPart:
+        return self._hosts.get(key) or self._hosts.put(key, HostPart())
+
+    def _transient(self, key: ProvingKey) -> bool:
+        host = self._hosts.get(key)
+        return host is not None and host.transient
+
+    def shed(self, key: ProvingKey) -> None:
+        """Drop the key's device part (matrices, resident bases and tables, gathers, the
+        ring) and give the memory back to the device; its host part stays for the next
+        ``prepare``. Called where no kernel of this process reads the key any more and no
+        other process runs kernels (the end of a compute phase, the compute lock held: as
+        ``return_cached``), or between partitions; a shared key's copy goes when the last
+        process of the GPU lets it go."""
+        if self._states.pop(key) is None:
             return
         if self.shared_keys is not None and self.shared_keys.holds(key):
             self.shared_keys.release(key)
-        with self.on_device() as cupy:
-            cupy.get_default_memory_pool().free_all_blocks()
+        self.return_cached()
+
+    def evict(self, key: ProvingKey) -> None:
+        """``shed`` the key and let go of its host part too (its segments unpinned and
+        unmapped: removed by the host's last holder), so that a returned reservation is
+        memory another process can have (off the proving path: between partitions, under
+        the memory lock)."""
+        self.shed(key)
+        host = self._hosts.pop(key)
+        if host is not None:
+            host.close()
 
     def _let_go_of_dead_keeper(self, shared: SharedKeys) -> None:
         """The GPU's keeper died (or exited): drop this process's state of every key held
@@ -278,28 +324,17 @@ class GpuBackend:
         back to the device before a new keeper loads the key again (once, for every process
         of the GPU). Done here, at a partition's memory phase: no kernel of this process
         can be reading those arrays now."""
-        dead = [key for key in self._states.keys() if shared.holds(key)]
-        for key in dead:
-            self._drop_state(key)
+        for key in [key for key in self._states.keys() if shared.holds(key)]:
+            self._states.pop(key)  # its host part (streamed rows) serves the next hold
         count = shared.let_go_of_dead_keeper()
         log.warning("GPU %d: the key keeper at %s is gone; let go of this process's view of "
                     "%d of its keys (a new keeper loads them again)", self.device_id,
                     shared.path, count)
 
-    def _drop_state(self, key: ProvingKey) -> bool:
-        """Drop ``key``'s state and its streamed bases' ring; False if it had none. Nothing
-        here may view a shared copy once this returns."""
-        resident = self._states.pop(key)
-        if resident is None:
-            return False
-        for name in resident.streamed:
-            resident.bases[name].close()
-        return True
-
     def shared_name(self, key: ProvingKey) -> str | None:
         """The name every process of this GPU holds ``key``'s one device copy by, or None
-        where this process holds a copy of its own."""
-        if self.shared_keys is None or key.directory is None:
+        where this process holds a copy of its own (a key held in memory, a transient one)."""
+        if self.shared_keys is None or key.directory is None or self._transient(key):
             return None
         return self.shared_keys.name(key)
 
@@ -310,7 +345,8 @@ class GpuBackend:
 
     def _plan(self, key: ProvingKey) -> tuple[set[str], dict[str, int]]:
         return residency_plan(key, self.vram_budget_bytes, self._tables_left(key),
-                              RING_BUFFERS * self.ring_buffer_bytes, self.msm_tuning)
+                              RING_BUFFERS * self.ring_buffer_bytes, self.msm_tuning,
+                              transient=self._transient(key))
 
     def _resident_bases(self, points: PointArray, lead: int, tabled: bool) -> MsmBases:
         if tabled:

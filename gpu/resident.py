@@ -1,5 +1,7 @@
-"""What the GPU backend holds on the device for one proving key, and how that state is
-described to another process of the same GPU (the key keeper, ``gpu.key_keeper``).
+"""What the GPU backend holds for one proving key — on the device (``Resident``), and on
+the host (``HostPart``: the streamed bases' pinned rows, kept while the device part comes
+and goes) — and how the device state is described to another process of the same GPU (the
+key keeper, ``gpu.key_keeper``).
 
 The description is JSON: every device array as an IPC description (``gpu.ipc.export``),
 the rest as numbers. Bases that stream from the host are only named in it: each process
@@ -13,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 from gpu.msm import MsmBases, Plan
-from gpu.streamed_bases import StreamedBases
+from gpu.streamed_bases import HostBases, StreamedBases
 
 
 @dataclass
@@ -37,6 +39,23 @@ class Resident:
     table_bytes: int          # what the bases' window tables hold beyond the bases
     streamed: frozenset[str] = field(default_factory=frozenset)  # bases that stream
     ring: object = None       # the streamed bases' device buffers (gpu.streamed_bases.Ring)
+
+
+@dataclass
+class HostPart:
+    """What the backend keeps of a key on the host: its streamed bases' pinned rows, by
+    basis name, and whether the key's device part is transient (every basis streams, and
+    ``GpuBackend.shed`` gives the device part back keeping these rows for the next
+    ``prepare``, which would otherwise build them from the key again)."""
+
+    transient: bool = False
+    bases: dict[str, HostBases] = field(default_factory=dict)
+
+    def close(self) -> None:
+        """Unpin and unmap the rows (a segment is removed by the host's last holder)."""
+        for rows in self.bases.values():
+            rows.close()
+        self.bases.clear()
 
 
 _MATRIX_ARRAYS = ("indptr", "indices", "codes", "table", "chunk_rows")

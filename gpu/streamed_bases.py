@@ -1,14 +1,17 @@
 """MSM bases that stay in host memory and stream to the device in chunks (issue 24 item 3).
 
-Where a key's bases do not fit the device's budget (``gpu.backend``), a basis's affine rows
-(standard form, infinity rows zero, its leading infinities included) live in a *shared
-host segment*: a file in ``/dev/shm`` named by a digest of the rows, mapped by every
-process of the host that proves under the key, so the host holds one copy whatever the
-number of workers, and page-locked in each (``cudaHostRegister``) so copies from it are
-DMA at the link's speed. Each process holds a shared ``flock`` on the segment while it maps
-it; the last one to let go removes it (creation and removal serialise on a lock file).
-Where the directory has no room (a container's 64 MiB /dev/shm), the rows go to this
-process's own pinned buffer instead: the same MSMs, one copy per process.
+Where a key's bases do not fit the device's budget, or the key's device part is transient
+(``gpu.backend``), a basis's affine rows (standard form, infinity rows zero, its leading
+infinities included) live in a *shared host segment*: a file in ``/dev/shm`` named by a
+digest of the rows, mapped by every process of the host that proves under the key, so the
+host holds one copy whatever the number of workers, and page-locked in each
+(``cudaHostRegister``) so copies from it are DMA at the link's speed. Each process holds a
+shared ``flock`` on the segment while it maps it; the last one to let go removes it
+(creation and removal serialise on a lock file). Where the directory has no room (a
+container's 64 MiB /dev/shm), the rows go to this process's own pinned buffer instead: the
+same MSMs, one copy per process. The pinned rows (``HostBases``) are the key's host part and
+the ring its device part: ``StreamedBases`` pairs them for one residency, so a key's device
+part can go while its rows stay.
 
 An MSM over streamed bases runs chunk by chunk through a small ring of device buffers:
 chunk i+1's rows are copied on the ring's copy stream while chunk i's kernels run, each
@@ -289,26 +292,24 @@ def device_ring(device_id: int, buffers: int = RING_BUFFERS,
                     lambda stream, event: stream.wait_event(event), copy)
 
 
-class StreamedBases:
-    """A basis in a pinned shared host segment, MSM'd through ``ring`` chunk by chunk.
+class HostBases:
+    """A basis's rows in host memory, page-locked: the host's shared segment, or this
+    process's own pinned buffer where the segment directory has no room.
 
-    Like ``gpu.msm.MsmBases`` to ``msm_many``: ``group``, ``words``, ``device_id``,
-    ``leading_infinity``, ``len``; ``queue_window_sums`` instead of one bases array."""
+    What a key keeps on the host while its device part comes and goes (``gpu.backend``:
+    a transient key's bases are built into their segment once, for its first residency,
+    and streamed through each residency's ring); ``close`` lets go of it."""
 
-    def __init__(self, points: PointArray, ring: Ring, device_id: int,
-                 leading_infinity: int = 0, directory: Path = SEGMENT_DIR) -> None:
+    def __init__(self, points: PointArray, leading_infinity: int = 0,
+                 directory: Path = SEGMENT_DIR) -> None:
         import cupy
 
         from gpu.msm import FIELD_WORDS
 
         self.group = points.group
         self.words = FIELD_WORDS[points.group]
-        self.device_id = device_id
         self.leading_infinity = leading_infinity
         self.rows = leading_infinity + len(points)
-        self.ring = ring
-        self.table = None
-        self.chunk_rows = ring.buffer_bytes // row_bytes(self.group)
         name = f"proofq-bases-{rows_digest(points, leading_infinity)}"
         shape = (self.rows, 2 * self.words)
 
@@ -335,6 +336,33 @@ class StreamedBases:
     def __len__(self) -> int:
         return self.rows
 
+    def close(self) -> None:
+        """Unpin and unmap the segment (removed by the last process that held it)."""
+        self._release()
+
+
+class StreamedBases:
+    """``host``'s rows, MSM'd through ``ring`` chunk by chunk.
+
+    Like ``gpu.msm.MsmBases`` to ``msm_many``: ``group``, ``words``, ``device_id``,
+    ``leading_infinity``, ``len``; ``queue_window_sums`` instead of one bases array. The
+    rows are the caller's (this only reads them): dropping these bases leaves them pinned
+    for the next ring."""
+
+    def __init__(self, host: HostBases, ring: Ring, device_id: int) -> None:
+        self.host = host
+        self.group = host.group
+        self.words = host.words
+        self.device_id = device_id
+        self.leading_infinity = host.leading_infinity
+        self.rows = host.rows
+        self.ring = ring
+        self.table = None
+        self.chunk_rows = ring.buffer_bytes // row_bytes(self.group)
+
+    def __len__(self) -> int:
+        return self.rows
+
     @property
     def table_stride(self) -> int:
         return 0
@@ -349,9 +377,10 @@ class StreamedBases:
         stream = cupy.cuda.get_current_stream()
         to_mont = _kernel(f"msm_bases_to_mont_g{self.group}", self.device_id)
         width, parts = 2 * self.words, []
+        address = self.host.segment.address
         for lo, hi in chunk_bounds(n, self.chunk_rows):
             rows = hi - lo
-            slot = self.ring.acquire(self.segment.address + lo * width * 8, rows, width)
+            slot = self.ring.acquire(address + lo * width * 8, rows, width)
             stream.wait_event(slot.ready)
             to_mont((-(-rows // THREADS),), (THREADS,), (slot.view, np.uint32(rows)))
             digits = sort_digits(scalars[lo:hi], rows, self.device_id, plan(rows, tuning))
@@ -359,10 +388,6 @@ class StreamedBases:
             parts.append((window_sums(bases, digits, tuning=tuning), digits.plan.c))
             self.ring.release(slot, stream)
         return parts
-
-    def close(self) -> None:
-        """Unpin and unmap the segment (removed by the last process that held it)."""
-        self._release()
 
 
 def _release_segment(segment) -> None:

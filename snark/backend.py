@@ -13,7 +13,9 @@ the worker runtime runs them inside its lock phases:
 
 What ``prepare`` makes resident for a key is the backend's own state, kept by the key
 object's identity (``KeyStates``): a ``ProvingKey`` is a value and carries none of it.
-``evict`` gives it back.
+``evict`` gives it back. A key whose device part is transient (``mark_transient``: a key
+proved seldom beside a larger one that stays) keeps its bulk in host memory, and ``shed``
+gives back its device part alone after each partition, so the next ``prepare`` is quick.
 
 A proof type may have device steps of its own (porep: its witness from compact inputs). It
 names them by a ``Capability`` in its package; a backend that has them returns them, composed
@@ -135,6 +137,16 @@ class ProverBackend(Protocol):
     def evict(self, key: "ProvingKey") -> None:
         """Forget what ``prepare`` made resident for ``key`` and free its memory (a later
         ``prepare`` makes it resident again); nothing if it is not resident."""
+
+    def mark_transient(self, key: "ProvingKey") -> None:
+        """Make ``key``'s device part transient, before its first ``prepare`` and until
+        ``evict``: what can stay on the host does (a GPU streams every basis from pinned
+        host memory), so that ``shed`` leaves the device little to reload."""
+
+    def shed(self, key: "ProvingKey") -> None:
+        """Give back the device memory ``prepare`` took for ``key`` and keep its host part
+        for the next ``prepare`` (only once no work of this process reads the key); nothing
+        if it is not resident. The CPU's state is all host: it keeps it."""
 
     def extra_resident_bytes(self, key: "ProvingKey") -> int:
         """Device bytes a prepared key holds beyond its bases and R1CS (the GPU's MSM

@@ -88,6 +88,13 @@ class CpuBackend:
     def evict(self, key: ProvingKey) -> None:
         self._states.pop(key)
 
+    def mark_transient(self, key: ProvingKey) -> None:
+        """Nothing to choose: every basis is in host memory already."""
+
+    def shed(self, key: ProvingKey) -> None:
+        """Nothing to give back: the converted bases are host memory, the part a transient
+        key keeps."""
+
     def extra_resident_bytes(self, key: ProvingKey) -> int:
         return 0
 

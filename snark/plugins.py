@@ -107,6 +107,10 @@ class ProofTypePlugin:
     how a request becomes its job, the keys its circuit ids name). ``sector_of(head,
     tail)``: for a type whose input names one sector, ``{"sector", "miner"}`` as far as the
     first and last bytes of a stored input name them (the job view's columns).
+    ``transient_key``: its key's device part is made resident for each unit and given back
+    after it, its bulk kept in host memory (``workers.key_residency``): for a type proved
+    seldom beside a larger key that stays (WindowPoSt beside PoRep); the type knows how
+    often its work comes, the operator may choose otherwise (``PROOFQ_TRANSIENT_KEY_TYPES``).
     """
 
     kind: ProofType
@@ -121,6 +125,7 @@ class ProofTypePlugin:
     commands: str | None = None
     curio_kinds: str | None = None
     sector_of: Callable[[bytes, bytes], dict[str, int]] | None = None
+    transient_key: bool = False
 
     def __post_init__(self) -> None:
         for name in ("worker", "settings", "device_steps", "commands", "curio_kinds"):

@@ -65,6 +65,16 @@ def module_rng(request) -> random.Random:
     return random.Random(_seed(request))
 
 
+@pytest.fixture()
+def heartbeat():
+    """A lease renewer for the locks and ledgers a test makes, stopped after it."""
+    from workers.heartbeat import Heartbeat
+
+    beat = Heartbeat(0.1)
+    yield beat
+    beat.close()
+
+
 @pytest.fixture(scope="session")
 def redis_server():
     with EmbeddedRedis() as server:

@@ -34,10 +34,10 @@ def pools(module_rng):
 
 
 def _streamed(points, lead, chunk_rows, buffers=3):
-    from gpu.streamed_bases import StreamedBases, device_ring, row_bytes
+    from gpu.streamed_bases import HostBases, StreamedBases, device_ring, row_bytes
 
     ring = device_ring(0, buffers, chunk_rows * row_bytes(points.group))
-    return StreamedBases(points, ring, 0, lead)
+    return StreamedBases(HostBases(points, lead), ring, 0)
 
 
 def _scalars(np_rng, n, lead=0):
@@ -72,7 +72,7 @@ def test_streamed_msm_equals_resident(pools, np_rng, group, log_n, chunks):
         again = msm(streamed, scalars)  # the ring's buffers reused by a second call
         assert again == want
     finally:
-        streamed.close()
+        streamed.host.close()
 
 
 @pytest.mark.parametrize("buffers", [1, 2, 3])
@@ -82,13 +82,13 @@ def test_many_streamed_and_resident_msms_in_one_batch(pools, np_rng, buffers):
     import cupy
 
     from gpu.msm import MsmBases, msm_many
-    from gpu.streamed_bases import StreamedBases, device_ring
+    from gpu.streamed_bases import HostBases, StreamedBases, device_ring
 
     n = (1 << 13) + 77
     scalars, other = _scalars(np_rng, n), _scalars(np_rng, n)
     ring = device_ring(0, buffers, 1000 * 96)
-    streamed = [StreamedBases(pools[1][:n], ring, 0), StreamedBases(pools[2][:n], ring, 0),
-                StreamedBases(pools[1][1000:1000 + n], ring, 0)]
+    streamed = [StreamedBases(HostBases(points), ring, 0)
+                for points in (pools[1][:n], pools[2][:n], pools[1][1000:1000 + n])]
     resident = [MsmBases(pools[1][:n]), MsmBases(pools[2][:n]), MsmBases(pools[1][1000:1000 + n])]
     streams = [cupy.cuda.Stream(non_blocking=True) for _ in range(3)]
     try:
@@ -102,27 +102,27 @@ def test_many_streamed_and_resident_msms_in_one_batch(pools, np_rng, buffers):
         assert [p.to_compressed_bytes() for p in got] == [p.to_compressed_bytes() for p in want]
     finally:
         for bases in streamed:
-            bases.close()
+            bases.host.close()
 
 
 def test_segments_are_shared_and_removed_by_the_last_holder(pools):
     first, second = _streamed(pools[1][:4096], 0, 1000), _streamed(pools[1][:4096], 0, 1000)
-    path = first.segment.path
-    assert second.segment.path == path and path.exists()
-    first.close()
+    path = first.host.segment.path
+    assert second.host.segment.path == path and path.exists()
+    first.host.close()
     assert path.exists()
-    second.close()
+    second.host.close()
     assert not path.exists()
 
 
 def test_bases_dropped_unclosed_let_go_of_their_segment(pools):
-    """Collected without ``close()`` (a backend dropped with its state), the bases unpin and
+    """Collected without ``close()`` (a backend dropped with its state), the host rows unpin and
     unmap their segment: a registration left behind made a later mapping at the same
     address fail ("part or all of the requested memory range is already mapped")."""
     import cupy
 
     bases = _streamed(pools[2][:1000], 3, 400)
-    path, address = bases.segment.path, bases.segment.address
+    path, address = bases.host.segment.path, bases.host.segment.address
     del bases
     gc.collect()
     assert not path.exists()
@@ -165,7 +165,7 @@ def test_a_backend_over_budget_streams_its_bases_and_proves_the_same(key, rng):
         {k: p.to_compressed_bytes() for k, p in expected.items()}
     ni = pk.r1cs.num_inputs
     assert small.msm_g1(pk, "l_g1", on_small[ni:]) == resident.msm_g1(pk, "l_g1", on_resident[ni:])
-    paths = [b.segment.path for b in small._states.get(pk).bases.values()]
+    paths = [b.host.segment.path for b in small._states.get(pk).bases.values()]
     assert all(p.exists() for p in paths)
     small.evict(pk)
     assert not any(p.exists() for p in paths)

@@ -31,13 +31,6 @@ def _ledger(url: str, gpu: GpuId, budget: int, heartbeat: Heartbeat,
 
 
 @pytest.fixture()
-def heartbeat():
-    hb = Heartbeat(0.1)
-    yield hb
-    hb.close()
-
-
-@pytest.fixture()
 def gpu():
     return GpuId("testhost", f"cpu-{secrets.token_hex(3)}")
 

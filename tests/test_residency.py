@@ -37,23 +37,17 @@ class RecordingCpu(CpuBackend):
         super().evict(key)
 
 
-@pytest.fixture()
-def heartbeat():
-    beat = Heartbeat(0.1)
-    yield beat
-    beat.close()
-
-
 def _ledger(redis_url: str, heartbeat: Heartbeat, budget: int) -> VramLedger:
     return VramLedger(redis.Redis.from_url(redis_url), GpuId("host", f"t-{secrets.token_hex(3)}"),
                       budget_bytes=budget, lease_s=30, heartbeat=heartbeat)
 
 
-def _owner(backend, ledger: VramLedger) -> Residency:
+def _owner(backend, ledger: VramLedger, **options) -> Residency:
+    """An owner reserving in ``ledger``; ``options``: ``Residency``'s (``pin``, ``transient``)."""
     def reserve(key, *, force: bool):
         return ledger.reserve("w:key", key_bytes(key) + backend.extra_resident_bytes(key),
                               force=force)
-    return Residency(backend, reserve)
+    return Residency(backend, reserve, **options)
 
 
 def _keys(rng, count: int, constraints: int = 40) -> list:

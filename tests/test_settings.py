@@ -75,6 +75,17 @@ def test_msm_table_bytes_defaults_to_the_backend_share_and_refuses_negatives(mon
         load_settings()
 
 
+def test_transient_key_types_default_to_the_plugins_and_read_a_json_list(monkeypatch):
+    assert load_settings().transient_key_types is None  # the types' records decide
+    monkeypatch.setenv("PROOFQ_TRANSIENT_KEY_TYPES", "[]")
+    assert load_settings().transient_key_types == []
+    monkeypatch.setenv("PROOFQ_TRANSIENT_KEY_TYPES", '["window-post", "snap"]')
+    assert load_settings().transient_key_types == ["window-post", "snap"]
+    monkeypatch.setenv("PROOFQ_TRANSIENT_KEY_TYPES", "window-post")
+    with pytest.raises(SettingsError, match="PROOFQ_TRANSIENT_KEY_TYPES"):
+        load_settings()
+
+
 def test_the_input_limit_is_read_under_its_former_name_too(monkeypatch, tmp_path, rng):
     """``max_c1_bytes`` / ``PROOFQ_MAX_C1_BYTES`` (0.1) still set ``max_input_bytes``; the new
     name wins where both are given."""

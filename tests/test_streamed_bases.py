@@ -177,6 +177,16 @@ def test_a_tight_budget_streams_the_largest_bases_and_counts_the_ring(key):
     assert residency_plan(key, 1, 0, ring)[0] == set(POINT_BASES)
 
 
+def test_a_transient_key_streams_every_basis_whatever_the_budget(key, rng):
+    """Its device part is its matrices and the ring alone (what the ledger is told)."""
+    ring = rng.randrange(1, 1 << 30)
+    whole = _matrices(key) + sum(_sizes(key).values())
+    for budget in (None, whole, 10 * whole, rng.randrange(1, whole)):
+        assert residency_plan(key, budget, 1 << 40, ring, transient=True) == (set(POINT_BASES),
+                                                                              {})
+    assert key_bytes(key) + extra_bytes(key, set(POINT_BASES), 0, ring) == _matrices(key) + ring
+
+
 def test_the_ledger_is_told_the_ring_and_not_the_streamed_bases(key):
     """key_bytes + extra = the matrices, the resident bases and the ring: what the device
     holds."""

@@ -66,6 +66,12 @@ class FencedBackend:
     def evict(self, key: ProvingKey) -> None:
         self._backend.evict(key)
 
+    def mark_transient(self, key: ProvingKey) -> None:
+        self._backend.mark_transient(key)
+
+    def shed(self, key: ProvingKey) -> None:
+        self._backend.shed(key)
+
     def extra_resident_bytes(self, key: ProvingKey) -> int:
         return self._backend.extra_resident_bytes(key)
 

@@ -28,13 +28,17 @@ Lease loss: all backend calls made under a lock (a proof type's own device steps
 through ``workers.fence``, which checks the lock's lease first, so a worker whose lease
 expired stops before touching the GPU again.
 
-Keys: the process's keys are held by one owner (``workers.key_residency``): loaded once, made
-resident in the memory phase with their bytes reserved in the VRAM ledger, the least
-recently used one evicted when the ledger has no room for another (never one a partition
-is using). A key can also be made resident ahead of work, or let go, on request
-(``workers.key_requests``, the gRPC door's PreloadSRS and EvictSRS): ``carry_out``, in the
-requests' thread, through the same owner and, for a preload, under the GPU's memory lock as
-a memory phase.
+Keys: the process's keys are held by one owner (``workers.key_residency``): loaded once,
+made resident in the memory phase with their bytes reserved in the VRAM ledger, the least
+recently used one evicted when the ledger has no room for another (never one a partition is
+using). A transient key (``_transient_key``: WindowPoSt's) is resident only from its
+partition's memory phase to the end of its compute phase, where its device part goes back to
+the device with its reservation, under the compute lock as a partition's scratch does (or
+from the start of its compute phase, where the device had no room for it earlier); its
+bases stay in pinned host memory. A key can also be made resident ahead of work, or let go,
+on request (``workers.key_requests``, the gRPC door's PreloadSRS and EvictSRS):
+``carry_out``, in the requests' thread, through the same owner and, for a preload, under the
+GPU's memory lock as a memory phase.
 """
 
 from __future__ import annotations
@@ -59,7 +63,7 @@ from snark.cpu_backend import CpuBackend
 from snark.errors import WorkerFault
 from snark.keys import ProvingKey
 from snark.proof_types import AnyWorker, ProofType, Storage
-from snark.registry import worker_half
+from snark.registry import UnknownProofType, plugin, worker_half
 from snark.unit_work import UnitWork
 from workers import gpu_binding
 from workers.backend_choice import fixed_base_for, make_backend
@@ -100,6 +104,7 @@ class _PartitionRun:
     progress: Progress | None
     cancelled: Callable[[], bool] | None
     staged_path: str = ""
+    key_in_compute: bool = False  # a transient key's device part is made resident there
 
     polled_at: float = 0.0
 
@@ -144,8 +149,8 @@ class WorkerRuntime:
                                  lease_s=settings.lock_lease_s, heartbeat=self.heartbeat)
         keys = RedisKeys.of(settings)
         self.events = EventLog(client, settings.events_maxlen, keys.events)
-        self.residency: Residency[tuple[str, str]] = Residency(backend, self._reserve_key,
-                                                               self._pin_key)
+        self.residency: Residency[tuple[str, str]] = Residency(
+            backend, self._reserve_key, self._pin_key, self._transient_key)
         self.card = WorkerCard(client, _card(worker_name, binding, backend),
                                settings.lock_lease_s, keys.card_prefix)
         self.heartbeat.register(self.card)
@@ -292,13 +297,13 @@ class WorkerRuntime:
         name = (request.proof_type, request.name)
         reply = KeyReply(self.worker_name, True,
                          device=f"{self.binding.gpu.host}:{self.binding.gpu.uuid}")
-        resident = self.residency.resident_by_name().get(name)
-        if resident is not None:
-            reply = replace(reply, was_resident=True, nbytes=key_bytes(resident),
-                            shared=self.backend.shared_name(resident) is not None)
+        kept = self.residency.held_by_name().get(name)  # resident, or transient on the host
+        if kept is not None:
+            reply = replace(reply, was_resident=True, nbytes=self._device_bytes(name),
+                            shared=self.backend.shared_name(kept) is not None)
         if request.op == "evict":
-            return reply if resident is None else self._let_go(name, reply, request.wait_s)
-        if resident is not None:
+            return reply if kept is None else self._let_go(name, reply, request.wait_s)
+        if kept is not None:
             return reply
         directory = self.storage.params_dir / request.directory
         if not (directory / "manifest.json").is_file():
@@ -315,12 +320,20 @@ class WorkerRuntime:
                     f"is loaded in this process, not resident)"))
             with held:
                 self.residency.make_resident(key, fence(self.backend, held))
+                self.residency.done_with_device(key)  # a transient key: its host part is ready
         self._update_card()
         elapsed = time.monotonic() - started
         log.info("key %s/%s made resident on request in %.1f s", *name, elapsed)
         return replace(reply, milliseconds=max(1, round(elapsed * 1000)),
-                       nbytes=key_bytes(key),
+                       nbytes=self._device_bytes(name),
                        shared=self.backend.shared_name(key) is not None)
+
+    def _device_bytes(self, name: tuple[str, str]) -> int:
+        """What a reply says the key named ``name`` holds on the device: its bytes while
+        resident; nothing for a transient key between partitions (a preload of one builds
+        its host part and gives its device part back at once)."""
+        resident = self.residency.resident_by_name().get(name)
+        return 0 if resident is None else key_bytes(resident)
 
     def _let_go(self, name: tuple[str, str], reply: KeyReply, wait_s: float) -> KeyReply:
         held = self._memory_lock(time.monotonic() + wait_s)
@@ -358,6 +371,20 @@ class WorkerRuntime:
     def _resident_bytes(self, key: ProvingKey) -> int:
         return key_bytes(key) + self.backend.extra_resident_bytes(key)
 
+    def _transient_key(self, name: tuple[str, str]) -> bool:
+        """Whether the key named ``name`` has a transient device part: its type's record
+        says so (``ProofTypePlugin.transient_key``: WindowPoSt's, proved a few partitions a
+        deadline beside PoRep's steady work, which its device part would otherwise crowd
+        out), unless ``PROOFQ_TRANSIENT_KEY_TYPES`` names the types instead (the operator
+        knows the device: ``[]`` where every key fits)."""
+        chosen = self.settings.transient_key_types
+        if chosen is not None:
+            return name[0] in chosen
+        try:
+            return plugin(name[0]).transient_key
+        except UnknownProofType:  # a request's type this worker does not know
+            return False
+
     def _pin_key(self, key: ProvingKey) -> bool:
         """Pin a key small enough to stay beside the pinned ones within
         ``pinned_key_bytes`` (a WinningPoSt key: never evicted for a PoRep one)."""
@@ -380,10 +407,12 @@ class WorkerRuntime:
             held = locks.memory(should_stop=run.is_cancelled)
         with held, self._phase(run, Phase.MEM, fence=held.fence) as phase:
             fenced = fence(self.backend, held)
-            # the key's bases upload once, under this lock, either path
-            self.residency.make_resident(key, fenced)
-            self._update_card()
             run.staged_path = phase.path = "stream"
+            # the key resident once, under this lock, either path
+            if not self._make_resident(run, key, fenced):
+                STAGING.labels(path="stream_key_in_compute").inc()
+                return None, None
+            self._update_card()
             if not self.settings.prestage:
                 STAGING.labels(path="stream_disabled").inc()
                 return None, None
@@ -404,6 +433,22 @@ class WorkerRuntime:
             run.staged_path = phase.path = "prestage"
             return staged, reservation
 
+    def _make_resident(self, run: _PartitionRun, key: ProvingKey, backend: ProverBackend
+                       ) -> bool:
+        """The key resident, in the memory phase; False where the device had no room for a
+        transient key's device part (another process's compute scratch is there, which the
+        ledger does not count): it is made resident at the start of this partition's
+        compute phase instead, once the last holder's scratch has gone back, within the
+        reservation made now. Any other key's refusal fails the partition (retried)."""
+        try:
+            self.residency.make_resident(key, backend)
+        except DeviceMemoryError:
+            if not self.residency.is_transient(key):
+                raise
+            run.key_in_compute = True
+            return False
+        return True
+
     def _compute_phase(self, run: _PartitionRun, locks: PartitionLocks, key: ProvingKey,
                        work: UnitWork, staged: Any) -> groth16.MsmParts:
         """Compute under the lock; on any failure the partition's device buffers are freed."""
@@ -414,6 +459,8 @@ class WorkerRuntime:
                                      path=run.staged_path):
                 run.polled_at = time.monotonic()  # the phase's own check has just read it
                 fenced = fence(self.backend, held, stop=run.stop_if_cancelled)
+                if run.key_in_compute:
+                    self.residency.make_resident(key, fenced)
                 if staged is None:
                     staged = work.stage(key, fenced)
                 staged = work.handle(key, staged, fenced)
@@ -421,6 +468,7 @@ class WorkerRuntime:
                 # A result computed past the lease may have shared the GPU with the next
                 # holder: retry it, so every successful compute phase was exclusive.
                 held.check()
+                self.residency.done_with_device(key)  # a transient key's device part goes now
                 self._settle_cache()
                 return parts
         except BaseException:
