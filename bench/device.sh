@@ -10,7 +10,8 @@
 #   overlap  bench/worker_overlap.py
 #   scale    bench/scale.py: real celery workers on 1 then 2 GPUs, one Redis (JSON to $OUT);
 #            SCALE_ARGS="--type filecoin --sector-size 32GiB --gpus 1 -c 2 --idle-jobs 2" for
-#            Filecoin sectors (a sparse test sector's C1 under a development key)
+#            Filecoin sectors (a sparse test sector's C1 under a development key);
+#            --kill-keeper N: N sectors more with the key keeper killed under them
 #   filecoin bench/filecoin_gpu.py: a development-key partition proof, a 32 GiB partition's
 #            GPU time (FILECOIN_ARGS, e.g. "--prove 512MiB --time 32GiB,snap:32GiB,window:32GiB")
 #   chaos    bench/chaos.py's GPU faults: kill -9 of a worker mid-compute and of the key
