@@ -51,6 +51,7 @@ from snark.keys import ProvingKey, VerifyingKey  # noqa: E402
 from snark.qap import COSET  # noqa: E402
 from workers.ledger import key_bytes  # noqa: E402
 from full_size_check import KnownLogs, check_partition  # noqa: E402
+from pool_peak import PoolPeak  # noqa: E402
 
 DISTINCT = 1 << 20
 
@@ -110,34 +111,6 @@ def tiled(points: PointArray, count: int) -> PointArray:
     reps = -(-count // len(points))
     return PointArray(points.group, np.tile(points.xy, (reps,) + (1,) * (points.xy.ndim - 1))
                       [:count], np.zeros(count, dtype=bool))
-
-
-class PoolPeak:
-    """The device pool's peak bytes in use, above those in use at the start, while the block
-    runs: a partition's scratch (its key and witness tapes were resident before). Every
-    allocation of the block passes through ``track``, the pool's own ``malloc`` beneath."""
-
-    def __enter__(self) -> PoolPeak:
-        import cupy
-
-        self._pool = cupy.get_default_memory_pool()
-        self._base = self._peak = self._pool.used_bytes()
-        cupy.cuda.set_allocator(self.track)
-        return self
-
-    def track(self, size: int):
-        memory = self._pool.malloc(size)
-        self._peak = max(self._peak, self._pool.used_bytes())
-        return memory
-
-    def __exit__(self, *exc) -> None:
-        import cupy
-
-        cupy.cuda.set_allocator(self._pool.malloc)
-
-    @property
-    def scratch_bytes(self) -> int:
-        return self._peak - self._base
 
 
 def step_times(key: ProvingKey, logs: KnownLogs, assignment, backend,

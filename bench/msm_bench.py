@@ -1,6 +1,6 @@
 """MSM step times:
 ``python bench/msm_bench.py [--g1 16,20,22] [--g2 16,20] [--tables [--table-c 19,20]]
-[--bits F[,F…]] [--split on|off|both] [--reps 5] [--out FILE]``.
+[--bits F[,F…]] [--split on|off|both] [--chunk 64,128] [--reps 5] [--out FILE]``.
 
 Median of --reps after a warm-up (CUDA events, bases and scalars on the device), with each
 step's share from ``gpu.msm.phase_times``, as JSON. Bases are distinct k_i·G from
@@ -8,7 +8,10 @@ step's share from ``gpu.msm.phase_times``, as JSON. Bases are distinct k_i·G fr
 share F of them 0 or 1 (a Filecoin partition's auxiliaries are ~90% bits), each F on the
 same bases. ``--split both`` times every MSM with the ones summed apart
 (``MsmTuning.split_ones``) and without, on the same bases and scalars, in alternating
-rounds, checks that both give the same point, and prints the two side by side.
+rounds, checks that both give the same point, and prints the two side by side;
+``--chunk`` does the same for level-0 chunk sizes (``MsmTuning.chunk``: the digits a thread
+sums, which set the size of the partial sums passed to the next level). Each variant's
+scratch is the pool's peak in use during its first call (``scratch_bytes``).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.pool_peak import PoolPeak  # noqa: E402
 from bench.provenance import commit  # noqa: E402
 from gpu.fixed_base import GpuFixedBase  # noqa: E402
 from gpu.msm import (TUNING, MsmBases, MsmTuning, msm, phase_times, split_ones,  # noqa: E402
@@ -64,11 +68,13 @@ def witness_like(scalars, bits: float, seed: int = 1):
 
 
 def time_msm(bases, scalars, stream, reps: int,
-             tuning: MsmTuning = TUNING) -> tuple[object, list[float]]:
-    """The MSM's result and ``reps`` CUDA-event times (ms) after a warm-up (compile, pool)."""
+             tuning: MsmTuning = TUNING) -> tuple[object, list[float], int]:
+    """The MSM's result, ``reps`` CUDA-event times (ms) after a warm-up (compile, pool), and
+    the warm-up's scratch bytes."""
     import cupy
 
-    result = msm(bases, scalars, stream, tuning)
+    with PoolPeak() as peak:
+        result = msm(bases, scalars, stream, tuning)
     samples = []
     for _ in range(reps):
         start, end = cupy.cuda.Event(), cupy.cuda.Event()
@@ -77,7 +83,7 @@ def time_msm(bases, scalars, stream, reps: int,
         end.record(stream)
         end.synchronize()
         samples.append(cupy.cuda.get_elapsed_time(start, end))
-    return result, samples
+    return result, samples, peak.scratch_bytes
 
 
 def sort_sizes(bases, scalars, stream, tuning: MsmTuning) -> dict:
@@ -107,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
                              "comma-separated")
     parser.add_argument("--split", choices=("on", "off", "both"), default="on",
                         help="sum the ones apart (MsmTuning.split_ones), or not, or both")
+    parser.add_argument("--chunk", default=str(TUNING.chunk),
+                        help="level-0 chunks (MsmTuning.chunk) to run, comma-separated")
     parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)
     stream = cupy.cuda.Stream(non_blocking=True)
@@ -117,8 +125,11 @@ def main(argv: list[str] | None = None) -> int:
     report = {"date": time.strftime("%Y-%m-%d-%H%M", time.gmtime()), "device": name,
               "commit": commit(), "command": " ".join(["bench/msm_bench.py", *sys.argv[1:]]),
               "reps": args.reps, "tables": args.tables, "bits": shares, "split": args.split}
-    variants = {v: dataclasses.replace(TUNING, split_ones=v == "on")
-                for v in (("off", "on") if args.split == "both" else (args.split,))}
+    splits = ("off", "on") if args.split == "both" else (args.split,)
+    chunks = [int(v) for v in args.chunk.split(",")]
+    variants = {f"split-{v}" + (f"_chunk{k}" if len(chunks) > 1 else ""):
+                dataclasses.replace(TUNING, split_ones=v == "on", chunk=k)
+                for v in splits for k in chunks}
     sizes = {1: args.g1, 2: args.g2}
     table_cs = [int(v) for v in args.table_c.split(",") if v] or [None]
     runs = ((c, inputs) for c in table_cs
@@ -128,10 +139,11 @@ def main(argv: list[str] | None = None) -> int:
         for bits in shares:
             with stream:
                 scalars = witness_like(uniform.copy(), bits) if bits else uniform
-            samples, results = {v: [] for v in variants}, {}
+            samples, results, scratch = {v: [] for v in variants}, {}, {}
             for _ in range(2):  # alternating rounds: drift hits both variants alike
                 for v, tuning in variants.items():
-                    results[v], times = time_msm(bases, scalars, stream, args.reps, tuning)
+                    results[v], times, scratch[v] = time_msm(bases, scalars, stream,
+                                                             args.reps, tuning)
                     samples[v] += times
             first, *rest = results.values()
             if any(point != first for point in rest):
@@ -141,16 +153,18 @@ def main(argv: list[str] | None = None) -> int:
                 medians[v] = statistics.median(samples[v])
                 phases = phase_times(bases, scalars, stream, tuning)
                 key = (f"g{group}_2^{log_n}" + (f"_c{table_c}" if table_c else "")
-                       + f"_bits{bits:g}" + (f"_split-{v}" if len(variants) > 1 else ""))
+                       + f"_bits{bits:g}" + (f"_{v}" if len(variants) > 1 else ""))
                 report[key] = {"median_ms": medians[v], "samples_ms": samples[v],
-                               "split_ones": tuning.split_ones, "phases_ms": phases,
+                               "split_ones": tuning.split_ones, "chunk": tuning.chunk,
+                               "scratch_bytes": scratch[v], "phases_ms": phases,
                                **sort_sizes(bases, scalars, stream, tuning)}
-                print(f"msm {key}: {medians[v]:8.2f} ms  (c={report[key]['c']}) "
+                print(f"msm {key}: {medians[v]:8.2f} ms  (c={report[key]['c']}, scratch "
+                      f"{scratch[v] / 1e9:.2f} GB) "
                       + " ".join(f"{k}={t:.2f}" for k, t in phases.items()), flush=True)
             table.append((f"g{group} 2^{log_n} bits {bits:g}", medians))
             del scalars
         del bases, uniform
-    print("\n| MSM | " + " | ".join(f"split {v} ms" for v in variants) + " |")
+    print("\n| MSM | " + " | ".join(f"{v} ms" for v in variants) + " |")
     for label, medians in table:
         print(f"| {label} | " + " | ".join(f"{medians[v]:.2f}" for v in variants) + " |")
     if args.out:
