@@ -1,0 +1,39 @@
+"""The scale bench's sector records: what a Filecoin run reports in the sector goals' shape."""
+
+from __future__ import annotations
+
+import random
+
+from bench import scale
+
+
+def _run(jobs: int, failures: list[str], idle_walls: list[float] | None) -> dict:
+    idle = None if idle_walls is None else {"wall_s": idle_walls, "failures": []}
+    return {"jobs": jobs, "failures": failures, "compute_median_s": 1.8,
+            "jobs_per_min": 3.1, "gpu_busy": {"0": 0.99}, "idle": idle}
+
+
+def _result(runs: dict) -> dict:
+    return {"device": "NVIDIA H200", "commit": "abc1234", "command": "python bench/scale.py",
+            "concurrency_per_gpu": 2, "runs": runs, "key": {"setup_s": 95.0}}
+
+
+def test_a_record_per_gpu_count_with_the_idle_median_and_verified_only_without_failures():
+    seed = random.randrange(1 << 32)
+    print(f"seed {seed}")
+    rng = random.Random(seed)
+    walls = [round(rng.uniform(10, 20), 3) for _ in range(3)]
+    records = scale.sector_records(_result({"1": _run(4, [], walls),
+                                            "2": _run(8, ["job x: failed"], None)}))
+    one, two = records
+    assert one["gpus"] == 1 and one["workers"] == 2 and one["partition_gpu_s"] == 1.8
+    assert one["sector_wall_s"] == sorted(walls)[1]  # the idle sectors' median
+    assert one["verified"] is True and one["sectors"] == 4 + 3
+    assert one["key_setup_s"] == 95.0 and one["scratch_bytes"] is None
+    assert two["sector_wall_s"] is None  # not run idle
+    assert two["verified"] is False  # a failed sector: not every proof came back verified
+
+
+def test_no_sector_done_is_not_verified():
+    [record] = scale.sector_records(_result({"1": _run(0, [], [])}))
+    assert record["verified"] is False and record["sector_wall_s"] is None
