@@ -1,6 +1,7 @@
 """MSM step times:
 ``python bench/msm_bench.py [--g1 16,20,22] [--g2 16,20] [--tables [--table-c 19,20]]
-[--bits F[,F…]] [--split on|off|both] [--chunk 64,128] [--reps 5] [--out FILE]``.
+[--bits F[,F…]] [--split on|off|both] [--chunk 64,128] [--sort-slots 30,40] [--reps 5]
+[--out FILE]``.
 
 Median of --reps after a warm-up (CUDA events, bases and scalars on the device), with each
 step's share from ``gpu.msm.phase_times``, as JSON. Bases are distinct k_i·G from
@@ -10,8 +11,10 @@ same bases. ``--split both`` times every MSM with the ones summed apart
 (``MsmTuning.split_ones``) and without, on the same bases and scalars, in alternating
 rounds, checks that both give the same point, and prints the two side by side;
 ``--chunk`` does the same for level-0 chunk sizes (``MsmTuning.chunk``: the digits a thread
-sums, which set the size of the partial sums passed to the next level). Each variant's
-scratch is the pool's peak in use during its first call (``scratch_bytes``).
+sums, which set the size of the partial sums passed to the next level), and
+``--sort-slots`` for ``MsmTuning.max_sort_slots`` as powers of two (above it the windows
+are sorted and summed in groups). Each variant's scratch is the pool's peak in use during
+its first call (``scratch_bytes``).
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from bench.pool_peak import PoolPeak  # noqa: E402
 from bench.provenance import commit  # noqa: E402
 from gpu.fixed_base import GpuFixedBase  # noqa: E402
 from gpu.msm import (TUNING, MsmBases, MsmTuning, msm, phase_times, split_ones,  # noqa: E402
-                     table_plan)
+                     table_plan, window_groups)
 from snark.fields import random_fr  # noqa: E402
 
 
@@ -87,14 +90,16 @@ def time_msm(bases, scalars, stream, reps: int,
 
 
 def sort_sizes(bases, scalars, stream, tuning: MsmTuning) -> dict:
-    """The digit sort's plan and slot bytes (entries and keys) under ``tuning``, and the
-    ones' list where they are summed apart."""
+    """The digit sort's plan, window groups and slot bytes (entries and keys, the largest
+    group's) under ``tuning``, and the ones' list where they are summed apart."""
     n = scalars.shape[0]
     ones = split_ones([(scalars, n)], bases.device_id, stream)[0]
     digit_scalars = ones.others if tuning.split_ones else n
     p = bases.plan_for(digit_scalars, tuning)
+    groups = window_groups(p, digit_scalars, tuning)
     return {"c": p.c, "windows": p.windows, "run_bits": p.run_bits, "ones": ones.count,
-            "others": ones.others, "sort_slot_bytes": 8 * digit_scalars * p.windows,
+            "others": ones.others, "window_groups": [len(g) for g in groups],
+            "sort_slot_bytes": 8 * digit_scalars * max(len(g) for g in groups),
             "ones_list_bytes": 4 * n if tuning.split_ones else 0}
 
 
@@ -115,6 +120,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="sum the ones apart (MsmTuning.split_ones), or not, or both")
     parser.add_argument("--chunk", default=str(TUNING.chunk),
                         help="level-0 chunks (MsmTuning.chunk) to run, comma-separated")
+    parser.add_argument("--sort-slots", default=str(TUNING.max_sort_slots.bit_length() - 1),
+                        help="log2 of the digits one sort may hold (MsmTuning.max_sort_slots) "
+                             "to run, comma-separated")
     parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)
     stream = cupy.cuda.Stream(non_blocking=True)
@@ -127,9 +135,11 @@ def main(argv: list[str] | None = None) -> int:
               "reps": args.reps, "tables": args.tables, "bits": shares, "split": args.split}
     splits = ("off", "on") if args.split == "both" else (args.split,)
     chunks = [int(v) for v in args.chunk.split(",")]
-    variants = {f"split-{v}" + (f"_chunk{k}" if len(chunks) > 1 else ""):
-                dataclasses.replace(TUNING, split_ones=v == "on", chunk=k)
-                for v in splits for k in chunks}
+    slot_logs = [int(v) for v in args.sort_slots.split(",")]
+    variants = {f"split-{v}" + (f"_chunk{k}" if len(chunks) > 1 else "")
+                + (f"_slots2^{g}" if len(slot_logs) > 1 else ""):
+                dataclasses.replace(TUNING, split_ones=v == "on", chunk=k, max_sort_slots=1 << g)
+                for v in splits for k in chunks for g in slot_logs}
     sizes = {1: args.g1, 2: args.g2}
     table_cs = [int(v) for v in args.table_c.split(",") if v] or [None]
     runs = ((c, inputs) for c in table_cs
@@ -156,6 +166,7 @@ def main(argv: list[str] | None = None) -> int:
                        + f"_bits{bits:g}" + (f"_{v}" if len(variants) > 1 else ""))
                 report[key] = {"median_ms": medians[v], "samples_ms": samples[v],
                                "split_ones": tuning.split_ones, "chunk": tuning.chunk,
+                               "max_sort_slots": tuning.max_sort_slots,
                                "scratch_bytes": scratch[v], "phases_ms": phases,
                                **sort_sizes(bases, scalars, stream, tuning)}
                 print(f"msm {key}: {medians[v]:8.2f} ms  (c={report[key]['c']}, scratch "

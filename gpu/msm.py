@@ -28,10 +28,19 @@ thread, then a tree), and only the others go through the digit sort, with the wi
 digit sort (a proof's a_g1, b_g1 and b_g2 all take the witness), every result is copied
 back only after all are queued (the GPU never waits on the host's weighting), and MSMs
 on different streams (the G2 one, the G1 ones in turn) run beside each other.
+
+**Window groups** (``MsmTuning.max_sort_slots``): a sort holds 8 bytes a digit and its
+level-0 sums ~6 more, so a dense 2^27 MSM's 13 windows would take ~24 GB at once. Above
+``max_sort_slots`` digits an MSM sorts and sums its windows a group at a time (the count and
+scatter kernels take a window range; the carries of the windows below still run), and each
+group's digits and sums go back to the pool, on the same stream, before the next group's
+are made: the same additions, about half the scratch in two groups. Such an MSM sorts its
+own digits instead of sharing a sort.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import operator
@@ -78,13 +87,17 @@ class MsmTuning:
 
     ``split_ones``: sum the bases of the scalars equal to 1 apart and plan the digit sort
     for the other scalars alone (the module's docstring; ``bench/msm_bench.py`` runs both).
-    A thread of ``ones_sum`` takes ``level0_chunk(ones)`` of them."""
+    A thread of ``ones_sum`` takes ``level0_chunk(ones)`` of them.
+
+    ``max_sort_slots``: digits one sort may hold; an MSM with more is sorted and summed in
+    window groups (``window_groups``)."""
 
     chunk: int = 64
     wide_chunk_digits: int = 1 << 23
     later_chunk: int = 8
     target_runs: int = 1 << 15
     split_ones: bool = True
+    max_sort_slots: int = 1 << 30
 
     def level0_chunk(self, digits: int) -> int:
         return self.chunk if digits >= self.wide_chunk_digits else self.chunk // 2
@@ -142,6 +155,14 @@ def table_plan(n: int, c: int | None = None, tuning: MsmTuning = TUNING) -> Plan
 
 def _windows(c: int) -> int:
     return -(-SCALAR_BITS // c)
+
+
+def window_groups(p: Plan, digit_scalars: int, tuning: MsmTuning = TUNING) -> list[range]:
+    """``p``'s windows cut into as few groups of near-equal size as keep each group's sort
+    within ``tuning.max_sort_slots`` digits (one group, all windows, for most MSMs)."""
+    per_group = max(1, tuning.max_sort_slots // max(1, digit_scalars))
+    count = -(-p.windows // per_group)
+    return [range(k * p.windows // count, (k + 1) * p.windows // count) for k in range(count)]
 
 
 def _layout(c: int, sets: int, tuning: MsmTuning) -> Plan:
@@ -305,18 +326,10 @@ def msm_many(jobs, stream=None, g2_stream=None, g1_streams=(),
                 parts = []
                 with run_on:
                     if ones is not None and ones.count:
-                        parts.append((ones_sum(bases, ones, tuning), 0))
+                        parts.append((ones_sum(bases, ones, tuning), 0, 0))
                     if digit_scalars:
-                        layout = (id(scalars), bases.plan_for(digit_scalars, tuning),
-                                  bases.table_stride)
-                        if layout not in sorts:
-                            sorts[layout] = (sort_digits(
-                                vectors[id(scalars)][0], n, device_id, layout[1], layout[2],
-                                others=None if ones is None else ones.others), run_on)
-                        digits, sorted_on = sorts[layout]
-                        if run_on is not sorted_on:
-                            run_on.wait_event(digits.ready)
-                        parts.append((window_sums(bases, digits, tuning=tuning), digits.plan.c))
+                        parts.extend(_digit_parts(bases, vectors[id(scalars)][0], n, ones,
+                                                  run_on, sorts, tuning))
                 pending.append((bases, parts, run_on))
             # each result is weighted on the host while the GPU still runs the later ones
             return [_sum_parts(bases.group, bases.words, parts, on)
@@ -325,11 +338,46 @@ def msm_many(jobs, stream=None, g2_stream=None, g1_streams=(),
         raise DeviceMemoryError(f"msm of {max(sizes)} points: {exc}") from exc
 
 
+def _digit_parts(bases: MsmBases, scalars, n: int, ones: "Ones | None", stream,
+                 sorts: dict, tuning: MsmTuning) -> list:
+    """Queue the bucket phases of the digits of ``scalars[:n]`` (contiguous) on ``stream``,
+    the current one; parts for ``_sum_parts``. One sort serves every MSM of the same layout
+    (``sorts``: by layout, the sort and the stream it was made on); above
+    ``tuning.max_sort_slots`` digits each window group is sorted, summed and let go in turn,
+    so that only one group's scratch is held at a time."""
+    others = None if ones is None else ones.others
+    p = bases.plan_for(n if others is None else others, tuning)
+    groups = window_groups(p, n if others is None else others, tuning)
+    if len(groups) > 1:
+        parts = []
+        for windows in groups:
+            digits = sort_digits(scalars, n, bases.device_id, p, bases.table_stride,
+                                 others=others, windows=windows)
+            parts.append(_digit_part(bases, digits, tuning))
+            del digits  # back to the pool before the next group's sort is made
+        return parts
+    layout = (id(scalars), p, bases.table_stride)
+    if layout not in sorts:
+        sorts[layout] = (sort_digits(scalars, n, bases.device_id, p, bases.table_stride,
+                                     others=others), stream)
+    digits, sorted_on = sorts[layout]
+    if stream is not sorted_on:
+        stream.wait_event(digits.ready)
+    return [_digit_part(bases, digits, tuning)]
+
+
+def _digit_part(bases: MsmBases, digits: "SortedDigits", tuning: MsmTuning):
+    """Queue the bucket phase of ``digits`` on the current stream: a part for
+    ``_sum_parts``."""
+    return window_sums(bases, digits, tuning=tuning), digits.plan.c, digits.weight_from
+
+
 def _sum_parts(group: int, words: int, parts, stream) -> G1Point | G2Point:
-    """The MSM's point from its parts' window sums ``[(sums, c), …]`` (the sorted digits'
-    and the ones' sum, or one a streamed chunk), each copied back and weighted on the host,
-    then added."""
-    points = [combine_windows(sums.get(stream=stream), group, c) for sums, c in parts]
+    """The MSM's point from its parts' window sums ``[(sums, c, first window), …]`` (the
+    sorted digits' or a window group's, the ones' sum, or one a streamed chunk), each
+    copied back and weighted on the host, then added."""
+    points = [combine_windows(sums.get(stream=stream), group, c, first)
+              for sums, c, first in parts]
     if not points:
         return point_from_xy(np.zeros(2 * words, dtype=np.uint64), group)
     return functools.reduce(operator.add, points)
@@ -354,23 +402,30 @@ def _check_scalars(bases: MsmBases, scalars, cupy) -> int:
 class SortedDigits:
     """The non-zero signed digits of scalars, sorted by bucket key (``sort_digits``)."""
 
-    plan: Plan
+    plan: Plan       # its sets: one per window sorted, or one with window tables
     entries: object  # uint32 (slots,): point index | sign << 31, in key order
     keys: object     # uint32 (slots,): each slot's key; PAD_KEY past the last digit
     ready: object    # cupy Event recorded after the sort, for other streams to wait on
+    weight_from: int = 0  # the window whose weight the first set's sum takes (0 with tables)
 
 
 def sort_digits(scalars, n: int, device_id: int, p: Plan, table_stride: int = 0,
-                mark=lambda step: None, others: int | None = None) -> SortedDigits:
+                mark=lambda step: None, others: int | None = None,
+                windows: range | None = None) -> SortedDigits:
     """Counting sort of the digits of ``scalars[:n]`` on the current stream: histogram
     (atomics), prefix sum, scatter; ``table_stride``: the bases' (``MsmBases.table_stride``).
     With ``others`` (``Ones.others``) the ones are summed apart and get no digits, and
-    the slots are for the others' digits alone. ``mark(step)`` is called after each step is
-    queued (see ``phase_times``)."""
+    the slots are for the others' digits alone. ``windows``: a window group's alone
+    (``window_groups``; all of ``p``'s by default). ``mark(step)`` is called after each step
+    is queued (see ``phase_times``)."""
     cupy = _cupy()
+    windows = range(p.windows) if windows is None else windows
+    if not table_stride:
+        p = dataclasses.replace(p, sets=len(windows))
     keys = p.sets * p.buckets
     u32 = np.uint32
-    sizes = (u32(n), u32(p.c), u32(p.windows), u32(table_stride), u32(others is not None))
+    sizes = (u32(n), u32(p.c), u32(windows.start), u32(windows.stop), u32(table_stride),
+             u32(others is not None))
     counts = cupy.zeros(keys + 1, dtype=cupy.uint32)
     _kernel("msm_count", device_id)(_blocks(n), (THREADS,), (scalars, *sizes, counts))
     mark("count")
@@ -378,7 +433,7 @@ def sort_digits(scalars, n: int, device_id: int, p: Plan, table_stride: int = 0,
     del counts
     mark("prefix_sum")
     # room for every digit; slots past the non-zero ones keep PAD_KEY
-    slots = (n if others is None else others) * p.windows
+    slots = (n if others is None else others) * len(windows)
     entries = cupy.empty(slots, dtype=cupy.uint32)
     slot_keys = cupy.full(slots, PAD_KEY, dtype=cupy.uint32)
     _kernel("msm_scatter", device_id)(_blocks(n), (THREADS,),
@@ -387,7 +442,7 @@ def sort_digits(scalars, n: int, device_id: int, p: Plan, table_stride: int = 0,
     mark("scatter")
     ready = cupy.cuda.Event(block=False, disable_timing=True)
     ready.record()
-    return SortedDigits(p, entries, slot_keys, ready)
+    return SortedDigits(p, entries, slot_keys, ready, 0 if table_stride else windows.start)
 
 
 @dataclass
@@ -490,8 +545,10 @@ def _sum_runs(run_sums, sets: int, runs: int, group: int, device_id: int):
     return sums
 
 
-def combine_windows(window_sums: np.ndarray, group: int, c: int) -> G1Point | G2Point:
-    """Σ_w 2^(c·w)·window_w from the device's XYZZ window sums (Montgomery form), on the host.
+def combine_windows(window_sums: np.ndarray, group: int, c: int,
+                    first_window: int = 0) -> G1Point | G2Point:
+    """Σ_w 2^(c·(first_window + w))·window_w from the device's XYZZ window sums (Montgomery
+    form), on the host.
 
     The weighting is ~255 dependent doublings: one GPU thread runs them at the latency of its
     carry chains (4 ms for G1, 13 ms for G2 measured on the H200), arkworks' multiexp over
@@ -513,7 +570,7 @@ def combine_windows(window_sums: np.ndarray, group: int, c: int) -> G1Point | G2
     xy = fq_to_limbs(coords).reshape(len(rows), 2 * FIELD_WORDS[group])
     points = [point_from_xy(row, group) for row in xy]
     group_type = G1Point if group == 1 else G2Point
-    return group_type.multiexp_unchecked(points, _window_weights(c, len(rows)))
+    return group_type.multiexp_unchecked(points, _window_weights(c, len(rows), first_window))
 
 
 def _norm(z: list[int]) -> int:
@@ -531,8 +588,8 @@ def _over(v: list[int], z: list[int], norm_inverse: int) -> list[int]:
 
 
 @lru_cache(maxsize=None)
-def _window_weights(c: int, windows: int) -> list:
-    return scalars_from_ints(pow(2, c * w, FR_MODULUS) for w in range(windows))
+def _window_weights(c: int, windows: int, first: int) -> list:
+    return scalars_from_ints(pow(2, c * w, FR_MODULUS) for w in range(first, first + windows))
 
 
 def phase_times(bases: MsmBases, scalars, stream=None,
@@ -558,16 +615,19 @@ def phase_times(bases: MsmBases, scalars, stream=None,
             ones = split_ones([(scalars, n)], bases.device_id, stream)[0]
             mark("split_ones")
         if ones is not None and ones.count:
-            parts.append((ones_sum(bases, ones, tuning), 0))
+            parts.append((ones_sum(bases, ones, tuning), 0, 0))
             mark("ones_sum")
         others = n if ones is None else ones.others
-        if others:
-            digits = sort_digits(scalars, n, bases.device_id, bases.plan_for(others, tuning),
-                                 bases.table_stride, mark, None if ones is None else others)
-            parts.append((window_sums(bases, digits, mark, tuning), digits.plan.c))
+        p = bases.plan_for(others, tuning) if others else None
+        for windows in window_groups(p, others, tuning) if p else ():
+            digits = sort_digits(scalars, n, bases.device_id, p, bases.table_stride, mark,
+                                 None if ones is None else others, windows)
+            parts.append((window_sums(bases, digits, mark, tuning), p.c, digits.weight_from))
+            del digits
         events[-1][1].synchronize()
-    times = {step: cupy.cuda.get_elapsed_time(prev, event)
-             for (_, prev), (step, event) in zip(events, events[1:])}
+    times: dict[str, float] = {}  # a step's time summed over the window groups
+    for (_, prev), (step, event) in zip(events, events[1:]):
+        times[step] = times.get(step, 0.0) + cupy.cuda.get_elapsed_time(prev, event)
     started = time.perf_counter()
     _sum_parts(bases.group, bases.words, parts, stream)
     times["combine_host"] = 1e3 * (time.perf_counter() - started)

@@ -369,7 +369,7 @@ class StreamedBases:
 
     def queue_window_sums(self, scalars, n: int, tuning) -> list[tuple[object, int]]:
         """Queue the MSM of ``scalars[:n]`` over the first n rows on the current stream, a
-        chunk at a time; ``[(window sums on the device, c), …]``, one per chunk."""
+        chunk at a time; ``[(window sums on the device, c, 0), …]``, one per chunk."""
         import cupy
 
         from gpu.msm import MsmBases, THREADS, _kernel, plan, sort_digits, window_sums
@@ -385,7 +385,7 @@ class StreamedBases:
             to_mont((-(-rows // THREADS),), (THREADS,), (slot.view, np.uint32(rows)))
             digits = sort_digits(scalars[lo:hi], rows, self.device_id, plan(rows, tuning))
             bases = MsmBases.on_device(slot.view, self.group, self.device_id)
-            parts.append((window_sums(bases, digits, tuning=tuning), digits.plan.c))
+            parts.append((window_sums(bases, digits, tuning=tuning), digits.plan.c, 0))
             self.ring.release(slot, stream)
         return parts
 

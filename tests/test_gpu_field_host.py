@@ -232,6 +232,39 @@ def test_ones_summed_apart_match_arkworks_multiexp(group, cls, n, c, run_bits, c
                            ones_per=ones_per)
 
 
+@pytest.mark.parametrize("group, cls", [(1, G1Point), (2, G2Point)])
+@pytest.mark.parametrize("n, c, cuts", [(37, 6, (0, 20, 43)), (29, 5, (0, 1, 2, 52)),
+                                        (40, 8, (0, 16, 17, 32))])
+def test_window_groups_sum_to_the_multiexp(group, cls, n, c, cuts, rng):
+    """Windows sorted and summed a group at a time (``gpu.msm.window_groups``: the carries
+    of the windows below a group still count, its sets number from its first window, whose
+    weight its first sum takes): the groups' weighted sums add up to the multiexp, with
+    the ones summed apart too."""
+    from gpu.msm import combine_windows
+
+    bases = [cls() * Scalar(rng.randrange(1, R)) for _ in range(n)]
+    points = PointArray.from_points(bases)
+    windows = -(-256 // c)
+    assert cuts[-1] == windows
+    for scalar_name, scalars in skewed_scalar_sets(rng, n).items():
+        expected = cls.multiexp_unchecked(bases, [Scalar(s % R) for s in scalars])
+        limbs = ints_to_limbs(scalars, 4)
+        got = cls.identity()
+        for lo, hi in zip(cuts, cuts[1:]):
+            sums = hostlib.msm_window_sums(points, limbs, c, windows, 2, 4,
+                                           group=range(lo, hi))
+            assert sums.shape[0] == hi - lo
+            got += combine_windows(sums, group, c, lo)
+        assert got == expected, scalar_name
+        ones = hostlib.msm_window_sums(points, limbs, c, windows, 2, 4, ones_per=3,
+                                       group=range(cuts[1], windows))
+        low = hostlib.msm_window_sums(points, limbs, c, windows, 2, 4, ones_per=3,
+                                      group=range(0, cuts[1]))
+        apart = (combine_windows(low[:-1], group, c) + combine_windows(low[-1:], group, c)
+                 + combine_windows(ones[:-1], group, c, cuts[1]))
+        assert apart == expected, f"{scalar_name}, ones apart"
+
+
 @pytest.mark.slow  # ~30 s on one core: run once, in G1 (G2 shares the code above)
 def test_ones_summed_apart_at_more_threads_and_chunks(rng):
     """A longer scalar vector: several ones' threads and 32-digit bucket chunks, plain and

@@ -5,6 +5,7 @@ everywhere; the rest needs a GPU (marker ``gpu``)."""
 
 from __future__ import annotations
 
+import dataclasses
 
 import numpy as np
 import pytest
@@ -42,6 +43,23 @@ def test_table_plan_takes_wider_windows_where_tables_pay():
     assert (plan(1 << 20).c, plan(1 << 20).windows) == (16, 16)
     assert (table_plan(1 << 20).c, table_plan(1 << 20).windows) == (20, 13)
     assert all(table_plan(n).windows <= plan(n).windows for n in (1, 100, 1 << 12, 1 << 24))
+
+
+@pytest.mark.parametrize("n, slots", [(1 << 27, 1 << 30), (1 << 27, 1 << 40), (1000, 2500),
+                                      (1000, 1), (1 << 20, 3 << 20)])
+def test_window_groups_cover_the_windows_within_the_slots(n, slots):
+    """Contiguous groups of near-equal size, as few as keep each sort within the slots
+    (a window a group at the least); at 2^27, 1 G slots: h_g1's 13 windows in two."""
+    from gpu.msm import TUNING, window_groups
+
+    p = plan(n)
+    groups = window_groups(p, n, dataclasses.replace(TUNING, max_sort_slots=slots))
+    assert [w for g in groups for w in g] == list(range(p.windows))
+    assert max(len(g) for g in groups) - min(len(g) for g in groups) <= 1
+    assert all(n * len(g) <= max(slots, n) for g in groups)
+    assert len(groups) == -(-p.windows // max(1, slots // n))
+    if (n, slots) == (1 << 27, 1 << 30):
+        assert (p.windows, [len(g) for g in groups]) == (13, [6, 7])
 
 
 def test_table_choice_takes_g2_first_then_the_largest_g1_bases_within_budget(rng):
@@ -202,6 +220,39 @@ def test_msm_many_shares_sorts_and_matches_single_msms(pools, np_rng):
                 reference(G1Point, pools[1][:n], ints[id(shared)]),
                 G1Point.identity()]
     assert got == expected
+
+
+@on_gpu
+@pytest.mark.parametrize("group, cls", GROUPS)
+def test_window_groups_match_one_sort(pools, group, cls, np_rng, rng):
+    """A sort too large for ``max_sort_slots`` goes a window group at a time (the count and
+    scatter kernels over a window range): plain and tabled bases, uniform scalars, a
+    witness's mix of bits (ones apart), and a batch whose shared vector is grouped for one
+    MSM and shared by none."""
+    import cupy
+    from gpu.msm import TUNING, MsmBases, msm, msm_many, window_groups
+
+    n = 1 << 14
+    points = pools[group][:n]
+    uniform = random_scalars(np_rng, n)
+    witness = [rng.choice((0, 1)) if rng.random() < 0.8 else rng.randrange(R)
+               for _ in range(n)]
+    for slots in (n * 5, n * 2, n):  # from a few groups to a window a group
+        tuning = dataclasses.replace(TUNING, max_sort_slots=slots)
+        for tabled in (False, True):
+            bases = MsmBases(points, table=table_plan(n) if tabled else None)
+            assert len(window_groups(bases.plan_for(n), n, tuning)) > 1
+            for scalars in (uniform, witness):
+                got = msm(bases, cupy.asarray(fr_to_limbs(scalars)), tuning=tuning)
+                assert got == reference(cls, points, scalars), (slots, tabled)
+    shared = cupy.asarray(fr_to_limbs(uniform))
+    plain = MsmBases(points)
+    tuning = dataclasses.replace(TUNING, max_sort_slots=n * 3)
+    got = msm_many([(plain, shared), (plain, shared[5:]), (plain, shared)], tuning=tuning,
+                   g1_streams=(cupy.cuda.Stream(non_blocking=True),),
+                   g2_stream=cupy.cuda.Stream(non_blocking=True))
+    assert got == [reference(cls, points, uniform), reference(cls, points[:n - 5], uniform[5:]),
+                   reference(cls, points, uniform)]
 
 
 @on_gpu

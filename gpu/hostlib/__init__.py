@@ -43,7 +43,7 @@ def load() -> ctypes.CDLL:
     lib.signed_digits.restype = None
     for name in ("msm_window_sums_g1", "msm_window_sums_g2"):
         fn = getattr(lib, name)
-        fn.argtypes = [pointer, pointer, long_] + [ctypes.c_int] * 6 + [pointer]
+        fn.argtypes = [pointer, pointer, long_] + [ctypes.c_int] * 8 + [pointer]
         fn.restype = None
     u32, u64 = ctypes.c_uint32, ctypes.c_uint64
     lib.ntt_pass_host.argtypes = (ctypes.c_int,) * 2 + (pointer,) * 3 + (u32,) * 5 + (pointer,) * 4
@@ -95,22 +95,25 @@ def signed_digits(scalars: np.ndarray, c: int, windows: int) -> np.ndarray:
 
 
 def msm_window_sums(points, scalars: np.ndarray, c: int, windows: int, run_bits: int,
-                    chunk: int, tabled: bool = False, ones_per: int = 0) -> np.ndarray:
+                    chunk: int, tabled: bool = False, ones_per: int = 0,
+                    group: range | None = None) -> np.ndarray:
     """The GPU MSM's bucket phase run on the CPU: XYZZ window sums (Montgomery), one row
     per window (one in all with ``tabled``: the bases' window table built first), for a
     ``snark.curve.PointArray`` and (n, 4) standard-form scalars. With ``ones_per`` the
     scalars equal to 1 are summed apart, ``ones_per`` a thread (``gpu.msm.ones_sum``), and
-    their sum is one more row (weight 1)."""
+    their sum is one more row (weight 1). ``group``: the digits of these windows alone (a
+    window group of ``gpu.msm``; a row per window of the group)."""
     if chunk < 4:
         raise ValueError(f"chunk: {chunk} < 4 does not always shrink the level list")
+    group = group or range(windows)
     words = 6 if points.group == 1 else 12
     n = scalars.shape[0]
     bases = np.ascontiguousarray(points.xy[:n], dtype=np.uint64).reshape(n, 2 * words)
     scalars = np.ascontiguousarray(scalars, dtype=np.uint64)
-    out = np.zeros(((1 if tabled else windows) + bool(ones_per), 4 * words), dtype=np.uint64)
+    out = np.zeros(((1 if tabled else len(group)) + bool(ones_per), 4 * words), dtype=np.uint64)
     getattr(load(), f"msm_window_sums_g{points.group}")(
-        _ptr(bases), _ptr(scalars), n, c, windows, run_bits, chunk, int(tabled), ones_per,
-        _ptr(out))
+        _ptr(bases), _ptr(scalars), n, c, windows, group.start, group.stop, run_bits, chunk,
+        int(tabled), ones_per, _ptr(out))
     return out
 
 

@@ -117,15 +117,16 @@ void ntt_pass_blocks(const uint64_t* src, uint64_t* dst, const uint64_t* twiddle
 // every thread index in turn: with `tabled`, the window table first (window_table_rows);
 // counting sort of the signed digits (PAD-keyed slots to n * windows, as on the device),
 // bucket levels until one chunk remains, reduce_segments, then a plain sum of each bucket
-// set's runs. Writes the XYZZ sums (Montgomery form): one per window, or one in all when
-// tabled. With ones_per > 0 the ones are summed apart as msm_split_ones and msm_ones_* do
+// set's runs, for the digits of windows [w_lo, w_hi) (a window group; 0 and `windows` for
+// all). Writes the XYZZ sums (Montgomery form): one per window of the group, or one in all
+// when tabled. With ones_per > 0 the ones are summed apart as msm_split_ones and msm_ones_* do
 // (listed in index order here, ones_per a thread, the partials added in turn): they get no
 // digits, the slots are for the other scalars' digits alone, and their sum is one more row.
 template <class F>
 void msm_window_sums(const uint64_t* bases_std, const uint64_t* scalars, long n, int c,
-                     int windows, int run_bits, int chunk, int tabled, int ones_per,
-                     uint64_t* out) {
-    const int stride = 4 * F::WORDS, bucket_bits = c - 1, sets = tabled ? 1 : windows;
+                     int windows, int w_lo, int w_hi, int run_bits, int chunk, int tabled,
+                     int ones_per, uint64_t* out) {
+    const int stride = 4 * F::WORDS, bucket_bits = c - 1, sets = tabled ? 1 : w_hi - w_lo;
     const uint32_t keys_total = (uint32_t)sets << bucket_bits;
     const uint32_t table_stride = tabled ? (uint32_t)n : 0;
     std::vector<uint64_t> bases(bases_std, bases_std + n * 2 * F::WORDS);
@@ -147,17 +148,17 @@ void msm_window_sums(const uint64_t* bases_std, const uint64_t* scalars, long n,
         }
         others += !s.is_zero();
         uint32_t carry = 0;
-        for (int w = 0; w < windows; w++) {
+        for (int w = 0; w < w_hi; w++) {
             int d = signed_digit(s, w, c, carry);
-            if (d == 0) continue;
-            digit_slot placed = place_digit((uint32_t)i, w, d, c, table_stride);
+            if (d == 0 || w < w_lo) continue;
+            digit_slot placed = place_digit((uint32_t)i, w, d, c, table_stride, w_lo);
             key_of.push_back(placed.key);
             entry_of.push_back(placed.entry);
             count[placed.key + 1]++;
         }
     }
     for (uint32_t k = 0; k < keys_total; k++) count[k + 1] += count[k];
-    uint32_t len = (uint32_t)((ones_per ? others : n) * windows);
+    uint32_t len = (uint32_t)((ones_per ? others : n) * (w_hi - w_lo));
     std::vector<uint32_t> entries(len, 0), keys(len, MSM_PAD_KEY);
     for (std::size_t j = 0; j < key_of.size(); j++) {
         uint32_t slot = count[key_of[j]]++;
@@ -246,14 +247,16 @@ void signed_digits(const uint64_t* scalars, long n, int c, int windows, int32_t*
 }
 
 void msm_window_sums_g1(const uint64_t* bases, const uint64_t* scalars, long n, int c,
-                        int windows, int run_bits, int chunk, int tabled, int ones_per,
-                        uint64_t* out) {
-    msm_window_sums<fq_t>(bases, scalars, n, c, windows, run_bits, chunk, tabled, ones_per, out);
+                        int windows, int w_lo, int w_hi, int run_bits, int chunk, int tabled,
+                        int ones_per, uint64_t* out) {
+    msm_window_sums<fq_t>(bases, scalars, n, c, windows, w_lo, w_hi, run_bits, chunk, tabled,
+                         ones_per, out);
 }
 void msm_window_sums_g2(const uint64_t* bases, const uint64_t* scalars, long n, int c,
-                        int windows, int run_bits, int chunk, int tabled, int ones_per,
-                        uint64_t* out) {
-    msm_window_sums<fq2_t>(bases, scalars, n, c, windows, run_bits, chunk, tabled, ones_per, out);
+                        int windows, int w_lo, int w_hi, int run_bits, int chunk, int tabled,
+                        int ones_per, uint64_t* out) {
+    msm_window_sums<fq2_t>(bases, scalars, n, c, windows, w_lo, w_hi, run_bits, chunk, tabled,
+                         ones_per, out);
 }
 
 // The fixed-base kernels' threads run one after another: `threads` threads of

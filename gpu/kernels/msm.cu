@@ -88,48 +88,61 @@ static __device__ __forceinline__ int first_digit(const scalar_t& s, uint32_t c,
     return ones_apart && s.is_one() ? 0 : signed_digit(s, 0, c, carry);
 }
 
+// Both kernels sort the digits of windows [w_lo, w_hi) only (a window group: gpu/msm.py
+// sorts a large MSM's windows a group at a time, so that its digits and partial sums fit a
+// smaller scratch); the windows below w_lo still run for their carries.
+//
+// Window 0's key, or MSM_NO_KEY where it has no digit in the group; the carry goes on.
+static __device__ __forceinline__ uint32_t window0_key(const scalar_t& s, uint32_t i, uint32_t c,
+                                                       uint32_t w_lo, uint32_t table_stride,
+                                                       uint32_t ones_apart, uint32_t& carry,
+                                                       uint32_t& entry) {
+    int d0 = first_digit(s, c, ones_apart, carry);
+    digit_slot first = place_digit(i, 0, d0, c, table_stride, w_lo);
+    entry = first.entry;
+    return d0 && w_lo == 0 ? first.key : MSM_NO_KEY;
+}
+
 extern "C" __global__ void msm_count(const uint64_t* scalars, uint32_t n, uint32_t c,
-                                     uint32_t windows, uint32_t table_stride, uint32_t ones_apart,
-                                     uint32_t* counts) {
+                                     uint32_t w_lo, uint32_t w_hi, uint32_t table_stride,
+                                     uint32_t ones_apart, uint32_t* counts) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     scalar_t s = scalar_t::load(scalars + 4 * (uint64_t)i);
     s.reduce();
-    uint32_t carry = 0;
-    int d0 = first_digit(s, c, ones_apart, carry);
-    uint32_t key0 = d0 ? place_digit(i, 0, d0, c, table_stride).key : MSM_NO_KEY;
+    uint32_t carry = 0, entry;
+    uint32_t key0 = window0_key(s, i, c, w_lo, table_stride, ones_apart, carry, entry);
     warp_peers peers = peers_by_key(key0);
     if (key0 != MSM_NO_KEY && peers.rank == 0) atomicAdd(&counts[key0 + 1], __popc(peers.mask));
-    for (uint32_t w = 1; w < windows; w++) {
+    for (uint32_t w = 1; w < w_hi; w++) {
         int d = signed_digit(s, w, c, carry);
-        if (d != 0) atomicAdd(&counts[place_digit(i, w, d, c, table_stride).key + 1], 1u);
+        if (d != 0 && w >= w_lo)
+            atomicAdd(&counts[place_digit(i, w, d, c, table_stride, w_lo).key + 1], 1u);
     }
 }
 
 extern "C" __global__ void msm_scatter(const uint64_t* scalars, uint32_t n, uint32_t c,
-                                       uint32_t windows, uint32_t table_stride,
+                                       uint32_t w_lo, uint32_t w_hi, uint32_t table_stride,
                                        uint32_t ones_apart, uint32_t* cursor, uint32_t* entries,
                                        uint32_t* keys) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     scalar_t s = scalar_t::load(scalars + 4 * (uint64_t)i);
     s.reduce();
-    uint32_t carry = 0;
-    int d0 = first_digit(s, c, ones_apart, carry);
-    digit_slot first = place_digit(i, 0, d0, c, table_stride);
-    uint32_t key0 = d0 ? first.key : MSM_NO_KEY;
+    uint32_t carry = 0, entry0;
+    uint32_t key0 = window0_key(s, i, c, w_lo, table_stride, ones_apart, carry, entry0);
     warp_peers peers = peers_by_key(key0);
     uint32_t start = 0;
     if (key0 != MSM_NO_KEY && peers.rank == 0) start = atomicAdd(&cursor[key0], __popc(peers.mask));
     start = __shfl_sync(peers.mask, start, peers.leader);
     if (key0 != MSM_NO_KEY) {
-        entries[start + peers.rank] = first.entry;
-        keys[start + peers.rank] = first.key;
+        entries[start + peers.rank] = entry0;
+        keys[start + peers.rank] = key0;
     }
-    for (uint32_t w = 1; w < windows; w++) {
+    for (uint32_t w = 1; w < w_hi; w++) {
         int d = signed_digit(s, w, c, carry);
-        if (d == 0) continue;
-        digit_slot placed = place_digit(i, w, d, c, table_stride);
+        if (d == 0 || w < w_lo) continue;
+        digit_slot placed = place_digit(i, w, d, c, table_stride, w_lo);
         uint32_t slot = atomicAdd(&cursor[placed.key], 1u);
         entries[slot] = placed.entry;
         keys[slot] = placed.key;

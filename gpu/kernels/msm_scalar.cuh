@@ -73,20 +73,21 @@ static FIELD_FN int signed_digit(const scalar_t& s, int window, int c, uint32_t&
 }
 
 // Where the non-zero digit d of window w of scalar i goes in the digit sort. Plain bases
-// keep a bucket set per window: key w·2^(c-1) + |d| - 1, entry i. Window tables (rows
-// w·table_stride + i of the bases hold 2^(c·w)·P_i, `msm_window_table_*`) let every window
-// share one set: key |d| - 1, entry w·table_stride + i, so each digit adds its window's
-// multiple of P_i and no window needs its own reduction or weighting. The sign rides in
-// the entry's top bit.
+// keep a bucket set per window: key w·2^(c-1) + |d| - 1, entry i; a sort of the window
+// group [first_window, …) alone (gpu/msm.py sorts a large MSM's windows a group at a time)
+// numbers its sets from first_window. Window tables (rows w·table_stride + i of the bases
+// hold 2^(c·w)·P_i, `msm_window_table_*`) let every window share one set: key |d| - 1,
+// entry w·table_stride + i, so each digit adds its window's multiple of P_i and no window
+// needs its own reduction or weighting. The sign rides in the entry's top bit.
 struct digit_slot {
     uint32_t key, entry;
 };
 
 static FIELD_FN digit_slot place_digit(uint32_t i, uint32_t window, int d, int c,
-                                       uint32_t table_stride) {
+                                       uint32_t table_stride, uint32_t first_window) {
     uint32_t magnitude = d < 0 ? (uint32_t)-d : (uint32_t)d;
     digit_slot s;
-    s.key = (table_stride ? 0u : window << (c - 1)) + magnitude - 1;
+    s.key = (table_stride ? 0u : (window - first_window) << (c - 1)) + magnitude - 1;
     s.entry = (i + window * table_stride) | (d < 0 ? 0x80000000u : 0u);
     return s;
 }
