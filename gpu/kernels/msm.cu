@@ -48,7 +48,7 @@ extern "C" __global__ void msm_bases_to_mont_g2(uint64_t* xy, uint32_t n) { base
 // on that key serialises at its L2 slice; grouping the warp's lanes by key
 // (__match_any_sync) makes it one atomic per key a warp. The lanes are converged there
 // (every thread that passed the bounds check runs window 0 first).
-#define MSM_NO_KEY 0xFFFFFFFFu  // a lane whose window-0 digit is zero
+#define MSM_NO_DIGIT 0xFFFFFFFFu  // a lane with no window-0 digit in the group
 
 struct warp_peers {
     uint32_t mask, leader, rank;  // lanes sharing this lane's key; the lowest; this lane's place
@@ -94,7 +94,7 @@ static __device__ __forceinline__ int first_digit(const scalar_t& s, uint32_t c,
 // sorts a large MSM's windows a group at a time, so that its digits and partial sums fit a
 // smaller scratch); the windows below w_lo still run for their carries.
 //
-// Window 0's key, or MSM_NO_KEY where it has no digit in the group; the carry goes on.
+// Window 0's key, or MSM_NO_DIGIT where it has no digit in the group; the carry goes on.
 static __device__ __forceinline__ uint32_t window0_key(const scalar_t& s, uint32_t i, uint32_t c,
                                                        uint32_t w_lo, uint32_t table_stride,
                                                        uint32_t ones_apart, uint32_t& carry,
@@ -102,7 +102,7 @@ static __device__ __forceinline__ uint32_t window0_key(const scalar_t& s, uint32
     int d0 = first_digit(s, c, ones_apart, carry);
     digit_slot first = place_digit(i, 0, d0, c, table_stride, w_lo);
     entry = first.entry;
-    return d0 && w_lo == 0 ? first.key : MSM_NO_KEY;
+    return d0 && w_lo == 0 ? first.key : MSM_NO_DIGIT;
 }
 
 extern "C" __global__ void msm_count(const uint64_t* scalars, uint32_t n, uint32_t c,
@@ -115,7 +115,7 @@ extern "C" __global__ void msm_count(const uint64_t* scalars, uint32_t n, uint32
     uint32_t carry = 0, entry;
     uint32_t key0 = window0_key(s, i, c, w_lo, table_stride, ones_apart, carry, entry);
     warp_peers peers = peers_by_key(key0);
-    if (key0 != MSM_NO_KEY && peers.rank == 0) atomicAdd(&counts[key0 + 1], __popc(peers.mask));
+    if (key0 != MSM_NO_DIGIT && peers.rank == 0) atomicAdd(&counts[key0 + 1], __popc(peers.mask));
     for (uint32_t w = 1; w < w_hi; w++) {
         int d = signed_digit(s, w, c, carry);
         if (d != 0 && w >= w_lo)
@@ -134,9 +134,9 @@ extern "C" __global__ void msm_scatter(const uint64_t* scalars, uint32_t n, uint
     uint32_t key0 = window0_key(s, i, c, w_lo, table_stride, ones_apart, carry, entry0);
     warp_peers peers = peers_by_key(key0);
     uint32_t start = 0;
-    if (key0 != MSM_NO_KEY && peers.rank == 0) start = atomicAdd(&cursor[key0], __popc(peers.mask));
+    if (key0 != MSM_NO_DIGIT && peers.rank == 0) start = atomicAdd(&cursor[key0], __popc(peers.mask));
     start = __shfl_sync(peers.mask, start, peers.leader);
-    if (key0 != MSM_NO_KEY) entries[start + peers.rank] = entry0;
+    if (key0 != MSM_NO_DIGIT) entries[start + peers.rank] = entry0;
     for (uint32_t w = 1; w < w_hi; w++) {
         int d = signed_digit(s, w, c, carry);
         if (d == 0 || w < w_lo) continue;
