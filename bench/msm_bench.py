@@ -90,8 +90,9 @@ def time_msm(bases, scalars, stream, reps: int,
 
 
 def sort_sizes(bases, scalars, stream, tuning: MsmTuning) -> dict:
-    """The digit sort's plan, window groups and slot bytes (entries and keys, the largest
-    group's) under ``tuning``, and the ones' list where they are summed apart."""
+    """The digit sort's plan, window groups and slot bytes (the entries, 4 B a slot: the
+    keys come from the bucket ends; the largest group's) under ``tuning``, and the ones'
+    list where they are summed apart."""
     n = scalars.shape[0]
     ones = split_ones([(scalars, n)], bases.device_id, stream)[0]
     digit_scalars = ones.others if tuning.split_ones else n
@@ -99,7 +100,7 @@ def sort_sizes(bases, scalars, stream, tuning: MsmTuning) -> dict:
     groups = window_groups(p, digit_scalars, tuning)
     return {"c": p.c, "windows": p.windows, "run_bits": p.run_bits, "ones": ones.count,
             "others": ones.others, "window_groups": [len(g) for g in groups],
-            "sort_slot_bytes": 8 * digit_scalars * max(len(g) for g in groups),
+            "sort_slot_bytes": 4 * digit_scalars * max(len(g) for g in groups),
             "ones_list_bytes": 4 * n if tuning.split_ones else 0}
 
 

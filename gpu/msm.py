@@ -3,9 +3,10 @@
 ``MsmBases`` uploads a key's affine bases once (standard form in, Montgomery on the device;
 infinity rows stay zero, the kernels' infinity marker). ``msm`` cuts standard-form scalars
 into signed c-bit digits, sorts the digits into buckets by a counting sort (histogram with
-atomics, prefix sum, scatter), sums the buckets in chunks of equal work whatever the digit
-distribution, reduces each window's buckets on the device and copies back one sum per
-window, which the host weights by 2^(c·w) (``combine_windows`` says why).
+atomics, prefix sum, scatter: 4 bytes a digit, its entry; each slot's key is found from the
+buckets' ends, which the scatter's cursors become), sums the buckets in chunks of equal work
+whatever the digit distribution, reduces each window's buckets on the device and copies
+back one sum per window, which the host weights by 2^(c·w) (``combine_windows`` says why).
 
 A key's bases can carry **window tables** (``MsmBases(table=table_plan(n))``): rows
 w·n + i hold 2^(c·w)·P_i, made once on the device when the key becomes resident. Then every
@@ -29,8 +30,8 @@ digit sort (a proof's a_g1, b_g1 and b_g2 all take the witness), every result is
 back only after all are queued (the GPU never waits on the host's weighting), and MSMs
 on different streams (the G2 one, the G1 ones in turn) run beside each other.
 
-**Window groups** (``MsmTuning.max_sort_slots``): a sort holds 8 bytes a digit and its
-level-0 sums ~6 more, so a dense 2^27 MSM's 13 windows would take ~24 GB at once. Above
+**Window groups** (``MsmTuning.max_sort_slots``): a sort holds 4 bytes a digit and its
+level-0 sums ~6 more, so a dense 2^27 MSM's 13 windows would take ~17.5 GB at once. Above
 ``max_sort_slots`` digits an MSM sorts and sums its windows a group at a time (the count and
 scatter kernels take a window range; the carries of the windows below still run), and each
 group's digits and sums go back to the pool, on the same stream, before the next group's
@@ -62,8 +63,6 @@ FIELD_WORDS = {1: 6, 2: 12}
 THREADS = 128
 #: Threads of msm_reduce_windows (MSM_REDUCE_THREADS in msm.cu).
 REDUCE_THREADS = 128
-#: Key of the unused digit slots (MSM_PAD_KEY in msm.cu).
-PAD_KEY = 0xFFFFFFFF
 
 
 @dataclass(frozen=True)
@@ -403,8 +402,10 @@ class SortedDigits:
     """The non-zero signed digits of scalars, sorted by bucket key (``sort_digits``)."""
 
     plan: Plan       # its sets: one per window sorted, or one with window tables
-    entries: object  # uint32 (slots,): point index | sign << 31, in key order
-    keys: object     # uint32 (slots,): each slot's key; PAD_KEY past the last digit
+    entries: object  # uint32 (slots,): point index | sign << 31, in key order; unused past
+                     # the last digit
+    ends: object     # uint32 (keys + 1,), keys = sets·buckets: ends[k] is one past bucket
+                     # k's last slot (the scatter's cursors); from ends[keys - 1] on, padding
     ready: object    # cupy Event recorded after the sort, for other streams to wait on
     weight_from: int = 0  # the window whose weight the first set's sum takes (0 with tables)
 
@@ -432,17 +433,17 @@ def sort_digits(scalars, n: int, device_id: int, p: Plan, table_stride: int = 0,
     offsets = cupy.cumsum(counts, dtype=cupy.uint32)  # bucket k starts at offsets[k]
     del counts
     mark("prefix_sum")
-    # room for every digit; slots past the non-zero ones keep PAD_KEY
+    # room for every digit (the host does not wait for the count); slots past the non-zero
+    # ones are padding, which level 0 finds past the last bucket's end
     slots = (n if others is None else others) * len(windows)
     entries = cupy.empty(slots, dtype=cupy.uint32)
-    slot_keys = cupy.full(slots, PAD_KEY, dtype=cupy.uint32)
+    # the scatter advances each bucket's offset past its digits: offsets become the ends
     _kernel("msm_scatter", device_id)(_blocks(n), (THREADS,),
-                                      (scalars, *sizes, offsets, entries, slot_keys))
-    del offsets
+                                      (scalars, *sizes, offsets, entries))
     mark("scatter")
     ready = cupy.cuda.Event(block=False, disable_timing=True)
     ready.record()
-    return SortedDigits(p, entries, slot_keys, ready, 0 if table_stride else windows.start)
+    return SortedDigits(p, entries, offsets, ready, 0 if table_stride else windows.start)
 
 
 @dataclass
@@ -497,7 +498,9 @@ def window_sums(bases: MsmBases, digits: SortedDigits, mark=lambda step: None,
     point_words = 4 * words  # XYZZ
     u32 = np.uint32
 
-    length, source, slot_keys = digits.keys.size, (bases.xy, digits.entries), digits.keys
+    # level 0 reads the sort's bucket ends, later levels the keys each level lists
+    length = digits.entries.size
+    source, keys = (bases.xy, digits.entries), (digits.ends, u32(p.sets * p.buckets))
     chunk = tuning.level0_chunk(length)
     level = f"msm_bucket_level0_g{group}"
 
@@ -507,13 +510,13 @@ def window_sums(bases: MsmBases, digits: SortedDigits, mark=lambda step: None,
         next_points = cupy.empty((2 * chunks, point_words), dtype=cupy.uint64)
         next_keys = cupy.empty(2 * chunks, dtype=cupy.uint32)
         _kernel(level, dev)(_blocks(chunks), (THREADS,),
-                            (*source, slot_keys, u32(length), u32(chunk), buckets,
+                            (*source, *keys, u32(length), u32(chunk), buckets,
                              next_points, next_keys))
         if chunks == 1:
             break
-        length, source, slot_keys = 2 * chunks, (next_points,), next_keys
+        length, source, keys = 2 * chunks, (next_points,), (next_keys,)
         level, chunk = f"msm_bucket_level_g{group}", tuning.later_chunk
-    del source, slot_keys, next_points, next_keys
+    del source, keys, next_points, next_keys
     mark("buckets")
 
     runs = p.sets * p.runs_per_window

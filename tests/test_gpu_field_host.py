@@ -203,6 +203,43 @@ def skewed_scalar_sets(rng, n: int) -> dict[str, list[int]]:
     }
 
 
+def bucket_counts(rng) -> dict[str, tuple[list[int], int]]:
+    """Digits a bucket key and padding slots past them, as the device's sorts leave them."""
+    gaps = []  # runs between gaps of empty buckets of every length, long ones too
+    for _ in range(60):
+        gaps += [0] * rng.choice((0, 0, 1, 2, 3, 7, 64, 1000)) + [rng.randrange(1, 9)]
+    one = [0] * 300
+    return {
+        "runs and gaps of empty buckets": (gaps, 37),
+        "runs and gaps, no padding": (gaps + [0] * 5, 0),
+        "every digit in the first bucket": ([50] + [0] * 299, 11),
+        "every digit in a middle bucket": (one[:150] + [50] + one[151:], 11),
+        "every digit in the last bucket": (one[:-1] + [50], 3),
+        "no digits": (one, 40),
+        "one key": ([9], 4),
+        "dense": ([rng.randrange(1, 5) for _ in range(200)], 17),
+    }
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 4, 7, 64])
+def test_level_0_walks_the_bucket_ends_to_every_slots_key(chunk, rng):
+    """Level 0 reads no key array: each thread binary-searches the sort's bucket ends for
+    its chunk's first key and walks on (galloping over empty buckets); every slot's key,
+    padding past the last end, and whether each chunk's end runs continue into its
+    neighbours, all as the sorted keys themselves give them."""
+    for name, (counts, padding) in bucket_counts(rng).items():
+        ends = np.cumsum(counts, dtype=np.uint32)
+        length = int(ends[-1]) + padding
+        keys, open_ = hostlib.bucket_ends_walk(ends, length, chunk)
+        expected = np.searchsorted(ends, np.arange(length), side="right")
+        expected = np.where(expected == len(ends), 0xFFFFFFFF, expected).astype(np.uint32)
+        assert (keys == expected).all(), name
+        for t, (before, after) in enumerate(open_.tolist()):
+            start, end = t * chunk, min(length, (t + 1) * chunk)
+            assert before == (start > 0 and expected[start - 1] == expected[start]), (name, t)
+            assert after == (end < length and expected[end] == expected[end - 1]), (name, t)
+
+
 @pytest.mark.parametrize("group, cls", [(1, G1Point), (2, G2Point)])
 @pytest.mark.parametrize("n, c, run_bits, chunk", [
     (1, 5, 2, 4), (2, 4, 1, 4), (37, 6, 2, 4), (100, 8, 3, 6), (64, 7, 0, 32), (64, 7, 6, 4),

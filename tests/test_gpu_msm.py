@@ -256,6 +256,42 @@ def test_window_groups_match_one_sort(pools, group, cls, np_rng, rng):
 
 
 @on_gpu
+def test_the_sort_leaves_the_bucket_ends_that_level_0_reads(rng):
+    """Level 0 reads no key a slot: the scatter's cursors must end one past each bucket's
+    last slot, and each bucket's slots hold its digits' entries (index | sign << 31); a
+    witness's mix (window 0 placed a warp at a time), all windows and a window group (keys
+    from the group's first window)."""
+    import cupy
+    from gpu.msm import sort_digits
+
+    n = 3000
+    p = plan(n)
+    half = 1 << (p.c - 1)
+    scalars = [rng.choice((0, 1)) if rng.random() < 0.7 else rng.randrange(R) for _ in range(n)]
+    device = cupy.asarray(fr_to_limbs(scalars))
+    for windows in (range(p.windows), range(2, 5)):
+        keys, entries = [], []
+        for i, v in enumerate(scalars):
+            carry = 0
+            for w in range(windows.stop):
+                raw = (v >> (w * p.c) & (2 * half - 1)) + carry
+                carry = int(raw > half)
+                d = raw - 2 * half if carry else raw
+                if d and w >= windows.start:
+                    keys.append((w - windows.start) * half + abs(d) - 1)
+                    entries.append(i | (d < 0) << 31)
+        digits = sort_digits(device, n, cupy.cuda.Device().id, p, windows=windows)
+        count = len(windows) * half
+        ends = digits.ends.get()[:count]
+        assert (ends == np.cumsum(np.bincount(keys, minlength=count))).all(), windows
+        got = digits.entries.get()[:len(keys)].astype(np.int64)
+        slot_keys = np.searchsorted(ends, np.arange(len(keys)), side="right")
+        keys, entries = np.array(keys), np.array(entries, dtype=np.int64)
+        expected = np.lexsort((entries, keys))
+        assert (got[np.lexsort((got, slot_keys))] == entries[expected]).all(), windows
+
+
+@on_gpu
 def test_msm_many_other_streams_wait_for_the_inputs(pools, np_rng):
     """Scalars still being written on the batch's stream when the batch is queued (behind
     ~100 ms of other work): the job that runs on the second G1 stream sorts them only after

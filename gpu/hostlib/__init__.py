@@ -46,6 +46,8 @@ def load() -> ctypes.CDLL:
         fn.argtypes = [pointer, pointer, long_] + [ctypes.c_int] * 8 + [pointer]
         fn.restype = None
     u32, u64 = ctypes.c_uint32, ctypes.c_uint64
+    lib.bucket_ends_walk.argtypes = [pointer, u32, u32, u32, pointer, pointer]
+    lib.bucket_ends_walk.restype = None
     lib.ntt_pass_host.argtypes = (ctypes.c_int,) * 2 + (pointer,) * 3 + (u32,) * 5 + (pointer,) * 4
     lib.ntt_pass_host.restype = ctypes.c_int
     lib.ntt_shared_slots.argtypes = [ctypes.c_int, u32, u32, u32, pointer]
@@ -115,6 +117,19 @@ def msm_window_sums(points, scalars: np.ndarray, c: int, windows: int, run_bits:
         _ptr(bases), _ptr(scalars), n, c, windows, group.start, group.stop, run_bits, chunk,
         int(tabled), ones_per, _ptr(out))
     return out
+
+
+def bucket_ends_walk(ends: np.ndarray, length: int, chunk: int) -> tuple[np.ndarray, np.ndarray]:
+    """Bucket level 0's view of a digit sort (``bucket_ends`` in msm_buckets.cuh) over
+    ``length`` slots with bucket ends ``ends`` (one per key): each slot's key as its chunk's
+    thread walks it (MSM_PAD_KEY past the last end), and per chunk whether its first and
+    last runs continue into the chunks beside it, (chunks, 2) bools."""
+    ends = np.ascontiguousarray(ends, dtype=np.uint32)
+    keys = np.zeros(length, dtype=np.uint32)
+    chunks = -(-length // chunk)
+    open_ = np.zeros((chunks, 2), dtype=np.uint8)
+    load().bucket_ends_walk(_ptr(ends), len(ends), length, chunk, _ptr(keys), _ptr(open_))
+    return keys, open_.astype(bool)
 
 
 def ntt(x: np.ndarray, passes, *, dif: bool = False, inverse: bool = False,

@@ -115,7 +115,7 @@ void ntt_pass_blocks(const uint64_t* src, uint64_t* dst, const uint64_t* twiddle
 
 // The MSM's bucket phase on the CPU with msm_buckets.cuh's per-thread functions, run for
 // every thread index in turn: with `tabled`, the window table first (window_table_rows);
-// counting sort of the signed digits (PAD-keyed slots to n * windows, as on the device),
+// counting sort of the signed digits (padding slots to n * windows, as on the device),
 // bucket levels until one chunk remains, reduce_segments, then a plain sum of each bucket
 // set's runs, for the digits of windows [w_lo, w_hi) (a window group; 0 and `windows` for
 // all). Writes the XYZZ sums (Montgomery form): one per window of the group, or one in all
@@ -137,6 +137,8 @@ void msm_window_sums(const uint64_t* bases_std, const uint64_t* scalars, long n,
         for (long i = 0; i < n; i++)
             window_table_rows<F>((uint32_t)i, bases.data(), (uint32_t)n, c, windows);
 
+    // count[k + 1]: bucket k's digits; as on the device, the prefix sum's cursors end as
+    // the bucket ends that level 0 reads (bucket_ends)
     std::vector<uint32_t> count(keys_total + 1, 0), entry_of, key_of, ones;
     uint32_t others = 0;
     for (long i = 0; i < n; i++) {
@@ -159,12 +161,8 @@ void msm_window_sums(const uint64_t* bases_std, const uint64_t* scalars, long n,
     }
     for (uint32_t k = 0; k < keys_total; k++) count[k + 1] += count[k];
     uint32_t len = (uint32_t)((ones_per ? others : n) * (w_hi - w_lo));
-    std::vector<uint32_t> entries(len, 0), keys(len, MSM_PAD_KEY);
-    for (std::size_t j = 0; j < key_of.size(); j++) {
-        uint32_t slot = count[key_of[j]]++;
-        entries[slot] = entry_of[j];
-        keys[slot] = key_of[j];
-    }
+    std::vector<uint32_t> entries(len, 0);
+    for (std::size_t j = 0; j < key_of.size(); j++) entries[count[key_of[j]]++] = entry_of[j];
 
     if (ones_per) {
         uint32_t count_ones = (uint32_t)ones.size(), threads = (count_ones + ones_per - 1) / ones_per;
@@ -178,6 +176,7 @@ void msm_window_sums(const uint64_t* bases_std, const uint64_t* scalars, long n,
     if (len == 0) return;  // no digits: the device launches no bucket phase either
 
     std::vector<uint64_t> buckets((std::size_t)keys_total * stride, 0), points;
+    std::vector<uint32_t> keys;
     bool first_level = true;
     while (true) {
         uint32_t chunks = (len + chunk - 1) / chunk;
@@ -186,12 +185,14 @@ void msm_window_sums(const uint64_t* bases_std, const uint64_t* scalars, long n,
         for (uint32_t t = 0; t < chunks; t++) {
             if (first_level) {
                 affine_entries<F> source = {bases.data(), entries.data()};
-                bucket_level<F>(t, source, keys.data(), len, chunk, buckets.data(),
-                                next_points.data(), next_keys.data());
+                bucket_ends walk = {count.data(), keys_total, len};
+                bucket_level<F>(t, source, walk, chunk, buckets.data(), next_points.data(),
+                                next_keys.data());
             } else {
                 xyzz_partials<F> source = {points.data()};
-                bucket_level<F>(t, source, keys.data(), len, chunk, buckets.data(),
-                                next_points.data(), next_keys.data());
+                slot_keys listed = {keys.data(), len};
+                bucket_level<F>(t, source, listed, chunk, buckets.data(), next_points.data(),
+                                next_keys.data());
             }
         }
         if (chunks == 1) break;
@@ -257,6 +258,21 @@ void msm_window_sums_g2(const uint64_t* bases, const uint64_t* scalars, long n, 
                         int ones_per, uint64_t* out) {
     msm_window_sums<fq2_t>(bases, scalars, n, c, windows, w_lo, w_hi, run_bits, chunk, tabled,
                          ones_per, out);
+}
+
+// Level 0's slot keys as each of its threads walks them (bucket_ends): keys[s] for every
+// slot of every `chunk`-slot chunk, and per chunk t whether its first run continues from
+// the slot before (open[2t]) and its last run into the slot after (open[2t + 1]).
+void bucket_ends_walk(const uint32_t* ends, uint32_t count, uint32_t len, uint32_t chunk,
+                      uint32_t* keys, uint8_t* open) {
+    for (uint32_t t = 0; t * chunk < len; t++) {
+        uint32_t start = t * chunk, end = len - start < chunk ? len : start + chunk;
+        const bucket_ends walk = {ends, count, len};
+        uint32_t key = walk.first(start);
+        for (uint32_t s = start; s < end; s++) keys[s] = key = walk.next(s, key);
+        open[2 * t] = start > 0 && walk.holds(start - 1, keys[start]);
+        open[2 * t + 1] = walk.holds(end, keys[end - 1]);
+    }
 }
 
 // The fixed-base kernels' threads run one after another: `threads` threads of

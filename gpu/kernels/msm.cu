@@ -9,7 +9,9 @@
 //   msm_count      histogram of bucket keys (key = window * B + bucket; with window
 //                  tables one set of B buckets, key = bucket: place_digit)
 //   (host: prefix sum of the histogram -> bucket offsets)
-//   msm_scatter    counting sort: entry = point index | sign << 31, and its key, by bucket
+//   msm_scatter    counting sort: entry = point index | sign << 31, by bucket; its cursors
+//                  (the offsets) end at the buckets' ends, from which level 0 derives each
+//                  slot's key (bucket_ends), so no key is stored per digit
 //   bucket_level*  bucket sums in chunks of equal work, a few levels (see below)
 //   reduce_segments  one thread per run of L buckets: the run's share of
 //                  sum (k + 1) * bucket_k (suffix sums, plus the run's offset by double-and-add)
@@ -46,7 +48,7 @@ extern "C" __global__ void msm_bases_to_mont_g2(uint64_t* xy, uint32_t n) { base
 // on that key serialises at its L2 slice; grouping the warp's lanes by key
 // (__match_any_sync) makes it one atomic per key a warp. The lanes are converged there
 // (every thread that passed the bounds check runs window 0 first).
-#define MSM_NO_KEY 0xFFFFFFFFu  // a lane whose window-0 digit is zero
+#define MSM_NO_DIGIT 0xFFFFFFFFu  // a lane with no window-0 digit in the group
 
 struct warp_peers {
     uint32_t mask, leader, rank;  // lanes sharing this lane's key; the lowest; this lane's place
@@ -92,7 +94,7 @@ static __device__ __forceinline__ int first_digit(const scalar_t& s, uint32_t c,
 // sorts a large MSM's windows a group at a time, so that its digits and partial sums fit a
 // smaller scratch); the windows below w_lo still run for their carries.
 //
-// Window 0's key, or MSM_NO_KEY where it has no digit in the group; the carry goes on.
+// Window 0's key, or MSM_NO_DIGIT where it has no digit in the group; the carry goes on.
 static __device__ __forceinline__ uint32_t window0_key(const scalar_t& s, uint32_t i, uint32_t c,
                                                        uint32_t w_lo, uint32_t table_stride,
                                                        uint32_t ones_apart, uint32_t& carry,
@@ -100,7 +102,7 @@ static __device__ __forceinline__ uint32_t window0_key(const scalar_t& s, uint32
     int d0 = first_digit(s, c, ones_apart, carry);
     digit_slot first = place_digit(i, 0, d0, c, table_stride, w_lo);
     entry = first.entry;
-    return d0 && w_lo == 0 ? first.key : MSM_NO_KEY;
+    return d0 && w_lo == 0 ? first.key : MSM_NO_DIGIT;
 }
 
 extern "C" __global__ void msm_count(const uint64_t* scalars, uint32_t n, uint32_t c,
@@ -113,7 +115,7 @@ extern "C" __global__ void msm_count(const uint64_t* scalars, uint32_t n, uint32
     uint32_t carry = 0, entry;
     uint32_t key0 = window0_key(s, i, c, w_lo, table_stride, ones_apart, carry, entry);
     warp_peers peers = peers_by_key(key0);
-    if (key0 != MSM_NO_KEY && peers.rank == 0) atomicAdd(&counts[key0 + 1], __popc(peers.mask));
+    if (key0 != MSM_NO_DIGIT && peers.rank == 0) atomicAdd(&counts[key0 + 1], __popc(peers.mask));
     for (uint32_t w = 1; w < w_hi; w++) {
         int d = signed_digit(s, w, c, carry);
         if (d != 0 && w >= w_lo)
@@ -123,8 +125,7 @@ extern "C" __global__ void msm_count(const uint64_t* scalars, uint32_t n, uint32
 
 extern "C" __global__ void msm_scatter(const uint64_t* scalars, uint32_t n, uint32_t c,
                                        uint32_t w_lo, uint32_t w_hi, uint32_t table_stride,
-                                       uint32_t ones_apart, uint32_t* cursor, uint32_t* entries,
-                                       uint32_t* keys) {
+                                       uint32_t ones_apart, uint32_t* cursor, uint32_t* entries) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     scalar_t s = scalar_t::load(scalars + 4 * (uint64_t)i);
@@ -133,19 +134,14 @@ extern "C" __global__ void msm_scatter(const uint64_t* scalars, uint32_t n, uint
     uint32_t key0 = window0_key(s, i, c, w_lo, table_stride, ones_apart, carry, entry0);
     warp_peers peers = peers_by_key(key0);
     uint32_t start = 0;
-    if (key0 != MSM_NO_KEY && peers.rank == 0) start = atomicAdd(&cursor[key0], __popc(peers.mask));
+    if (key0 != MSM_NO_DIGIT && peers.rank == 0) start = atomicAdd(&cursor[key0], __popc(peers.mask));
     start = __shfl_sync(peers.mask, start, peers.leader);
-    if (key0 != MSM_NO_KEY) {
-        entries[start + peers.rank] = entry0;
-        keys[start + peers.rank] = key0;
-    }
+    if (key0 != MSM_NO_DIGIT) entries[start + peers.rank] = entry0;
     for (uint32_t w = 1; w < w_hi; w++) {
         int d = signed_digit(s, w, c, carry);
         if (d == 0 || w < w_lo) continue;
         digit_slot placed = place_digit(i, w, d, c, table_stride, w_lo);
-        uint32_t slot = atomicAdd(&cursor[placed.key], 1u);
-        entries[slot] = placed.entry;
-        keys[slot] = placed.key;
+        entries[atomicAdd(&cursor[placed.key], 1u)] = placed.entry;
     }
 }
 
@@ -160,31 +156,37 @@ extern "C" __global__ void msm_window_table_g2(uint64_t* xy, uint32_t n, uint32_
     if (i < n) window_table_rows<fq2_t>(i, xy, n, c, windows);
 }
 
+// Level 0 takes the scatter's cursors as the bucket ends (bucket_ends: `keys` buckets,
+// `len` slots), later levels the previous level's keys.
 extern "C" __global__ void msm_bucket_level0_g1(const uint64_t* bases, const uint32_t* entries,
-                                                const uint32_t* keys, uint32_t len, uint32_t chunk,
-                                                uint64_t* buckets, uint64_t* next_points,
-                                                uint32_t* next_keys) {
+                                                const uint32_t* ends, uint32_t keys, uint32_t len,
+                                                uint32_t chunk, uint64_t* buckets,
+                                                uint64_t* next_points, uint32_t* next_keys) {
     affine_entries<fq_t> source = {bases, entries};
-    bucket_level<fq_t>(thread_index(), source, keys, len, chunk, buckets, next_points, next_keys);
+    bucket_ends walk = {ends, keys, len};
+    bucket_level<fq_t>(thread_index(), source, walk, chunk, buckets, next_points, next_keys);
 }
 extern "C" __global__ void msm_bucket_level0_g2(const uint64_t* bases, const uint32_t* entries,
-                                                const uint32_t* keys, uint32_t len, uint32_t chunk,
-                                                uint64_t* buckets, uint64_t* next_points,
-                                                uint32_t* next_keys) {
+                                                const uint32_t* ends, uint32_t keys, uint32_t len,
+                                                uint32_t chunk, uint64_t* buckets,
+                                                uint64_t* next_points, uint32_t* next_keys) {
     affine_entries<fq2_t> source = {bases, entries};
-    bucket_level<fq2_t>(thread_index(), source, keys, len, chunk, buckets, next_points, next_keys);
+    bucket_ends walk = {ends, keys, len};
+    bucket_level<fq2_t>(thread_index(), source, walk, chunk, buckets, next_points, next_keys);
 }
 extern "C" __global__ void msm_bucket_level_g1(const uint64_t* points, const uint32_t* keys,
                                                uint32_t len, uint32_t chunk, uint64_t* buckets,
                                                uint64_t* next_points, uint32_t* next_keys) {
     xyzz_partials<fq_t> source = {points};
-    bucket_level<fq_t>(thread_index(), source, keys, len, chunk, buckets, next_points, next_keys);
+    slot_keys listed = {keys, len};
+    bucket_level<fq_t>(thread_index(), source, listed, chunk, buckets, next_points, next_keys);
 }
 extern "C" __global__ void msm_bucket_level_g2(const uint64_t* points, const uint32_t* keys,
                                                uint32_t len, uint32_t chunk, uint64_t* buckets,
                                                uint64_t* next_points, uint32_t* next_keys) {
     xyzz_partials<fq2_t> source = {points};
-    bucket_level<fq2_t>(thread_index(), source, keys, len, chunk, buckets, next_points, next_keys);
+    slot_keys listed = {keys, len};
+    bucket_level<fq2_t>(thread_index(), source, listed, chunk, buckets, next_points, next_keys);
 }
 
 extern "C" __global__ void msm_ones_g1(const uint64_t* bases, const uint32_t* ones, uint32_t count,

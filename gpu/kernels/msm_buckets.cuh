@@ -25,7 +25,61 @@ static FIELD_FN int top_bit(uint32_t k) {
 // levels read XYZZ partial sums. Slots with key MSM_PAD_KEY (past the digits' end) are
 // skipped.
 #define MSM_PAD_KEY 0xffffffffu
-#define MSM_NO_KEY 0xfffffffeu  // neighbour of the list's ends: equals no key
+#define MSM_NO_KEY 0xfffffffeu  // past a chunk's last slot: equals no key
+
+// A level's `len` keys as a thread reads them: first(start) for its chunk's first slot,
+// then next(s, key of slot s - 1) for s = start, start + 1, … in turn; holds(s, key):
+// whether slot s has key (false for s >= len). Later levels list them (slot_keys); level 0
+// derives them from the digit sort's bucket ends (bucket_ends), so that the sort writes no
+// key per digit.
+struct slot_keys {
+    const uint32_t* keys;
+    uint32_t len;
+    FIELD_FN uint32_t first(uint32_t s) const { return keys[s]; }
+    FIELD_FN uint32_t next(uint32_t s, uint32_t) const { return keys[s]; }
+    FIELD_FN bool holds(uint32_t s, uint32_t key) const { return s < len && keys[s] == key; }
+};
+
+// Smallest k in [lo, hi) with ends[k] > s, or hi (ends never decreases).
+static FIELD_FN uint32_t first_end_above(const uint32_t* ends, uint32_t lo, uint32_t hi,
+                                         uint32_t s) {
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (ends[mid] > s) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo;
+}
+
+// The counting sort's cursors after its scatter: ends[k] is one past bucket k's last slot
+// (bucket k starts at ends[k - 1], or 0) for the `count` keys, and the slots from
+// ends[count - 1] to len are padding (MSM_PAD_KEY). A chunk's first key is a binary
+// search; the walk moves on where s reaches its bucket's end (re-read from ends, an L1 hit:
+// held in a register, it made ptxas spill in G2's Fq products), galloping over empty
+// buckets: one load when the next bucket has digits, about 2·log2(gap) over a gap.
+struct bucket_ends {
+    const uint32_t* ends;
+    uint32_t count, len;
+
+    FIELD_FN uint32_t key_of(uint32_t k) const { return k < count ? k : MSM_PAD_KEY; }
+    FIELD_FN uint32_t first(uint32_t s) const {
+        return key_of(first_end_above(ends, 0, count, s));
+    }
+    FIELD_FN uint32_t next(uint32_t s, uint32_t key) const {
+        if (key == MSM_PAD_KEY || s < ends[key]) return key;  // padding runs to len
+        uint32_t lo = key + 1, step = 1;
+        while (count - lo > step && ends[lo + step - 1] <= s) {  // buckets below lo end by s
+            lo += step;
+            step *= 2;
+        }
+        return key_of(first_end_above(ends, lo, count - lo > step ? lo + step : count, s));
+    }
+    FIELD_FN bool holds(uint32_t s, uint32_t key) const {
+        uint32_t i = key == MSM_PAD_KEY ? count : key;
+        uint32_t begin = i ? ends[i - 1] : 0, end = i < count ? ends[i] : len;
+        return begin <= s && s < end;
+    }
+};
 
 template <class F>
 struct affine_entries {
@@ -46,41 +100,40 @@ struct xyzz_partials {
     }
 };
 
-template <class F, class Source>
-FIELD_FN void bucket_level(uint32_t t, Source source, const uint32_t* keys, uint32_t len,
-                           uint32_t chunk, uint64_t* buckets, uint64_t* next_points,
-                           uint32_t* next_keys) {
-    const uint32_t stride = 4 * F::WORDS;
+template <class F, class Source, class Keys>
+FIELD_FN void bucket_level(uint32_t t, Source source, Keys keys, uint32_t chunk,
+                           uint64_t* buckets, uint64_t* next_points, uint32_t* next_keys) {
+    const uint32_t stride = 4 * F::WORDS, len = keys.len;
     uint32_t start = t * chunk;
     if (start >= len) return;
     uint32_t end = start + chunk < len ? start + chunk : len;
-    uint32_t before = start > 0 ? keys[start - 1] : MSM_NO_KEY;
-    uint32_t after = end < len ? keys[end] : MSM_NO_KEY;
     uint64_t* head = next_points + (uint64_t)(2 * t) * stride;
     uint64_t* tail = head + stride;
-    next_keys[2 * t] = keys[start];
-    next_keys[2 * t + 1] = keys[end - 1];
     xyzz_t<F>::infinity().store(tail);
 
-    uint32_t run_key = keys[start];
-    bool first = true;
+    uint32_t run_key = keys.first(start);
+    next_keys[2 * t] = run_key;
+    // 2: the first run, continuing from the previous chunk; 1: the first run; 0: a later
+    // one (one value, not two flags: then ptxas spills nothing in G2's level 0)
+    uint32_t first = start > 0 && keys.holds(start - 1, run_key) ? 2 : 1;
     xyzz_t<F> acc = xyzz_t<F>::infinity();
     for (uint32_t s = start;; s++) {
-        uint32_t key = s < end ? keys[s] : MSM_NO_KEY;
+        uint32_t key = s < end ? keys.next(s, run_key) : MSM_NO_KEY;
         if (key != run_key) {  // the run of run_key ends at s
-            bool open_start = first && before == run_key;
-            bool open_end = s == end && after == run_key;
+            bool open_start = first == 2;
+            bool open_end = s == end && keys.holds(end, run_key);
             if (first) (open_start ? acc : xyzz_t<F>::infinity()).store(head);
             if (open_end && !open_start) acc.store(tail);
             if (!open_start && !open_end && run_key != MSM_PAD_KEY && !acc.is_inf())
                 acc.store(buckets + (uint64_t)run_key * stride);
             if (s == end) break;
-            first = false;
+            first = 0;
             run_key = key;
             acc = xyzz_t<F>::infinity();
         }
         if (key != MSM_PAD_KEY) acc = source.add(acc, s);
     }
+    next_keys[2 * t + 1] = run_key;
 }
 
 // The bases of the scalars equal to 1 need no buckets: thread t adds those of entries
