@@ -10,8 +10,9 @@ share F of them 0 or 1 (a Filecoin partition's auxiliaries are ~90% bits), each 
 same bases. ``--split both`` times every MSM with the ones summed apart
 (``MsmTuning.split_ones``) and without, on the same bases and scalars, in alternating
 rounds, checks that both give the same point, and prints the two side by side;
-``--chunk`` does the same for level-0 chunk sizes (``MsmTuning.chunk``: the digits a thread
-sums, which set the size of the partial sums passed to the next level), and
+``--chunk`` does the same for level-0 chunk sizes (``MsmTuning.chunk`` and ``huge_chunk``:
+the digits a thread sums, which set the size of the partial sums passed to the next level;
+``level0_chunk`` in the JSON is the one a sort of that size takes), and
 ``--sort-slots`` for ``MsmTuning.max_sort_slots`` as powers of two (above it the windows
 are sorted and summed in groups). Each variant's scratch is the pool's peak in use during
 its first call (``scratch_bytes``).
@@ -100,6 +101,7 @@ def sort_sizes(bases, scalars, stream, tuning: MsmTuning) -> dict:
     groups = window_groups(p, digit_scalars, tuning)
     return {"c": p.c, "windows": p.windows, "run_bits": p.run_bits, "ones": ones.count,
             "others": ones.others, "window_groups": [len(g) for g in groups],
+            "level0_chunk": tuning.level0_chunk(digit_scalars * max(len(g) for g in groups)),
             "sort_slot_bytes": 4 * digit_scalars * max(len(g) for g in groups),
             "ones_list_bytes": 4 * n if tuning.split_ones else 0}
 
@@ -119,8 +121,9 @@ def main(argv: list[str] | None = None) -> int:
                              "comma-separated")
     parser.add_argument("--split", choices=("on", "off", "both"), default="on",
                         help="sum the ones apart (MsmTuning.split_ones), or not, or both")
-    parser.add_argument("--chunk", default=str(TUNING.chunk),
-                        help="level-0 chunks (MsmTuning.chunk) to run, comma-separated")
+    parser.add_argument("--chunk", default="",
+                        help="level-0 chunks to run, comma-separated: each is MsmTuning's "
+                             "chunk and huge_chunk (default: TUNING's)")
     parser.add_argument("--sort-slots", default=str(TUNING.max_sort_slots.bit_length() - 1),
                         help="log2 of the digits one sort may hold (MsmTuning.max_sort_slots) "
                              "to run, comma-separated")
@@ -135,11 +138,12 @@ def main(argv: list[str] | None = None) -> int:
               "commit": commit(), "command": " ".join(["bench/msm_bench.py", *sys.argv[1:]]),
               "reps": args.reps, "tables": args.tables, "bits": shares, "split": args.split}
     splits = ("off", "on") if args.split == "both" else (args.split,)
-    chunks = [int(v) for v in args.chunk.split(",")]
+    chunks = [int(v) for v in args.chunk.split(",") if v] or [None]
     slot_logs = [int(v) for v in args.sort_slots.split(",")]
     variants = {f"split-{v}" + (f"_chunk{k}" if len(chunks) > 1 else "")
                 + (f"_slots2^{g}" if len(slot_logs) > 1 else ""):
-                dataclasses.replace(TUNING, split_ones=v == "on", chunk=k, max_sort_slots=1 << g)
+                dataclasses.replace(TUNING, split_ones=v == "on", max_sort_slots=1 << g,
+                                    **({"chunk": k, "huge_chunk": k} if k else {}))
                 for v in splits for k in chunks for g in slot_logs}
     sizes = {1: args.g1, 2: args.g2}
     table_cs = [int(v) for v in args.table_c.split(",") if v] or [None]

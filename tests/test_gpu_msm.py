@@ -62,6 +62,18 @@ def test_window_groups_cover_the_windows_within_the_slots(n, slots):
         assert (p.windows, [len(g) for g in groups]) == (13, [6, 7])
 
 
+def test_level0_chunks_by_sort_size():
+    """Half chunks below 2^23 digits, 256 from 2^29 on: only a dense 2^27 MSM's window
+    group (h_g1's, 6 or 7 windows of 2^27 digits) takes the longest chunks."""
+    from gpu.msm import TUNING, window_groups
+
+    assert [TUNING.level0_chunk(d) for d in (1, (1 << 23) - 1, 1 << 23, (1 << 29) - 1,
+                                            1 << 29)] == [32, 32, 64, 64, 256]
+    n = 1 << 27
+    assert all(TUNING.level0_chunk(n * len(g)) == 256 for g in window_groups(plan(n), n))
+    assert TUNING.level0_chunk(n // 10 * plan(n // 10).windows) == 64  # a witness's others
+
+
 def test_table_choice_takes_g2_first_then_the_largest_g1_bases_within_budget(rng):
     from gpu.backend import table_choice
     from snark import groth16
