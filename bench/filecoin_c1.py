@@ -24,6 +24,7 @@ import binascii
 import datetime as dt
 import json
 import os
+import platform
 import statistics
 import sys
 import tempfile
@@ -118,7 +119,8 @@ def timed_seal(case: str, seed: int) -> dict:
 @click.option("--cache", type=click.Path(file_okay=False), default=None,
               help="where generated C1s are kept [default: <tmp>/proofq-bench-c1]")
 @click.option("--pin/--no-pin", default=True, show_default=True,
-              help="run on one CPU (it is one thread either way)")
+              help="run on one CPU (the parse is one thread either way; the check uses every "
+                   "CPU it may)")
 @click.option("--seal", "seals", multiple=True, type=click.Choice(list(SEALS)),
               help="also time sealing a fresh C1 of this case, by phase")
 def main(cases: tuple[str, ...], repeat: int, seed: int, cache: str | None, pin: bool,
@@ -130,8 +132,8 @@ def main(cases: tuple[str, ...], repeat: int, seed: int, cache: str | None, pin:
     cache_dir.mkdir(parents=True, exist_ok=True)
     load_before = os.getloadavg()
     rows = [measure(case, cache_dir, seed, repeat) for case in cases or CASES]
-    table = Table(title="Filecoin C1: parse and check seconds, one thread: wall best / median "
-                        "(CPU best)")
+    table = Table(title="Filecoin C1: parse (one thread) and check (threaded) seconds: wall best "
+                        "/ median (CPU best)")
     for column in ("case", "Curio c1.json", "parse Curio", "parse raw", "base64", "lift",
                    "template", "check"):
         table.add_column(column, justify="right")
@@ -146,7 +148,7 @@ def main(cases: tuple[str, ...], repeat: int, seed: int, cache: str | None, pin:
         steps = ", ".join(f"{phase} {seconds:.1f}" for phase, seconds in run["phases"].items())
         Console().print(f"sealed {run['registered_proof']} in {run['seconds']:.1f} s: {steps}")
     now = dt.datetime.now()
-    record = {"date": now.isoformat(timespec="seconds"), "device": "dev machine (2 cores)",
+    record = {"date": now.isoformat(timespec="seconds"), "device": f"{platform.node()} ({os.cpu_count()} CPUs)",
               "commit": commit(), "command": " ".join(["python", *sys.argv]),
               "load_average_before": load_before, "load_average_after": os.getloadavg(),
               "pinned_to_one_cpu": pin, "repeat": repeat, "cases": rows, "seals": sealed}
