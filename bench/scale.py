@@ -30,7 +30,9 @@ done and verified, and the device's memory back to one key copy (``keeper_kill``
 
 Figures per GPU count (times from Redis's clock, as ``proofq bench batch`` reports them):
 
-    jobs_per_min          steady state: jobs after the first one's end / (last end − first end)
+    jobs_per_min          steady state: jobs after the first one's end / (last end − first end);
+                          None when no more jobs than --in-flight-per-gpu × GPUs ran (all
+                          in flight at once, they end together: their ends give no rate)
     jobs_per_min_total    jobs / (first submit → last end)
     accept_median_ms      what one ``submit`` cost its producer (parse, store, enqueue)
     compute_median_s      median compute phase of a partition (the ``proofq:events`` stream)
@@ -214,9 +216,10 @@ def measure(url: str, c1_path: Path, jobs: int, producers: int, in_flight: int) 
     return {
         "jobs": len(done), "failures": failures,
         "partitions_per_job": done[0]["partitions"] if done else None,
-        "jobs_per_min": 60 * (len(ends) - 1) / steady if steady > 0 else None,
+        "jobs_per_min": 60 * (len(ends) - 1) / steady
+        if steady > 0 and len(ends) > in_flight else None,
         "jobs_per_min_total": 60 * len(done) / window if window > 0 else None,
-        "window_s": window, "steady_s": steady,
+        "window_s": window, "steady_s": steady, "in_flight": in_flight,
         "compute_median_s": statistics.median(e.seconds for e in computes) if computes else None,
         "queue_median_s": statistics.median(o["queue_s"] for o in done if o["queue_s"] is not None)
         if done else None,
@@ -231,7 +234,8 @@ def measure(url: str, c1_path: Path, jobs: int, producers: int, in_flight: int) 
 def sector_records(result: dict) -> list[dict]:
     """A Filecoin run's records in the sector goals' shape (``filecoin-32gib-*.json``): per
     GPU count, request → verified proof on idle workers (``sector_wall_s``, the median),
-    sectors a minute with several queued, and whether every sector came back verified (a
+    sectors a minute with several queued (in steady state, else over the whole window:
+    first request → last proof), and whether every sector came back verified (a
     job is done only once its assembled proof passed the pairing check)."""
     records = []
     for n, run in result["runs"].items():
@@ -242,7 +246,9 @@ def sector_records(result: dict) -> list[dict]:
             "workers": result["concurrency_per_gpu"],
             "partition_gpu_s": run["compute_median_s"],
             "sector_wall_s": statistics.median(idle["wall_s"]) if idle.get("wall_s") else None,
-            "sectors_per_min": run["jobs_per_min"], "gpu_busy": run["gpu_busy"],
+            "sectors_per_min": run["jobs_per_min"] or run["jobs_per_min_total"],
+            "sectors_per_min_over": "steady state" if run["jobs_per_min"] else "whole window",
+            "gpu_busy": run["gpu_busy"],
             "verified": bool(run["jobs"]) and not run["failures"]
             and not idle.get("failures"),
             "sectors": run["jobs"] + len(idle.get("wall_s", ())),

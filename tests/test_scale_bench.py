@@ -7,10 +7,12 @@ import random
 from bench import scale
 
 
-def _run(jobs: int, failures: list[str], idle_walls: list[float] | None) -> dict:
+def _run(jobs: int, failures: list[str], idle_walls: list[float] | None,
+         steady: float | None = 3.1) -> dict:
     idle = None if idle_walls is None else {"wall_s": idle_walls, "failures": []}
     return {"jobs": jobs, "failures": failures, "compute_median_s": 1.8,
-            "jobs_per_min": 3.1, "gpu_busy": {"0": 0.99}, "idle": idle}
+            "jobs_per_min": steady, "jobs_per_min_total": 2.5, "gpu_busy": {"0": 0.99},
+            "idle": idle}
 
 
 def _result(runs: dict) -> dict:
@@ -37,3 +39,10 @@ def test_a_record_per_gpu_count_with_the_idle_median_and_verified_only_without_f
 def test_no_sector_done_is_not_verified():
     [record] = scale.sector_records(_result({"1": _run(0, [], [])}))
     assert record["verified"] is False and record["sector_wall_s"] is None
+
+
+def test_the_rate_is_the_whole_window_where_no_steady_state_was_reached():
+    steady, whole = scale.sector_records(_result({"1": _run(9, [], None),
+                                                  "2": _run(3, [], None, steady=None)}))
+    assert (steady["sectors_per_min"], steady["sectors_per_min_over"]) == (3.1, "steady state")
+    assert (whole["sectors_per_min"], whole["sectors_per_min_over"]) == (2.5, "whole window")
