@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -65,21 +66,57 @@ def build_levels(leaves: np.ndarray, arities: Sequence[int], hasher: Hasher,
     return levels
 
 
-def open_paths(levels: list[np.ndarray], arities: Sequence[int], nodes: np.ndarray,
+#: A tree's nodes by level (0: the leaves) and position: ``(level, positions)`` →
+#: ``(*positions.shape, 32)``. Whole, sparse and run-length trees open paths through it.
+NodeLookup = Callable[[int, np.ndarray], np.ndarray]
+
+
+def open_nodes(lookup: NodeLookup, arities: Sequence[int], nodes: np.ndarray,
                shape: str) -> MerklePath:
-    """Paths of the leaves ``nodes`` (any shape of int array) through a built tree."""
+    """Paths of the leaves ``nodes`` (any shape of int array) through the tree ``lookup``
+    reads."""
     nodes = np.asarray(nodes, dtype=np.int64)
     position = nodes.reshape(-1)
     out = []
-    for level, arity in zip(levels, arities):
+    for level, arity in enumerate(arities):
         digit, group = position % arity, position // arity
         slots = np.arange(arity - 1)
         taken = group[:, None] * arity + slots + (slots >= digit[:, None])
-        out.append(PathLevel(arity, level[taken].reshape(*nodes.shape, arity - 1, DOMAIN_BYTES),
-                             digit.reshape(nodes.shape)))
+        siblings = lookup(level, taken).reshape(*nodes.shape, arity - 1, DOMAIN_BYTES)
+        out.append(PathLevel(arity, siblings, digit.reshape(nodes.shape)))
         position = group
-    root = np.broadcast_to(levels[-1][0], (*nodes.shape, DOMAIN_BYTES)).copy()
-    return MerklePath(shape, levels[0][nodes], root, tuple(out))
+    root = lookup(len(arities), np.zeros(1, dtype=np.int64))[0]
+    roots = np.broadcast_to(root, (*nodes.shape, DOMAIN_BYTES)).copy()
+    return MerklePath(shape, lookup(0, nodes), roots, tuple(out))
+
+
+def open_paths(levels: list[np.ndarray], arities: Sequence[int], nodes: np.ndarray,
+               shape: str) -> MerklePath:
+    """Paths of the leaves ``nodes`` through a built tree (``build_levels``)."""
+    return open_nodes(lambda level, at: levels[level][at], arities, nodes, shape)
+
+
+@dataclass(frozen=True)
+class WholeTree:
+    """Every node of a tree (``build_levels``), with the ``root``, ``nodes`` and ``open`` that
+    sparse and run-length trees have."""
+
+    levels: list[np.ndarray]
+    arities: tuple[int, ...]
+
+    @classmethod
+    def build(cls, leaves: np.ndarray, arities: Sequence[int], hasher: Hasher) -> "WholeTree":
+        return cls(build_levels(leaves, arities, hasher), tuple(arities))
+
+    @property
+    def root(self) -> np.ndarray:
+        return self.levels[-1][0]
+
+    def nodes(self, level: int, positions: np.ndarray) -> np.ndarray:
+        return self.levels[level][positions]
+
+    def open(self, nodes: np.ndarray, shape: str) -> MerklePath:
+        return open_nodes(self.nodes, self.arities, nodes, shape)
 
 
 def with_node(node: np.ndarray, level: PathLevel) -> np.ndarray:
@@ -125,7 +162,7 @@ class SparseTree:
         if len(np.unique(positions)) != len(positions):
             raise ValueError("a sparse tree's leaf positions must be distinct")
         self.arities = tuple(arities)
-        self.leaves = (positions, values)
+        self.known = positions
         #: per level: the groups of siblings on the paths and their children (G, arity, 32)
         self.groups: list[tuple[np.ndarray, np.ndarray]] = []
         for arity in self.arities:
@@ -136,22 +173,19 @@ class SparseTree:
             positions, values = groups, hasher(children)
         self.root = values[0]
 
+    def nodes(self, level: int, positions: np.ndarray) -> np.ndarray:
+        """Nodes of the groups on the paths (a leaf's siblings, their parents' siblings, …)."""
+        if level == len(self.arities):
+            return np.broadcast_to(self.root, (*np.shape(positions), DOMAIN_BYTES))
+        groups, children = self.groups[level]
+        arity = self.arities[level]
+        at = np.searchsorted(groups, positions // arity)
+        return children[at, positions % arity]
+
     def open(self, nodes: np.ndarray, shape: str) -> MerklePath:
-        nodes = np.asarray(nodes, dtype=np.int64)
-        position = nodes.reshape(-1)
-        known, values = self.leaves
+        known = self.known
+        position = np.asarray(nodes, dtype=np.int64).reshape(-1)
         at = np.searchsorted(known, position)
         if not (known[np.minimum(at, len(known) - 1)] == position).all():
             raise ValueError("a sparse tree opens only the leaves it was built with")
-        out = []
-        for (groups, children), arity in zip(self.groups, self.arities):
-            digit, group = position % arity, position // arity
-            slots = np.arange(arity - 1)
-            rows = children[np.searchsorted(groups, group)]
-            siblings = rows[np.arange(len(rows))[:, None], slots + (slots >= digit[:, None])]
-            out.append(PathLevel(arity, siblings.reshape(*nodes.shape, arity - 1, DOMAIN_BYTES),
-                                 digit.reshape(nodes.shape)))
-            position = group
-        root = np.broadcast_to(self.root, (*nodes.shape, DOMAIN_BYTES)).copy()
-        return MerklePath(shape, values[at].reshape(*nodes.shape, DOMAIN_BYTES), root,
-                          tuple(out))
+        return open_nodes(self.nodes, self.arities, nodes, shape)
