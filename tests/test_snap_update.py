@@ -23,7 +23,7 @@ from snark.filecoin.snap.proofs import PartitionProof
 from snark.filecoin.snap.checks import check_partition, check_update, comm_r
 from snark.filecoin.snap.shape import SnapShape
 from snark.filecoin.snap.update import from_request, parse_update
-from snark.filecoin.trees import build_levels, poseidon_nodes
+from snark.filecoin.trees import WholeTree, poseidon_nodes
 from snark.fields import FR_MODULUS, fr_to_limbs
 
 
@@ -262,12 +262,12 @@ def test_labels_not_encoded_with_rho_are_refused(rng):
     shape = SnapShape(64)
     key = generate.random_sector_key(shape, np_rng(rng))
     encoded = generate.encode(shape, key, random_fields(np_rng(rng), shape.nodes))
-    shifted = fr_to_limbs([(to_int(v) + 1) % FR_MODULUS for v in encoded.tree_r_new[0]])
-    tree = build_levels(from_limbs(shifted).reshape(-1, 32), shape.tree_arities(),
-                        poseidon_nodes)
-    comm_r_new = from_int(comm_r(to_int(key.comm_c), to_int(tree[-1][0])))
+    shifted = fr_to_limbs([(to_int(v) + 1) % FR_MODULUS for v in encoded.tree_r_new.levels[0]])
+    tree = WholeTree.build(from_limbs(shifted).reshape(-1, 32), shape.tree_arities(),
+                           poseidon_nodes)
+    comm_r_new = from_int(comm_r(to_int(key.comm_c), to_int(tree.root)))
     encoded = dataclasses.replace(encoded, tree_r_new=tree, comm_r_new=comm_r_new)
-    proof = generate.partition_proof(shape, key, encoded, 0)
+    proof = generate.partition_proof(shape, encoded, 0)
     update = generate.SnapUpdate(shape, encoded.comm_r_old, comm_r_new, encoded.comm_d_new,
                                  (encode_partition_proof(proof),), (proof,))
     with pytest.raises(FilecoinError, match=r"challenge_proofs\[0\]\.proof_r_new\.leaf: is not "
@@ -335,4 +335,4 @@ def test_the_new_replica_is_old_plus_data_times_rho_at_every_node(np_rng):
     for node in range(shape.nodes):
         rho = randomness.rho(phi, int(high[node]))
         expected = (to_int(key.replica[node]) + to_int(data[node]) * rho) % FR_MODULUS
-        assert to_int(encoded.tree_r_new[0][node]) == expected, node
+        assert to_int(encoded.tree_r_new.levels[0][node]) == expected, node
