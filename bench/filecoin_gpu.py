@@ -10,7 +10,7 @@ Two stages, each optional:
   bases of the right counts, drawn from 2^20 random points and repeated, so proofs under it
   do not verify and say so — and the witness computed on the device from the C1's
   challenged data (``gpu.witness``; a PoSt partition's from sparse test sectors, padded
-  as rust-fil-proofs pads a short one; an update's random, see ``snap_target``), then
+  as rust-fil-proofs pads a short one; an update's from a sparse test update), then
   A·w, B·w, C·w, the quotient and the five MSMs;
   ``--repeat`` partitions, each timed from the data's upload to the MSMs' results; with
   ``--budget 16GiB,24GiB`` the same partitions again under each VRAM budget (the bases that
@@ -46,7 +46,7 @@ from snark.curve import PointArray  # noqa: E402
 from snark.filecoin import registered_proof, seal, seal_sparse  # noqa: E402
 from snark.filecoin.circuit import StackedShape, circuit_r1cs, witness_plan  # noqa: E402
 from snark.filecoin.circuit.inputs import partition_data  # noqa: E402
-from snark.fields import FR_MODULUS, limbs_to_ints, montgomery_reduce, random_fr  # noqa: E402
+from snark.fields import FR_MODULUS, montgomery_reduce, random_fr  # noqa: E402
 from snark.keys import ProvingKey, VerifyingKey  # noqa: E402
 from snark.qap import COSET  # noqa: E402
 from workers.ledger import key_bytes  # noqa: E402
@@ -199,22 +199,19 @@ def porep_target(size: str, rng: np.random.Generator) -> Target:
 
 
 def snap_target(size: str, rng: np.random.Generator) -> Target:
-    """Random values of an update partition's shape: an update's challenges follow from
-    comm_r_new, so a valid update needs the whole sector's trees (none is made above 8 MiB);
-    the witness does not satisfy the circuit, and the quotient goes unchecked."""
-    from snark.filecoin.snap.circuit import SnapData
+    """A sparse test update (``generate_sparse_update``: runs of equal nodes, so its trees,
+    and the challenges comm_r_new gives, are made in seconds at 32 GiB): the witness
+    satisfies the circuit."""
     from snark.filecoin.snap.circuit import circuit_r1cs as snap_r1cs
     from snark.filecoin.snap.circuit import witness_plan as snap_plan
+    from snark.filecoin.snap.generate import generate_sparse_update
+    from snark.filecoin.snap.inputs import partition_data as snap_data
     from snark.filecoin.snap.shape import SnapShape
 
     shape = SnapShape.of_size(parse_bytes(size))
-    count = len(SnapData.blank(shape).flatten())
-    name = f"EmptySectorUpdate{size}"
-
-    def values(p: int) -> np.ndarray:
-        return np.array(limbs_to_ints(random_fr(count, rng)), dtype=object)
-    return Target(name, shape.partitions, lambda: snap_r1cs(shape), lambda: snap_plan(shape),
-                  values, False)
+    update = generate_sparse_update(shape, rng)
+    return Target(f"EmptySectorUpdate{size}", shape.partitions, lambda: snap_r1cs(shape),
+                  lambda: snap_plan(shape), lambda p: snap_data(update, p).flatten(), True)
 
 
 def post_target(kind: str, size: str, rng: np.random.Generator,

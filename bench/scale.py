@@ -9,7 +9,8 @@
 ``--type filecoin`` proves Filecoin sectors (a Curio c1.json, or a freshly sealed test sector
 of ``--sector-size``: 2 KiB by default, sparse above 8 MiB) under the circuit's development
 key, made before the workers start; ``--type snap`` SnapDeals updates the same way (an
-update's JSON, or a test update of a whole sector: 2 KiB, 8 MiB or 512 MiB).
+update's JSON, or a test update of ``--sector-size``: whole at 2 KiB, 8 MiB and 512 MiB,
+sparse, runs of equal nodes, at 32 GiB and 64 GiB).
 ``--idle-jobs N`` first sends N jobs one at a time to the warm, idle workers: request →
 verified result with nothing queued (``idle``). ``--kill-keeper N`` (GPU) last sends N more
 and kill -9s the GPU's key keeper once their first partition is proved: every job still
@@ -340,11 +341,11 @@ def filecoin_c1(given: Path | None, c1_path: Path, size: str = "2KiB") -> dict:
 
 
 def snap_update(given: Path | None, path: Path, size: str) -> dict:
-    """Write the run's SnapDeals update (``given``, or a test update of a whole sector of
-    ``size``) to ``path``; its shape."""
+    """Write the run's SnapDeals update (``given``, or a test update of ``size``: whole up to
+    512 MiB, sparse above) to ``path``; its shape."""
     import numpy as np
 
-    from snark.filecoin.snap.generate import generate_update
+    from snark.filecoin.snap.generate import generate_any_update
     from snark.filecoin.snap.shape import SnapShape
     from snark.filecoin.snap.update import parse_update
 
@@ -352,7 +353,8 @@ def snap_update(given: Path | None, path: Path, size: str) -> dict:
         raw = given.read_bytes()
         update = parse_update(raw, max_bytes=len(raw))
     else:
-        update = generate_update(SnapShape.of_size(parse_size(size)), np.random.default_rng())
+        update = generate_any_update(SnapShape.of_size(parse_size(size)),
+                                     np.random.default_rng())
         raw = update.to_json().encode()
     path.write_bytes(raw)
     shape = update.shape
@@ -420,7 +422,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sector-size", default=None,
                         help="porep-demo's sector (default 1MiB); with --type filecoin and no "
                              "--c1, the test sector sealed (default 2KiB; 2KiB and 8MiB whole, "
-                             "512MiB and 32GiB sparse)")
+                             "512MiB and 32GiB sparse); with --type snap, the test update "
+                             "(default 2KiB; whole up to 512MiB, sparse 32GiB and 64GiB)")
     parser.add_argument("--partitions", type=int, default=10)
     parser.add_argument("--challenges", type=int, default=117)
     parser.add_argument("--concurrency", "-c", type=int, default=4,

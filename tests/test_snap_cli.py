@@ -1,7 +1,7 @@
-"""``proofq snap update``, ``proofq snap check``, ``proofq filecoin circuit-info --update``
-and the ``snap`` job input (the proof type's producer half, and the gRPC door's function
-from Curio's request fields). Proving and verifying through ``proofq prove/verify --update``
-and the service: ``test_e2e_snap.py``."""
+"""``proofq snap update`` (a whole 2 KiB sector, a sparse 32 GiB one), ``proofq snap check``,
+``proofq filecoin circuit-info --update`` and the ``snap`` job input (the proof type's
+producer half, and the gRPC door's function from Curio's request fields). Proving and
+verifying through ``proofq prove/verify --update`` and the service: ``test_e2e_snap.py``."""
 
 from __future__ import annotations
 
@@ -45,9 +45,19 @@ def test_check_names_the_tampered_field(update_file, tmp_path):
     assert f"{bad}: vanilla_proofs[0]." in out
 
 
+def test_a_32gib_update_is_sparse_and_passes_the_check(tmp_path):
+    path = tmp_path / "update.json"
+    made = json.loads(run("snap", "update", "--sector-size", "32GiB", "-o", str(path),
+                          "--json"))
+    assert (made["sparse"], made["registered_proof"], made["partitions"]) == (True, 3, 16)
+    report = json.loads(run("snap", "check", str(path), "--json"))
+    assert report == {"valid": True, "sector_size": 32 << 30, "partitions": 16,
+                      "challenges": 86}
+
+
 def test_update_refusals(tmp_path):
-    assert "takes too long" in run("snap", "update", "--sector-size", "32GiB", "-o",
-                                   str(tmp_path / "u.json"), code=2)
+    assert "1MiB is not a SnapDeals sector size" in run(
+        "snap", "update", "--sector-size", "1MiB", "-o", str(tmp_path / "u.json"), code=2)
     assert not (tmp_path / "u.json").exists()
     refused = run("prove", "-o", str(tmp_path / "p.bin"), code=2)
     assert "give one of: " in refused and "--c1" in refused and "--update" in refused

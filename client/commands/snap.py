@@ -1,6 +1,6 @@
 """Commands for SnapDeals updates (``snark.filecoin.snap``):
 
-    proofq snap update --sector-size 2KiB -o update.json   (a TEST update of a whole sector)
+    proofq snap update --sector-size 2KiB -o update.json   (a TEST update, 2KiB to 64GiB)
     proofq snap check update.json
     proofq prove --update update.json -o proof.bin [--key development]
     proofq verify --update update.json --proof proof.bin [--key development]
@@ -31,9 +31,6 @@ from snark.filecoin.errors import FilecoinError
 from snark.porep.c1 import parse_size, size_name
 from snark.proof import PROOF_BYTES, ProofFormatError
 
-#: Whole test sectors encode here in seconds (2 KiB) to a minute (8 MiB).
-WHOLE_SIZES = (2 << 10, 8 << 20, 512 << 20)  # 512 MiB: minutes (two 2^24-leaf trees R)
-
 reports_bad_input = filecoin_reports
 
 
@@ -57,33 +54,38 @@ def snap() -> None:
 
 @snap.command("update")
 @click.option("--sector-size", default="2KiB", show_default=True,
-              help="2KiB, 8MiB or 512MiB (minutes, on many cores)")
+              help="2KiB, 8MiB or 512MiB (a whole sector; minutes at 512MiB, on many "
+                   "cores), 32GiB or 64GiB (sparse: runs of equal nodes, seconds)")
 @click.option("-o", "--output", required=True, type=click.Path(), help="the update's JSON")
 @JSON_OPTION
 @reports_bad_input
 def update_command(sector_size: str, output: str, as_json: bool) -> None:
-    """Encode random data into a whole TEST sector (a random sector key: comm_c and the old
+    """Encode random data into a TEST sector (a random sector key: comm_c and the old
     replica) as rust-fil-proofs does, and write the update as Curio sends it: a fixture for
-    tests and benchmarks, not a production update."""
-    from snark.filecoin.snap.generate import generate_update
-    from snark.filecoin.snap.shape import SnapShape
+    tests and benchmarks, not a production update. Sectors above 512MiB are sparse: the old
+    replica and the data are runs of 2^18 equal nodes, so their trees cost their runs."""
+    from snark.filecoin.snap.generate import generate_any_update, is_sparse, run_starts
+    from snark.filecoin.snap.shape import UPDATE_PROOF_SIZES, SnapShape
 
     size = parse_size(sector_size)
-    if size not in WHOLE_SIZES:
-        raise BadInput(f"--sector-size: a whole {size_name(size)} test sector takes too long "
-                       "here (2KiB, 8MiB or 512MiB)")
+    if size not in UPDATE_PROOF_SIZES.values():
+        raise BadInput(f"--sector-size: {size_name(size)} is not a SnapDeals sector size "
+                       "(2KiB, 8MiB, 512MiB, 32GiB or 64GiB)")
+    shape = SnapShape.of_size(size)
     target = output_path(output)
     started = time.perf_counter()
-    update = generate_update(SnapShape.of_size(size), np.random.default_rng())
+    update = generate_any_update(shape, np.random.default_rng())
     write_atomic(target, update.to_json().encode())
     seconds = time.perf_counter() - started
+    sparse = is_sparse(shape)
+    kind = f"sparse, {len(run_starts(shape)):,} runs of equal nodes" if sparse else "whole"
     emit(as_json, {"update": output, "sector_size": size,
-                         "registered_proof": update.registered_proof,
-                         "partitions": update.shape.partitions,
-                         "comm_r_new": update.comm_r_new.hex(), "seconds": round(seconds, 3)},
-               [f"encoded a {size_name(size)} TEST update ({update.shape.partitions} "
-                f"partitions) in {seconds:.2f}s → {output}",
-                f"comm_r_new {update.comm_r_new.hex()}"])
+                   "registered_proof": update.registered_proof,
+                   "partitions": shape.partitions, "sparse": sparse,
+                   "comm_r_new": update.comm_r_new.hex(), "seconds": round(seconds, 3)},
+         [f"encoded a {size_name(size)} TEST update ({kind}; {shape.partitions} "
+          f"partitions) in {seconds:.2f}s → {output}",
+          f"comm_r_new {update.comm_r_new.hex()}"])
 
 
 @snap.command("check")
