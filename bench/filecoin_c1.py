@@ -148,7 +148,8 @@ def main(cases: tuple[str, ...], repeat: int, seed: int, cache: str | None, pin:
         steps = ", ".join(f"{phase} {seconds:.1f}" for phase, seconds in run["phases"].items())
         Console().print(f"sealed {run['registered_proof']} in {run['seconds']:.1f} s: {steps}")
     now = dt.datetime.now()
-    record = {"date": now.isoformat(timespec="seconds"), "device": f"{platform.node()} ({os.cpu_count()} CPUs)",
+    record = {"date": now.isoformat(timespec="seconds"),
+              "device": f"{platform.node()} ({os.cpu_count()} CPUs)",
               "commit": commit(), "command": " ".join(["python", *sys.argv]),
               "load_average_before": load_before, "load_average_after": os.getloadavg(),
               "pinned_to_one_cpu": pin, "repeat": repeat, "cases": rows, "seals": sealed}
