@@ -119,8 +119,8 @@ def timed_seal(case: str, seed: int) -> dict:
 @click.option("--cache", type=click.Path(file_okay=False), default=None,
               help="where generated C1s are kept [default: <tmp>/proofq-bench-c1]")
 @click.option("--pin/--no-pin", default=True, show_default=True,
-              help="run on one CPU (the parse is one thread either way; the check uses every "
-                   "CPU it may)")
+              help="run on one CPU (else the parse's lift and the check use every CPU they "
+                   "may)")
 @click.option("--seal", "seals", multiple=True, type=click.Choice(list(SEALS)),
               help="also time sealing a fresh C1 of this case, by phase")
 def main(cases: tuple[str, ...], repeat: int, seed: int, cache: str | None, pin: bool,
@@ -132,8 +132,8 @@ def main(cases: tuple[str, ...], repeat: int, seed: int, cache: str | None, pin:
     cache_dir.mkdir(parents=True, exist_ok=True)
     load_before = os.getloadavg()
     rows = [measure(case, cache_dir, seed, repeat) for case in cases or CASES]
-    table = Table(title="Filecoin C1: parse (one thread) and check (threaded) seconds: wall best "
-                        "/ median (CPU best)")
+    table = Table(title="Filecoin C1: parse (its lift threaded) and check (threaded) seconds: "
+                        "wall best / median (CPU best)")
     for column in ("case", "Curio c1.json", "parse Curio", "parse raw", "base64", "lift",
                    "template", "check"):
         table.add_column(column, justify="right")
