@@ -138,6 +138,8 @@ def _numbers(text: np.ndarray, skeleton: np.ndarray, markers: np.ndarray,
     """The arrays' numbers ``(arrays, 32)``: all digit runs of the text, less the skeleton's
     (a skeleton run before k markers is preceded by k · 32 array numbers)."""
     numbers = scan_numbers(_DIGITS_ONLY_TABLE[text].tobytes())
+    if numbers is None:
+        return None
     digits = (skeleton - 48) < 10
     runs = np.flatnonzero(digits & ~np.concatenate([[False], digits[:-1]]))
     if len(numbers) != len(runs) + DOMAIN_BYTES * arrays:
@@ -148,12 +150,16 @@ def _numbers(text: np.ndarray, skeleton: np.ndarray, markers: np.ndarray,
     return numbers[keep].reshape(arrays, DOMAIN_BYTES)
 
 
-def scan_numbers(digits: bytes) -> np.ndarray:
+def scan_numbers(digits: bytes) -> np.ndarray | None:
     """The numbers of a text of digits and spaces, in order, by numpy's C scanner; one too
-    large for ``uint16`` wraps or saturates, which the digit count then refuses. ``bytes``,
+    large for ``uint16`` wraps or saturates, which the digit count then refuses (``None``
+    should a numpy refuse it instead: the caller then reads the text in full). ``bytes``,
     not an array: the scanner reads past the end of its buffer, and only ``bytes`` end in a
     NUL (from an array's, a number the buffer cuts short is missed)."""
-    numbers = np.fromstring(digits, dtype=np.uint16, sep=" ")
+    try:
+        numbers = np.fromstring(digits, dtype=np.uint16, sep=" ")
+    except ValueError:
+        return None
     if len(numbers) == 1 and not digits.strip():
         return numbers[:0]  # spaces alone read as one 0
     return numbers
