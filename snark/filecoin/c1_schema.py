@@ -38,6 +38,7 @@ from snark.fields import FR_MODULUS
 from snark.filecoin.c1 import (COLUMNS, COMMITMENTS, RAW_BYTES, ColumnProofs, EncodingProofs,
                                FilecoinC1, LabelingProofs, MerklePath, PathLevel, VanillaProofs)
 from snark.filecoin.c1_canonical import read_canonical
+from snark.filecoin.c1_base64 import decode_base64
 from snark.filecoin.c1_lift import lift_domains
 from snark.filecoin.challenges import prover_id_for_miner
 from snark.filecoin.domain import DOMAIN_BYTES, canonical
@@ -564,8 +565,8 @@ def _parse_wrapper(doc: dict, payload: bytes | None,
     except _Bad as bad:
         raise FilecoinError(f"{bad.where.lstrip('.')}: {bad.message}") from None
     try:
-        inner = binascii.a2b_base64(payload if payload is not None else
-                                    fields["Phase1Out"].encode("ascii"), strict_mode=True)
+        inner = decode_base64(payload if payload is not None else
+                              fields["Phase1Out"].encode("ascii"))
     except (binascii.Error, ValueError, UnicodeEncodeError) as exc:
         if payload is not None:
             return None
