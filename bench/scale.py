@@ -234,7 +234,9 @@ def measure(url: str, c1_path: Path, jobs: int, producers: int, in_flight: int) 
 
 def sector_records(result: dict) -> list[dict]:
     """A Filecoin run's records in the sector goals' shape (``filecoin-32gib-*.json``): per
-    GPU count, request → verified proof on idle workers (``sector_wall_s``, the median),
+    GPU count, request → verified proof on idle workers (``sector_wall_s``, the medians of
+    the producer's accept, which parses and stores the C1, and of the job's wall from its
+    creation to its verified proof, each given too),
     sectors a minute with several queued (in steady state, else over the whole window:
     first request → last proof), and whether every sector came back verified (a
     job is done only once its assembled proof passed the pairing check)."""
@@ -246,7 +248,7 @@ def sector_records(result: dict) -> list[dict]:
             "command": result["command"], "gpus": int(n),
             "workers": result["concurrency_per_gpu"],
             "partition_gpu_s": run["compute_median_s"],
-            "sector_wall_s": statistics.median(idle["wall_s"]) if idle.get("wall_s") else None,
+            **_request_to_proof(idle),
             "sectors_per_min": run["jobs_per_min"] or run["jobs_per_min_total"],
             "sectors_per_min_over": "steady state" if run["jobs_per_min"] else "whole window",
             "gpu_busy": run["gpu_busy"],
@@ -256,6 +258,15 @@ def sector_records(result: dict) -> list[dict]:
             "scratch_bytes": None,  # bench/filecoin_gpu.py measures it
             "key_setup_s": (result.get("key") or {}).get("setup_s")})
     return records
+
+
+def _request_to_proof(idle: dict) -> dict:
+    """An idle run's request → verified proof: the producer's accept, then the job's own
+    wall (Redis's clock: created → finished). Medians; None where no idle job was run."""
+    if not idle.get("wall_s"):
+        return {"sector_wall_s": None, "accept_s": None, "created_to_verified_s": None}
+    accept, wall = idle["accept_median_ms"] / 1000, statistics.median(idle["wall_s"])
+    return {"sector_wall_s": accept + wall, "accept_s": accept, "created_to_verified_s": wall}
 
 
 def keeper_kill(url: str, c1_path: Path, jobs: int, gpu: int = 0,
@@ -537,8 +548,9 @@ def main(argv: list[str] | None = None) -> int:
                         idle = (measure(server.url, c1_path, args.idle_jobs, 1, 1)
                                 if args.idle_jobs else None)
                         if idle:
-                            print(f"{n} GPU(s), idle: request → verified {idle['wall_s']} s",
-                                  flush=True)
+                            print(f"{n} GPU(s), idle: accepted in "
+                                  f"{idle['accept_median_ms'] / 1000:.2f} s, then verified "
+                                  f"after {idle['wall_s']} s", flush=True)
                         run = measure(server.url, c1_path, n * args.jobs_per_gpu,
                                       args.producers, n * args.in_flight_per_gpu)
                         result["runs"][str(n)] = dict(run, idle=idle)

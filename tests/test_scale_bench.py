@@ -9,7 +9,8 @@ from bench import scale
 
 def _run(jobs: int, failures: list[str], idle_walls: list[float] | None,
          steady: float | None = 3.1) -> dict:
-    idle = None if idle_walls is None else {"wall_s": idle_walls, "failures": []}
+    idle = None if idle_walls is None else {"wall_s": idle_walls, "failures": [],
+                                            "accept_median_ms": 1250.0}
     return {"jobs": jobs, "failures": failures, "compute_median_s": 1.8,
             "jobs_per_min": steady, "jobs_per_min_total": 2.5, "gpu_busy": {"0": 0.99},
             "idle": idle}
@@ -29,7 +30,8 @@ def test_a_record_per_gpu_count_with_the_idle_median_and_verified_only_without_f
                                             "2": _run(8, ["job x: failed"], None)}))
     one, two = records
     assert one["gpus"] == 1 and one["workers"] == 2 and one["partition_gpu_s"] == 1.8
-    assert one["sector_wall_s"] == sorted(walls)[1]  # the idle sectors' median
+    assert one["created_to_verified_s"] == sorted(walls)[1]  # the idle sectors' median
+    assert one["sector_wall_s"] == 1.25 + sorted(walls)[1]  # the request's accept first
     assert one["verified"] is True and one["sectors"] == 4 + 3
     assert one["key_setup_s"] == 95.0 and one["scratch_bytes"] is None
     assert two["sector_wall_s"] is None  # not run idle
