@@ -229,7 +229,29 @@ def measure(url: str, c1_path: Path, jobs: int, producers: int, in_flight: int) 
         "redis_cpu_s_per_job": redis_cpu / len(outcomes) if outcomes else None,
         "accept_median_ms": 1000 * statistics.median(accept_s),
         "accept_max_ms": 1000 * max(accept_s),
+        "timeline": timeline(done, computes),
     }
+
+
+def timeline(done: list[dict], computes: list) -> dict | None:
+    """Where the jobs' walls went on the GPU's critical path, medians over the jobs (the idle
+    run's, one at a time, are the request → proof breakdown): created → the first compute
+    phase (check, fan-out, the first partition's host work and upload), the compute phases,
+    the gaps between them, the last one's end → the verified proof (finalize, verify,
+    assembly). Events are the workers' clock, the job's times Redis's: one host here."""
+    rows = []
+    for job in done:
+        mine = sorted((e for e in computes if e.job == job["job"]), key=lambda e: e.start)
+        if not mine:
+            continue
+        created = job["finished"] - job["wall_s"]
+        rows.append({"to_first_compute_s": mine[0].start - created,
+                     "compute_s": sum(e.seconds for e in mine),
+                     "between_computes_s": sum(b.start - a.end for a, b in zip(mine, mine[1:])),
+                     "after_last_compute_s": job["finished"] - mine[-1].end})
+    if not rows:
+        return None
+    return {key: statistics.median(row[key] for row in rows) for key in rows[0]}
 
 
 def sector_records(result: dict) -> list[dict]:
@@ -248,7 +270,7 @@ def sector_records(result: dict) -> list[dict]:
             "command": result["command"], "gpus": int(n),
             "workers": result["concurrency_per_gpu"],
             "partition_gpu_s": run["compute_median_s"],
-            **_request_to_proof(idle),
+            **_request_to_proof(idle), "idle_timeline": idle.get("timeline"),
             "sectors_per_min": run["jobs_per_min"] or run["jobs_per_min_total"],
             "sectors_per_min_over": "steady state" if run["jobs_per_min"] else "whole window",
             "gpu_busy": run["gpu_busy"],

@@ -48,3 +48,19 @@ def test_the_rate_is_the_whole_window_where_no_steady_state_was_reached():
                                                   "2": _run(3, [], None, steady=None)}))
     assert (steady["sectors_per_min"], steady["sectors_per_min_over"]) == (3.1, "steady state")
     assert (whole["sectors_per_min"], whole["sectors_per_min_over"]) == (2.5, "whole window")
+
+
+def test_a_timeline_splits_each_wall_at_its_compute_phases():
+    from workers.phase_events import PhaseEvent
+
+    def compute(job: str, start: float, end: float) -> PhaseEvent:
+        return PhaseEvent(job, 0, "w", "0", "h", "compute", start, end)
+
+    done = [{"job": "a", "finished": 110.0, "wall_s": 10.0},    # created at 100
+            {"job": "b", "finished": 220.0, "wall_s": 20.0}]    # created at 200
+    computes = [compute("a", 102.0, 104.0), compute("a", 104.5, 107.0),
+                compute("b", 201.0, 215.0)]
+    assert scale.timeline(done, computes) == {
+        "to_first_compute_s": 1.5, "compute_s": 9.25, "between_computes_s": 0.25,
+        "after_last_compute_s": 4.0}
+    assert scale.timeline(done, []) is None
