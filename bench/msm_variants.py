@@ -24,6 +24,7 @@ import dataclasses
 import json
 import statistics
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -31,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import cupy  # noqa: E402
 
 from bench.msm_bench import msm_inputs, time_msm  # noqa: E402
+from bench.provenance import commit  # noqa: E402
 from gpu import module  # noqa: E402
 from gpu import msm as gpu_msm  # noqa: E402
 from gpu.fixed_base import GpuFixedBase  # noqa: E402
@@ -85,7 +87,10 @@ def main(argv: list[str] | None = None) -> int:
                for name, defines in variants.items()}
     stream = cupy.cuda.Stream(non_blocking=True)
     fixed = GpuFixedBase()
-    report = {"variants": {k: v or [] for k, v in variants.items()}, "settings": settings,
+    device = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["name"].decode()
+    report = {"date": time.strftime("%Y-%m-%d-%H%M", time.gmtime()), "device": device,
+              "commit": commit(), "command": " ".join(["bench/msm_variants.py", *sys.argv[1:]]),
+              "variants": {k: v or [] for k, v in variants.items()}, "settings": settings,
               "reps": args.reps, "tables": args.tables}
     rows = []
     for group, log_n, bases, scalars in msm_inputs(fixed, stream, {1: args.g1, 2: args.g2},
@@ -96,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
             if mod is not None:  # the kernels of a compile-time variant
                 gpu_msm._kernel = lambda kernel, device_id, mod=mod: mod.get_function(kernel)
             try:
-                result, samples = time_msm(bases, scalars, stream, args.reps, tuning)
+                result, samples, _ = time_msm(bases, scalars, stream, args.reps, tuning)
                 phases = gpu_msm.phase_times(bases, scalars, stream, tuning)
             finally:
                 gpu_msm._kernel = production_kernel
