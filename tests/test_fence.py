@@ -104,11 +104,21 @@ def test_the_fenced_view_offers_proof_msms_only_where_the_backend_does(key):
     assert not isinstance(fence(CpuBackend(), _Held()), ProofMsmBackend)
 
     class Batched(CpuBackend):
-        def proof_msms(self, key, witness, h):
-            return {"called": True}
+        def witness_msms(self, key, witness):
+            return "started"
 
-    fenced = fence(Batched(), _Held())
+        def proof_msms(self, key, witness, h, started=None):
+            return {"called": started}
+
+    held = _Held()
+    fenced = fence(Batched(), held)
     assert isinstance(fenced, FencedProofMsmBackend) and isinstance(fenced, ProofMsmBackend)
-    assert fenced.proof_msms(key, None, None) == {"called": True}
+    started = fenced.witness_msms(key, None)
+    assert fenced.proof_msms(key, None, None, started) == {"called": "started"}
+    held.lost = True
+    for call in (lambda: fenced.witness_msms(key, None),
+                 lambda: fenced.proof_msms(key, None, None, started)):
+        with pytest.raises(LeaseLost):
+            call()
 
 
