@@ -283,19 +283,28 @@ def msm_many(jobs, stream=None, g2_stream=None, g1_streams=(),
 @dataclass
 class QueuedMsms:
     """MSMs queued on the device by ``queue_msms``; ``points`` copies each one's window
-    sums back (waiting for its stream only) and weights them on the host, in job order."""
+    sums back (waiting for its stream only) and weights them on the host, in job order.
+
+    ``holds`` keeps every array the queued kernels read (the scalars, their contiguous
+    copies and splits, the digit sorts) until the points are back: the memory pool hands a
+    freed block to the next allocation of the stream it was made on, which need not wait
+    for the kernels of other streams (a caller's gathered scalars, freed on its stream
+    while the batch's streams still read them, came back as the quotient's buffers)."""
 
     device_id: int
     pending: list  # (bases, parts for _sum_parts, the stream they run on)
+    holds: list = dataclasses.field(default_factory=list)
 
     def points(self) -> list[G1Point | G2Point]:
         cupy = _cupy()
         try:
             with cupy.cuda.Device(self.device_id):
-                return [_sum_parts(bases.group, bases.words, parts, on)
-                        for bases, parts, on in self.pending]
+                points = [_sum_parts(bases.group, bases.words, parts, on)
+                          for bases, parts, on in self.pending]
         except cupy.cuda.memory.OutOfMemoryError as exc:
             raise DeviceMemoryError(f"msm window sums: {exc}") from exc
+        self.holds.clear()  # every stream's kernels are done: their results are back
+        return points
 
 
 def queue_msms(jobs, stream=None, g2_stream=None, g1_streams=(),
@@ -329,7 +338,7 @@ def queue_msms(jobs, stream=None, g2_stream=None, g1_streams=(),
     stream = stream or cupy.cuda.get_current_stream()
     g1_turns = itertools.cycle((stream, *g1_streams))
     sorts: dict[tuple, tuple[SortedDigits, object]] = {}  # by layout: (sort, its stream)
-    pending = []
+    pending, streamed_vectors = [], []
     try:
         with cupy.cuda.Device(device_id):
             # one contiguous copy, and one split of the ones, per scalar vector
@@ -354,8 +363,10 @@ def queue_msms(jobs, stream=None, g2_stream=None, g1_streams=(),
                 run_on = (g2_stream or stream) if bases.group == 2 else next(g1_turns)
                 if not isinstance(bases, MsmBases):  # streamed: an MSM a chunk
                     with run_on:
-                        pending.append((bases, bases.queue_window_sums(
-                            cupy.ascontiguousarray(scalars), n, tuning), run_on))
+                        vector = cupy.ascontiguousarray(scalars)
+                        pending.append((bases, bases.queue_window_sums(vector, n, tuning),
+                                        run_on))
+                    streamed_vectors.append(vector)
                     continue
                 ones = splits.get(id(scalars))
                 digit_scalars = n if ones is None else ones.others
@@ -368,7 +379,7 @@ def queue_msms(jobs, stream=None, g2_stream=None, g1_streams=(),
                                                   run_on, sorts, tuning))
                 pending.append((bases, parts, run_on))
         # each result is weighted on the host while the GPU still runs the later ones
-        return QueuedMsms(device_id, pending)
+        return QueuedMsms(device_id, pending, [jobs, vectors, splits, sorts, streamed_vectors])
     except cupy.cuda.memory.OutOfMemoryError as exc:
         raise DeviceMemoryError(f"msm of {max(sizes)} points: {exc}") from exc
 
