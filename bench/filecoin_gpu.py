@@ -15,9 +15,7 @@ Two stages, each optional:
   ``--repeat`` partitions, each timed from the data's upload to the MSMs' results; with
   ``--budget 16GiB,24GiB`` the same partitions again under each VRAM budget (the bases that
   do not fit it streamed from the host, ``gpu.streamed_bases``), after the unlimited,
-  resident run: one record per budget. ``--msms-after-quotient`` times each partition a
-  second time with every MSM queued after the quotient (``groth16.compute`` starts the
-  witness's beside it), the two in turn, for an A/B on one machine.
+  resident run: one record per budget.
 
 Prints a table and writes ``bench/results/filecoin-gpu-<date>.json``, and a 32 GiB run's
 goal records (issue 24: device, commit, command, mode, budget_bytes, partition_gpu_s, …) to
@@ -250,22 +248,8 @@ def target(spec: str, rng: np.random.Generator) -> Target:
     raise SystemExit(f"--time: {spec!r}: the kind is one of porep, snap, window, winning")
 
 
-def compute_msms_after_quotient(key: ProvingKey, witness, backend) -> groth16.MsmParts:
-    """``groth16.compute`` with every MSM queued after the quotient (the witness's too)."""
-    abc = backend.evaluate_abc(key, witness)
-    h = backend.quotient(key, abc)
-    backend.release(abc)
-    parts = groth16.MsmParts(**backend.proof_msms(key, witness, h))
-    backend.release(witness, h)
-    return parts
-
-
-#: The compute phase's orders ``--msms-after-quotient`` compares.
-ORDERS = {"beside": groth16.compute, "after": compute_msms_after_quotient}
-
-
 def time_stage(spec: str, repeat: int, rng: np.random.Generator, backend,
-               budgets: list[int | None], orders: list[str]) -> list[dict]:
+               budgets: list[int | None]) -> list[dict]:
     """The partition set up once, then timed on a backend per budget (None: resident)."""
     from gpu.witness import DevicePlan
 
@@ -289,15 +273,14 @@ def time_stage(spec: str, repeat: int, rng: np.random.Generator, backend,
     for budget in budgets:
         under = gpu.get_backend(backend.device_id, vram_budget_bytes=budget)
         rows.append(dict(setup, **time_budget(what, key, logs, device_witness, backend,
-                                               under, budget, repeat, step, rng, orders)))
+                                               under, budget, repeat, step, rng)))
         under.evict(key)  # its device memory back before the next budget's
     return rows
 
 
 def time_budget(what: Target, key: ProvingKey, logs: KnownLogs, device_witness, backend, under,
-                budget, repeat: int, step, rng: np.random.Generator, orders: list[str]) -> dict:
-    """Partitions of ``what`` proved on ``under`` (the witness on ``backend``'s tapes), in
-    each of ``orders`` (``ORDERS``) in turn."""
+                budget, repeat: int, step, rng: np.random.Generator) -> dict:
+    """Partitions of ``what`` proved on ``under`` (the witness on ``backend``'s tapes)."""
     import cupy
 
     label = "unset" if budget is None else f"{budget / 2**30:g} GiB"
@@ -308,20 +291,18 @@ def time_budget(what: Target, key: ProvingKey, logs: KnownLogs, device_witness, 
     for p in range(min(repeat, what.partitions)):
         values = what.values(p)
         _, host_s = timed(lambda values=values: device_witness.data_limbs(values))
-        for order in orders:
-            with PoolPeak() as peak:
-                start = time.perf_counter()
-                assignment = device_witness.run(device_witness.upload(values))
-                backend.stream.synchronize()
-                witness_s = time.perf_counter() - start
-                ORDERS[order](key, assignment, under)
-                total_s = time.perf_counter() - start
-            runs.append({"partition": p, "order": order, "host_data_s": round(host_s, 4),
-                         "witness_gpu_s": round(witness_s, 4),
-                         "partition_gpu_s": round(total_s, 3),
-                         "scratch_bytes": peak.scratch_bytes})
-            print(f"partition {p} ({order}): witness {witness_s * 1e3:.1f} ms, whole "
-                  f"{total_s:.3f} s, scratch {peak.scratch_bytes / 1e9:.1f} GB", flush=True)
+        with PoolPeak() as peak:
+            start = time.perf_counter()
+            assignment = device_witness.run(device_witness.upload(values))
+            backend.stream.synchronize()
+            witness_s = time.perf_counter() - start
+            groth16.compute(key, assignment, under)
+            total_s = time.perf_counter() - start
+        runs.append({"partition": p, "host_data_s": round(host_s, 4),
+                     "witness_gpu_s": round(witness_s, 4), "partition_gpu_s": round(total_s, 3),
+                     "scratch_bytes": peak.scratch_bytes})
+        print(f"partition {p}: witness {witness_s * 1e3:.1f} ms, whole {total_s:.3f} s, "
+              f"scratch {peak.scratch_bytes / 1e9:.1f} GB", flush=True)
     witness = device_witness.run(device_witness.upload(values))
     backend.stream.synchronize()
     (steps, step_scratch, checks), check_s = timed(lambda: step_times(
@@ -341,14 +322,12 @@ def time_budget(what: Target, key: ProvingKey, logs: KnownLogs, device_witness, 
             "host_key_copies": 2 if streamed else 1, "gpu_key_copies": 1, "sector_wall_s": None,
             "prepare_s": round(prepare_s, 1), "pool_gib": round(pool_bytes / 2**30, 1),
             "runs": runs, "steps_s": steps, "steps_scratch_bytes": step_scratch,
+            "scratch_bytes": max(r["scratch_bytes"] for r in runs),
             "full_size_checks": checks,
             "full_size_checked": all(checks.values()),
             "witness": "satisfies the circuit" if what.satisfied else "random values (does not "
                        "satisfy the circuit: the quotient unchecked)",
-            **{f"{field}{'' if order == orders[0] else '_' + order}": pick(
-                r[field] for r in runs if r["order"] == order)
-               for order in orders
-               for field, pick in (("partition_gpu_s", min), ("scratch_bytes", max))}}
+            "partition_gpu_s": min(r["partition_gpu_s"] for r in runs)}
 
 
 def main() -> None:
@@ -361,8 +340,6 @@ def main() -> None:
     parser.add_argument("--budget", action="append", default=[],
                         help="VRAM budgets to time beside the resident run (repeatable or a "
                              "comma list: 16GiB,24GiB); bases beyond one stream from the host")
-    parser.add_argument("--msms-after-quotient", action="store_true",
-                        help="time each partition also with every MSM after the quotient")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", default=str(Path(__file__).parent / "results"))
     args = parser.parse_args()
@@ -375,11 +352,10 @@ def main() -> None:
               "commit": commit(), "command": " ".join(sys.argv), "runs": []}
     budgets = [None] + [parse_bytes(b) for arg in args.budget for b in arg.split(",") if b]
     budgets = list(dict.fromkeys(budgets))  # the resident run first, each budget once
-    orders = ["beside", "after"] if args.msms_after_quotient else ["beside"]
     for size in filter(None, args.prove.split(",")):
         write_records(record, [prove_stage(size, rng, backend)], Path(args.out))
     for size in filter(None, args.time.split(",")):
-        write_records(record, time_stage(size, args.repeat, rng, backend, budgets, orders),
+        write_records(record, time_stage(size, args.repeat, rng, backend, budgets),
                       Path(args.out))
 
 

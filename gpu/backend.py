@@ -30,12 +30,11 @@ WindowPoSt key). ``shed`` gives the device part back and keeps the host part for
 ``prepare``; ``evict`` gives both back (``workers.key_residency`` decides when each
 happens). Both hand the device memory back to the device.
 
-All work runs on one non-blocking stream of the backend, except the MSMs that read the
-witness alone (``witness_msms``): queued before the quotient, ordered after the witness by
-an event, they run beside it on three more (G2 on its own, the G1 ones on two in turn).
-The proving path synchronises only those streams (the MSMs return host points); it never
-synchronises the device, queries device memory or trims the memory pool. Allocation
-failures become ``DeviceMemoryError``.
+All work runs on one non-blocking stream of the backend, except the G2 MSM of
+``proof_msms``, which runs on a second one beside the G1 MSMs (ordered after the witness's
+digit sort by an event). The proving path synchronises only those streams (the MSMs
+return host points); it never synchronises the device, queries device memory or trims the
+memory pool. Allocation failures become ``DeviceMemoryError``.
 
 This is the Groth16 core and knows no proof type; a type's device steps (a witness made on
 the device) are an extension composed with it, in the module its plug-in record names
@@ -52,7 +51,7 @@ import logging
 import numpy as np
 
 from gpu import extensions, module, spmv_plan
-from gpu.msm import TUNING, MsmBases, MsmTuning, QueuedMsms, msm, queue_msms, table_plan
+from gpu.msm import TUNING, MsmBases, MsmTuning, msm, msm_many, table_plan
 from gpu.ntt import Ntt, log_size
 from gpu.resident import HostPart, Resident, ResidentMatrix
 from gpu.shared_keys import SharedKeys
@@ -164,10 +163,9 @@ class GpuBackend:
         self._hosts: KeyStates[HostPart] = KeyStates()  # the host parts
         with cupy.cuda.Device(device_id):
             self.stream = cupy.cuda.Stream(non_blocking=True)
-            # the witness MSMs' streams (witness_msms): the G2 one's, and two for the G1
-            # ones, which take them in turn
+            # the G2 MSM's stream, and a second one for the G1 MSMs (proof_msms)
             self.g2_stream = cupy.cuda.Stream(non_blocking=True)
-            self.g1_streams = tuple(cupy.cuda.Stream(non_blocking=True) for _ in range(2))
+            self.g1_streams = (cupy.cuda.Stream(non_blocking=True),)
             self.ntt = Ntt(device_id)
             self._spmv_chunks = module.function("spmv.cu", "spmv_chunks", device_id)
             self._spmv_fixups = module.function("spmv.cu", "spmv_fixups", device_id)
@@ -461,43 +459,32 @@ class GpuBackend:
     def msm_g2(self, key: ProvingKey, basis: G2Basis, scalars):
         return self._msm(key, basis, scalars)
 
-    def witness_msms(self, key: ProvingKey, witness) -> QueuedMsms:
-        """Queue the MSMs that read the witness alone (a_g1, b_g1, b_g2, l_g1) on the side
-        streams, after the work queued so far, as one ``gpu.msm.queue_msms`` batch: they run
-        beside the quotient, whose NTTs leave the multipliers idle while they wait on
-        memory. They share one split of the witness's ones and one digit sort (a
-        density-form basis reads only its variables' entries instead: b_g1 and b_g2 the
-        same ones, so they share theirs); G2 on its own stream, the G1 ones on two in
-        turn. ``proof_msms`` collects their points."""
+    def proof_msms(self, key: ProvingKey, witness, h) -> dict:
+        """The proof's five MSMs as one ``gpu.msm.msm_many`` batch: the MSMs that read the
+        whole witness share its digit sort; b_g2 runs on its own stream, and the G1 MSMs take
+        two streams in turn, so that one's latency-bound steps (sorts, reductions) overlap
+        another's bucket sums."""
         resident = self._of(key)
+        bases = resident.bases
         if witness.shape[0] != key.r1cs.num_variables:
             raise ValueError(f"witness: {witness.shape[0]} entries for "
                              f"{key.r1cs.num_variables} variables")
-        with self.on_device() as cupy:
-            jobs = {name: self._density_scalars(resident, name, witness)
-                    for name in ("a_g1", "b_g1")}
-            jobs.update(b_g2=jobs["b_g1"], l_g1=witness)  # l_g1: through its leading infinities
-            ready = cupy.cuda.Event(block=False, disable_timing=True)
-            ready.record(self.stream)  # the witness and its gathers
-            first, *others = self.g1_streams
-            first.wait_event(ready)
-            return queue_msms([(resident.bases[b], s) for b, s in jobs.items()], stream=first,
-                              g2_stream=self.g2_stream, g1_streams=others,
-                              tuning=self.msm_tuning, ones_apart=list(jobs.values()))
-
-    def proof_msms(self, key: ProvingKey, witness, h, started: QueuedMsms | None = None) -> dict:
-        """The proof's five MSMs: h_g1 on the backend's stream (after the quotient that made
-        h), the witness's as ``witness_msms`` queued them (``started``, or queued now)."""
-        resident = self._of(key)
         if h.shape[0] != len(key.h_g1):
             raise ValueError(f"h_g1: {h.shape[0]} scalars for {len(key.h_g1)} bases")
-        started = started or self.witness_msms(key, witness)
         with self.on_device():
-            h_batch = queue_msms([(resident.bases["h_g1"], h)], stream=self.stream,
-                                 tuning=self.msm_tuning, ones_apart=())  # uniform: no split
-            points = dict(zip(("a_g1", "b_g1", "b_g2", "l_g1"), started.points()))
-            points["h_g1"] = h_batch.points()[0]
-        return points
+            # every MSM but h_g1 reads the whole witness (l_g1 through its leading
+            # infinities), so they share one split of its ones and one digit sort (h is
+            # uniform: not split); a density-form basis reads only its variables' entries
+            # instead (b_g1 and b_g2 the same ones, b_density's: one vector, so they share
+            # its split and sort)
+            jobs = {name: self._density_scalars(resident, name, witness)
+                    for name in ("a_g1", "b_g1")}
+            jobs.update(b_g2=jobs["b_g1"], l_g1=witness, h_g1=h)
+            points = msm_many([(bases[b], s) for b, s in jobs.items()], stream=self.stream,
+                              g2_stream=self.g2_stream, g1_streams=self.g1_streams,
+                              tuning=self.msm_tuning,
+                              ones_apart=[s for b, s in jobs.items() if b != "h_g1"])
+        return dict(zip(jobs, points))
 
     @staticmethod
     def _density_scalars(resident: Resident, name: str, witness):

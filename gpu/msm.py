@@ -29,8 +29,6 @@ thread, then a tree), and only the others go through the digit sort, with the wi
 digit sort (a proof's a_g1, b_g1 and b_g2 all take the witness), every result is copied
 back only after all are queued (the GPU never waits on the host's weighting), and MSMs
 on different streams (the G2 one, the G1 ones in turn) run beside each other.
-``queue_msms`` is its first half: the batch queued, its points collected later, so that
-other work (a proof's quotient) can be queued beside it meanwhile.
 
 **Window groups** (``MsmTuning.max_sort_slots``): a sort holds 4 bytes a digit and its
 level-0 sums more, so a dense 2^27 MSM's 13 windows at once took 12.2 GB of scratch on an
@@ -275,43 +273,7 @@ def msm(bases: MsmBases, scalars, stream=None, tuning: MsmTuning = TUNING) -> G1
 
 def msm_many(jobs, stream=None, g2_stream=None, g1_streams=(),
              tuning: MsmTuning = TUNING, ones_apart=None) -> list[G1Point | G2Point]:
-    """``[msm(bases, scalars) for bases, scalars in jobs]`` as one batch (``queue_msms``,
-    then its points)."""
-    return queue_msms(jobs, stream, g2_stream, g1_streams, tuning, ones_apart).points()
-
-
-@dataclass
-class QueuedMsms:
-    """MSMs queued on the device by ``queue_msms``; ``points`` copies each one's window
-    sums back (waiting for its stream only) and weights them on the host, in job order.
-
-    ``holds`` keeps every array the queued kernels read (the scalars, their contiguous
-    copies and splits, the digit sorts) until the points are back: the memory pool hands a
-    freed block to the next allocation of the stream it was made on, which need not wait
-    for the kernels of other streams (a caller's gathered scalars, freed on its stream
-    while the batch's streams still read them, came back as the quotient's buffers)."""
-
-    device_id: int
-    pending: list  # (bases, parts for _sum_parts, the stream they run on)
-    holds: list = dataclasses.field(default_factory=list)
-
-    def points(self) -> list[G1Point | G2Point]:
-        cupy = _cupy()
-        try:
-            with cupy.cuda.Device(self.device_id):
-                points = [_sum_parts(bases.group, bases.words, parts, on)
-                          for bases, parts, on in self.pending]
-        except cupy.cuda.memory.OutOfMemoryError as exc:
-            raise DeviceMemoryError(f"msm window sums: {exc}") from exc
-        self.holds.clear()  # every stream's kernels are done: their results are back
-        return points
-
-
-def queue_msms(jobs, stream=None, g2_stream=None, g1_streams=(),
-               tuning: MsmTuning = TUNING, ones_apart=None) -> QueuedMsms:
-    """Queue ``[msm(bases, scalars) for bases, scalars in jobs]`` as one batch and return
-    before any result is copied back (the host waits only for the split's counts, below);
-    the result's ``points`` gives them, so the caller can queue other work beside them.
+    """``[msm(bases, scalars) for bases, scalars in jobs]`` as one batch.
 
     Jobs that pass the very same scalars array share one digit sort (if their bases lay
     digits out alike: the same plan and table stride), made on the stream of the first job
@@ -330,15 +292,15 @@ def queue_msms(jobs, stream=None, g2_stream=None, g1_streams=(),
     cupy = _cupy()
     jobs = list(jobs)
     if not jobs:
-        return QueuedMsms(cupy.cuda.Device().id, [])
+        return []
     sizes = [_check_scalars(bases, scalars, cupy) for bases, scalars in jobs]
     device_id = jobs[0][0].device_id
     if any(bases.device_id != device_id for bases, _ in jobs):
-        raise ValueError("msm batch: every basis must live on the same device")
+        raise ValueError("msm_many: every basis must live on the same device")
     stream = stream or cupy.cuda.get_current_stream()
     g1_turns = itertools.cycle((stream, *g1_streams))
     sorts: dict[tuple, tuple[SortedDigits, object]] = {}  # by layout: (sort, its stream)
-    pending, streamed_vectors = [], []
+    pending = []
     try:
         with cupy.cuda.Device(device_id):
             # one contiguous copy, and one split of the ones, per scalar vector
@@ -363,10 +325,8 @@ def queue_msms(jobs, stream=None, g2_stream=None, g1_streams=(),
                 run_on = (g2_stream or stream) if bases.group == 2 else next(g1_turns)
                 if not isinstance(bases, MsmBases):  # streamed: an MSM a chunk
                     with run_on:
-                        vector = cupy.ascontiguousarray(scalars)
-                        pending.append((bases, bases.queue_window_sums(vector, n, tuning),
-                                        run_on))
-                    streamed_vectors.append(vector)
+                        pending.append((bases, bases.queue_window_sums(
+                            cupy.ascontiguousarray(scalars), n, tuning), run_on))
                     continue
                 ones = splits.get(id(scalars))
                 digit_scalars = n if ones is None else ones.others
@@ -378,8 +338,9 @@ def queue_msms(jobs, stream=None, g2_stream=None, g1_streams=(),
                         parts.extend(_digit_parts(bases, vectors[id(scalars)][0], n, ones,
                                                   run_on, sorts, tuning))
                 pending.append((bases, parts, run_on))
-        # each result is weighted on the host while the GPU still runs the later ones
-        return QueuedMsms(device_id, pending, [jobs, vectors, splits, sorts, streamed_vectors])
+            # each result is weighted on the host while the GPU still runs the later ones
+            return [_sum_parts(bases.group, bases.words, parts, on)
+                    for bases, parts, on in pending]
     except cupy.cuda.memory.OutOfMemoryError as exc:
         raise DeviceMemoryError(f"msm of {max(sizes)} points: {exc}") from exc
 

@@ -8,8 +8,7 @@ The Groth16 prover (``snark.groth16``) sequences these calls once for every back
 the worker runtime runs them inside its lock phases:
 
     memory phase   prepare, load_witness         (allocate, upload; may raise DeviceMemoryError)
-    compute phase  evaluate_abc → quotient → msm_g1 × 4, msm_g2
-                   (or evaluate_abc → witness_msms → quotient → proof_msms)
+    compute phase  evaluate_abc → quotient → msm_g1 × 4, msm_g2 (or proof_msms)
     finalize       randomisation and serialisation (snark.groth16, no backend)
 
 What ``prepare`` makes resident for a key is the backend's own state, kept by the key
@@ -175,16 +174,8 @@ class ProverBackend(Protocol):
 class ProofMsmBackend(Protocol):
     """Optional: a backend that runs a proof's five MSMs as one batch, in whatever order
     and overlap suits it (the GPU shares the witness's digit sort among a_g1, b_g1, b_g2
-    and l_g1, runs the G2 MSM beside the G1 ones, and starts the four that read the
-    witness alone before the quotient, to run beside it). Same results as the single
-    calls."""
+    and l_g1 and runs the G2 MSM beside the G1 ones). Same results as the single calls."""
 
-    def witness_msms(self, key: "ProvingKey", witness: Any) -> Any:
-        """Start a_g1, b_g1, b_g2 and l_g1 (they need no quotient); a handle for
-        ``proof_msms``, which gives their points."""
-
-    def proof_msms(self, key: "ProvingKey", witness: Any, h: Any,
-                   started: Any = None) -> dict:
+    def proof_msms(self, key: "ProvingKey", witness: Any, h: Any) -> dict:
         """``{basis: point}`` for a_g1, b_g1, b_g2 (witness, gathered by the key's density
-        masks as in ``msm_g1``), l_g1 (witness[num_inputs:]) and h_g1 (h); the first four
-        from ``started`` (``witness_msms``'s handle) where given."""
+        masks as in ``msm_g1``), l_g1 (witness[num_inputs:]) and h_g1 (h)."""

@@ -152,15 +152,12 @@ def stage(key: ProvingKey, witness: np.ndarray, backend: ProverBackend) -> Any:
 def compute(key: ProvingKey, witness: Any, backend: ProverBackend) -> MsmParts:
     """Compute phase: the quotient and all MSMs; frees the handles it used. a_g1, b_g1 and
     b_g2 take the whole witness: for a density key the backend picks the entries its
-    bases cover (``ProvingKey.density_of``). A batching backend starts the MSMs of the
-    witness before the quotient, so that they run beside it."""
+    bases cover (``ProvingKey.density_of``)."""
     abc = backend.evaluate_abc(key, witness)
-    batched = isinstance(backend, ProofMsmBackend)
-    started = backend.witness_msms(key, witness) if batched else None
     h = backend.quotient(key, abc)
     backend.release(abc)
-    if batched:
-        parts = MsmParts(**backend.proof_msms(key, witness, h, started))
+    if isinstance(backend, ProofMsmBackend):
+        parts = MsmParts(**backend.proof_msms(key, witness, h))
     else:
         parts = MsmParts(
             a_g1=backend.msm_g1(key, "a_g1", witness),

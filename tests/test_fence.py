@@ -104,21 +104,11 @@ def test_the_fenced_view_offers_proof_msms_only_where_the_backend_does(key):
     assert not isinstance(fence(CpuBackend(), _Held()), ProofMsmBackend)
 
     class Batched(CpuBackend):
-        def witness_msms(self, key, witness):
-            return "started"
+        def proof_msms(self, key, witness, h):
+            return {"called": True}
 
-        def proof_msms(self, key, witness, h, started=None):
-            return {"called": started}
-
-    held = _Held()
-    fenced = fence(Batched(), held)
+    fenced = fence(Batched(), _Held())
     assert isinstance(fenced, FencedProofMsmBackend) and isinstance(fenced, ProofMsmBackend)
-    started = fenced.witness_msms(key, None)
-    assert fenced.proof_msms(key, None, None, started) == {"called": "started"}
-    held.lost = True
-    for call in (lambda: fenced.witness_msms(key, None),
-                 lambda: fenced.proof_msms(key, None, None, started)):
-        with pytest.raises(LeaseLost):
-            call()
+    assert fenced.proof_msms(key, None, None) == {"called": True}
 
 

@@ -63,26 +63,6 @@ def test_quotient_matches_cpu(backend, key, circuit):
     assert limbs_to_ints(_host(backend, h)) == limbs_to_ints(want)
 
 
-def test_witness_msms_beside_the_quotient_equal_the_single_msms(backend, key, circuit):
-    """``groth16.compute``'s order: the witness's MSMs queued on their own streams before
-    the quotient, which runs on the backend's while they do: h is the CPU's, and every
-    point the CPU's single MSM."""
-    cpu = CpuBackend()
-    w = circuit.witness()
-    witness = backend.load_witness(key, w)
-    abc = backend.evaluate_abc(key, witness)
-    started = backend.witness_msms(key, witness)
-    h = backend.quotient(key, abc)
-    on_cpu = cpu.load_witness(key, w)
-    want_h = cpu.quotient(key, cpu.evaluate_abc(key, on_cpu))
-    assert limbs_to_ints(_host(backend, h)) == limbs_to_ints(want_h)
-    assert backend.proof_msms(key, witness, h, started) == {
-        "a_g1": cpu.msm_g1(key, "a_g1", on_cpu), "b_g1": cpu.msm_g1(key, "b_g1", on_cpu),
-        "b_g2": cpu.msm_g2(key, "b_g2", on_cpu),
-        "l_g1": cpu.msm_g1(key, "l_g1", on_cpu[key.r1cs.num_inputs:]),
-        "h_g1": cpu.msm_g1(key, "h_g1", want_h)}
-
-
 def test_proof_is_byte_identical_to_cpu_and_verifies(backend, key, circuit, rng):
     w = circuit.witness()
     r, s = rng.randrange(1, R), rng.randrange(1, R)

@@ -330,35 +330,6 @@ def test_msm_many_other_streams_wait_for_the_inputs(pools, np_rng):
 
 
 @on_gpu
-def test_a_queued_batch_keeps_its_scalars_until_its_points_are_back(pools, np_rng):
-    """The caller drops its scalars once the batch is queued (behind ~100 ms of other work on
-    the batch's stream) and its own stream at once allocates the same size again and fills
-    it: the batch still reads what it was given (``QueuedMsms.holds``), not the caller's
-    next buffer."""
-    import cupy
-    from gpu.msm import MsmBases, msm_many, queue_msms
-
-    n = 1 << 14
-    ints = random_scalars(np_rng, n)
-    bases = MsmBases(pools[1][:n])
-    msm_many([(bases, cupy.asarray(fr_to_limbs(ints)))])  # loads the kernels: that syncs
-    caller, batch_stream = (cupy.cuda.Stream(non_blocking=True) for _ in range(2))
-    with caller:
-        scalars = cupy.asarray(fr_to_limbs(ints))
-    caller.synchronize()
-    with batch_stream:
-        busy = cupy.ones(1 << 26)
-        for _ in range(400):
-            busy = cupy.sin(busy)
-    queued = queue_msms([(bases, scalars)], stream=batch_stream, ones_apart=())
-    del scalars
-    with caller:
-        overwritten = cupy.full((n, 4), np.uint64(2**64 - 1), dtype=cupy.uint64)
-    assert queued.points() == [reference(G1Point, pools[1][:n], ints)]
-    del overwritten
-
-
-@on_gpu
 @pytest.mark.parametrize("group, cls", GROUPS)
 @pytest.mark.parametrize("n", [31, 33, 40_001])
 def test_a_witness_mix_of_bits_counts_window_0_a_warp_at_a_time(pools, group, cls, n, rng):

@@ -88,13 +88,9 @@ class FencedBackend:
 class FencedProofMsmBackend(FencedBackend):
     """A fenced backend that runs a proof's MSMs as one batch (``ProofMsmBackend``)."""
 
-    def witness_msms(self, key: ProvingKey, witness: Any) -> Any:
+    def proof_msms(self, key: ProvingKey, witness: Any, h: Any) -> dict:
         self._check()
-        return cast(ProofMsmBackend, self._backend).witness_msms(key, witness)
-
-    def proof_msms(self, key: ProvingKey, witness: Any, h: Any, started: Any = None) -> dict:
-        self._check()
-        return cast(ProofMsmBackend, self._backend).proof_msms(key, witness, h, started)
+        return cast(ProofMsmBackend, self._backend).proof_msms(key, witness, h)
 
 
 def _both(check: Callable[[], None], stop: Callable[[], None]) -> Callable[[], None]:
