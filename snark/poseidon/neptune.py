@@ -133,11 +133,15 @@ class SparseMatrix:
     v_rest: tuple[int, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class PoseidonConstants:
     """Neptune's ``PoseidonConstants`` of one arity (``poseidon.rs``), for the optimised
     hash and circuit. ``compressed_round_constants`` has full_rounds · width + partial_rounds
-    entries; ``sparse_matrices`` has one per partial round, in round order."""
+    entries; ``sparse_matrices`` has one per partial round, in round order.
+
+    Compared and hashed as an object (``neptune_constants`` makes one an arity): a circuit's
+    gadgets pass it as a static argument, which keys every block call's template lookup, and
+    hashing its thousands of ints there took a tenth of a WindowPoSt plan."""
 
     arity: int
     width: int
