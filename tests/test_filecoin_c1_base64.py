@@ -10,15 +10,15 @@ import random
 
 import pytest
 
-from snark.filecoin import c1_base64
+from snark.filecoin import c1_base64, c1_pieces
 from snark.filecoin.c1_base64 import decode_base64
 
 
 @pytest.fixture(autouse=True)
 def _tiny_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
     """Pieces of a few quanta on 4 threads, whatever this machine's cores."""
-    monkeypatch.setattr(c1_base64, "PIECE", 12)
-    monkeypatch.setattr(c1_base64, "THREADS", 4)
+    monkeypatch.setattr(c1_pieces, "PIECE", 12)
+    monkeypatch.setattr(c1_pieces, "THREADS", 4)
 
 
 def _binascii(data: bytes) -> bytes | str:
@@ -64,9 +64,9 @@ def test_every_damage_gives_binascii_s_bytes_or_its_error(rng: random.Random) ->
 def test_short_texts_and_few_threads_are_binascii_s(monkeypatch: pytest.MonkeyPatch) -> None:
     calls = []
     monkeypatch.setattr(c1_base64, "_quanta", lambda text: calls.append(text))
-    monkeypatch.setattr(c1_base64, "PIECE", 1 << 22)
+    monkeypatch.setattr(c1_pieces, "PIECE", 1 << 22)
     assert decode_base64(base64.b64encode(b"a short payload")) == b"a short payload"
-    monkeypatch.setattr(c1_base64, "PIECE", 12)
-    monkeypatch.setattr(c1_base64, "THREADS", c1_base64.MIN_THREADS - 1)
+    monkeypatch.setattr(c1_pieces, "PIECE", 12)
+    monkeypatch.setattr(c1_pieces, "THREADS", c1_base64.MIN_THREADS - 1)
     assert decode_base64(base64.b64encode(bytes(300))) == bytes(300)
     assert not calls

@@ -10,7 +10,7 @@ import re
 import numpy as np
 import pytest
 
-from snark.filecoin import c1_lift
+from snark.filecoin import c1_lift, c1_pieces
 from snark.filecoin.c1_lift import lift_domains, scan_numbers
 from snark.filecoin.c1_write import phase1_json
 from snark.filecoin.registered_proofs import registered_proof
@@ -113,11 +113,11 @@ def test_any_pieces_lift_as_one_piece_and_as_promised(rng, monkeypatch):
     outcomes = {"lifted": 0, "fell back": 0, "in pieces": 0}
     for _ in range(300):
         text = _random_text(rng)
-        monkeypatch.setattr(c1_lift, "PIECE", 1 << 30)
+        monkeypatch.setattr(c1_pieces, "PIECE", 1 << 30)
         whole = lift_domains(text)
         _same(whole, _promised(text))
-        monkeypatch.setattr(c1_lift, "PIECE", rng.randrange(1, 100))
-        monkeypatch.setattr(c1_lift, "THREADS", rng.randrange(1, 17))
+        monkeypatch.setattr(c1_pieces, "PIECE", rng.randrange(1, 100))
+        monkeypatch.setattr(c1_pieces, "THREADS", rng.randrange(1, 17))
         _same(lift_domains(text), whole)
         outcomes["lifted" if whole[1] is not None else "fell back"] += 1
         outcomes["in pieces"] += len(c1_lift._pieces(text)) > 1
@@ -128,11 +128,11 @@ def test_any_pieces_lift_as_one_piece_and_as_promised(rng, monkeypatch):
 def test_a_c1_in_pieces_lifts_as_in_one(proof, np_rng, rng, monkeypatch):
     c1 = random_c1(registered_proof(proof), np_rng)
     raw = phase1_json(c1)
-    monkeypatch.setattr(c1_lift, "PIECE", 1 << 40)
+    monkeypatch.setattr(c1_pieces, "PIECE", 1 << 40)
     whole = lift_domains(raw)
     assert whole[1] is not None
-    monkeypatch.setattr(c1_lift, "PIECE", rng.randrange(1, 1 << 12))
-    monkeypatch.setattr(c1_lift, "THREADS", rng.randrange(1, 17))
+    monkeypatch.setattr(c1_pieces, "PIECE", rng.randrange(1, 1 << 12))
+    monkeypatch.setattr(c1_pieces, "THREADS", rng.randrange(1, 17))
     assert len(c1_lift._pieces(raw)) > 1
     _same(lift_domains(raw), whole)
 

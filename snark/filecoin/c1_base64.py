@@ -12,32 +12,29 @@ a multiple of four, is handed to binascii whole, which names the problem.
 from __future__ import annotations
 
 import binascii
-import os
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+
+from snark.filecoin import c1_pieces
 
 _ALPHABET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 _NOT_BASE64 = 64
 #: Each byte's six bits, or ``_NOT_BASE64``.
 _SIX_BITS = np.full(256, _NOT_BASE64, dtype=np.uint8)
 _SIX_BITS[np.frombuffer(_ALPHABET, dtype=np.uint8)] = np.arange(64, dtype=np.uint8)
-THREADS = min(16, os.cpu_count() or 1)
 #: Below this many threads binascii's one pass wins (51 MB: 115 ms; numpy's passes 196 ms
 #: on one core, 131 ms on two, of the development machine).
 MIN_THREADS = 4
-#: Texts up to this long are binascii's alone; longer ones go in pieces of about this size.
-PIECE = 1 << 22
 
 
 def decode_base64(data: bytes) -> bytes:
-    """``binascii.a2b_base64(data, strict_mode=True)``, its bulk in threads."""
-    if THREADS < MIN_THREADS or len(data) <= PIECE or len(data) % 4:
+    """``binascii.a2b_base64(data, strict_mode=True)``, its bulk in threads (texts up to
+    ``c1_pieces.PIECE`` long are binascii's alone)."""
+    if c1_pieces.THREADS < MIN_THREADS or len(data) <= c1_pieces.PIECE or len(data) % 4:
         return binascii.a2b_base64(data, strict_mode=True)
     body = np.frombuffer(data, dtype=np.uint8, count=len(data) - 4).reshape(-1, 4)
-    pieces = np.array_split(body, THREADS * -(-len(data) // (THREADS * PIECE)))
-    with ThreadPoolExecutor(min(THREADS, len(pieces))) as pool:
-        decoded = [part for part in pool.map(_quanta, pieces) if part is not None]
+    pieces = np.array_split(body, c1_pieces.piece_count(len(data)))
+    decoded = [part for part in c1_pieces.map_pieces(_quanta, pieces) if part is not None]
     if len(decoded) < len(pieces):
         return binascii.a2b_base64(data, strict_mode=True)  # raises, naming the problem
     try:

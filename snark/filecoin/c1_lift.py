@@ -29,23 +29,17 @@ are counted over the joined pieces.
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 import numpy as np
 
+from snark.filecoin import c1_pieces
 from snark.filecoin.domain import DOMAIN_BYTES
 
 _OPEN, _CLOSE, _QUOTE, _COMMA, _SPACE = (ord(c) for c in '[]", ')
 #: Every byte except the digits becomes a space: the text is then numbers and whitespace.
 DIGITS_ONLY = bytes(c if 48 <= c <= 57 else _SPACE for c in range(256))
 _DIGITS_ONLY_TABLE = np.frombuffer(DIGITS_ONLY, dtype=np.uint8)
-#: A text is lifted in this many threads …
-THREADS = min(16, os.cpu_count() or 1)
-#: … in pieces of at most about this many bytes (which stay in the cache: one 40 MB piece
-#: takes a fifth longer on one core); a text no longer is one piece, in the calling thread.
-PIECE = 1 << 22
 
 
 class _Piece(NamedTuple):
@@ -60,22 +54,15 @@ class _Piece(NamedTuple):
 def lift_domains(raw: bytes) -> tuple[bytes, np.ndarray | None]:
     """``(skeleton, table)``: the text with each flat array replaced by ``""`` and the arrays
     as ``uint8 (n, 32)`` in document order; ``(raw, None)`` where that does not apply."""
-    pieces = _pieces(raw)
-    workers = min(THREADS, len(pieces))
-    if workers == 1:
-        return _combine(raw, [_lift_piece(piece) for piece in pieces])
-    with ThreadPoolExecutor(workers) as pool:
-        return _combine(raw, list(pool.map(_lift_piece, pieces)))
+    return _combine(raw, c1_pieces.map_pieces(_lift_piece, _pieces(raw)))
 
 
 def _pieces(raw: bytes) -> list[np.ndarray]:
-    """The text cut just before a ``[`` into pieces of up to about ``PIECE`` bytes, as many
-    as a multiple of the threads, so that they finish together."""
+    """The text cut just before a ``[`` into ``c1_pieces.piece_count`` pieces (about)."""
     text = np.frombuffer(raw, dtype=np.uint8)
-    if len(raw) <= PIECE:
+    if len(raw) <= c1_pieces.PIECE:
         return [text]
-    count = THREADS * -(-len(raw) // (THREADS * PIECE))
-    step = -(-len(raw) // count)
+    step = -(-len(raw) // c1_pieces.piece_count(len(raw)))
     cuts = [0]
     while (cut := raw.find(b"[", cuts[-1] + step)) != -1:
         cuts.append(cut)
