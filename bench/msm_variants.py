@@ -11,7 +11,7 @@ same source with extra defines, loaded from ``DIR/NAME.cubin`` when present (bui
 compiled by NVRTC here. The other tokens set fields of its ``gpu.msm.MsmTuning``:
 ``runs=K`` ``target_runs`` = 2^K (plain plans: a table's plan is fixed when its bases are
 made), ``chunk=K``, ``wide=K`` and ``later=K`` the bucket levels' ``chunk``,
-``wide_chunk_digits`` (2^K) and ``later_chunk``. For every
+``wide_chunk_digits`` (2^K) and ``later_chunk``, ``maxc=K`` ``max_c``. For every
 size, all variants run on the same bases and scalars; a variant whose result differs from
 the baseline's stops the run. Times are medians of ``--reps`` after a warm-up (CUDA
 events), with the steps of ``gpu.msm.phase_times``.
@@ -54,9 +54,9 @@ def variant_module(name: str, defines: list[str], cubins: Path | None):
 
 
 #: Variant tokens that set a ``gpu.msm.MsmTuning`` field instead of a define: runs=K (2^K),
-#: chunk=K, wide=K (2^K), later=K.
+#: chunk=K, wide=K (2^K), later=K, maxc=K (the widest plain window).
 SETTINGS = {"runs": "target_runs", "chunk": "chunk", "wide": "wide_chunk_digits",
-            "later": "later_chunk"}
+            "later": "later_chunk", "maxc": "max_c"}
 
 
 def _setting(token: str) -> tuple[str, int]:

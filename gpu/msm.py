@@ -93,7 +93,10 @@ class MsmTuning:
     A thread of ``ones_sum`` takes ``level0_chunk(ones)`` of them.
 
     ``max_sort_slots``: digits one sort may hold; an MSM with more is sorted and summed in
-    window groups (``window_groups``)."""
+    window groups (``window_groups``).
+
+    ``max_c``: the widest window ``plan`` may choose for plain bases (2^(c-1) XYZZ buckets
+    a window: 75 MB at c = 20 for G1, 302 MB at 22)."""
 
     chunk: int = 64
     wide_chunk_digits: int = 1 << 23
@@ -103,6 +106,7 @@ class MsmTuning:
     target_runs: int = 1 << 15
     split_ones: bool = True
     max_sort_slots: int = 1 << 30
+    max_c: int = 20
 
     def level0_chunk(self, digits: int) -> int:
         if digits >= self.huge_chunk_digits:
@@ -146,7 +150,8 @@ def plan(n: int, tuning: MsmTuning = TUNING) -> Plan:
     """Window size minimising the point additions: ``n`` mixed additions per window, plus
     about three general additions (two running sums, counted at the cost of ~1.4 mixed ones)
     per bucket in the reduction."""
-    c = min(range(2, 21), key=lambda c: _windows(c) * (n + _REDUCTION_COST * (1 << (c - 1))))
+    c = min(range(2, tuning.max_c + 1),
+            key=lambda c: _windows(c) * (n + _REDUCTION_COST * (1 << (c - 1))))
     return _layout(c, _windows(c), tuning)
 
 
