@@ -15,7 +15,7 @@ Two stages, each optional:
   ``--repeat`` partitions, each timed from the data's upload to the MSMs' results; with
   ``--budget 16GiB,24GiB`` the same partitions again under each VRAM budget (the bases that
   do not fit it streamed from the host, ``gpu.streamed_bases``), after the unlimited,
-  resident run: one record per budget.
+  resident run (``--streamed-only``: without it): one record per budget.
 
 Prints a table and writes ``bench/results/filecoin-gpu-<date>.json``, and a 32 GiB run's
 goal records (issue 24: device, commit, command, mode, budget_bytes, partition_gpu_s, …) to
@@ -340,6 +340,9 @@ def main() -> None:
     parser.add_argument("--budget", action="append", default=[],
                         help="VRAM budgets to time beside the resident run (repeatable or a "
                              "comma list: 16GiB,24GiB); bases beyond one stream from the host")
+    parser.add_argument("--streamed-only", action="store_true",
+                        help="time under the --budget values alone, without the resident run "
+                             "first (a key that does not fit the card beside its scratch)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", default=str(Path(__file__).parent / "results"))
     args = parser.parse_args()
@@ -350,8 +353,11 @@ def main() -> None:
     device = cupy.cuda.runtime.getDeviceProperties(backend.device_id)["name"].decode()
     record = {"date": time.strftime("%Y-%m-%d-%H%M", time.gmtime()), "device": device,
               "commit": commit(), "command": " ".join(sys.argv), "runs": []}
-    budgets = [None] + [parse_bytes(b) for arg in args.budget for b in arg.split(",") if b]
-    budgets = list(dict.fromkeys(budgets))  # the resident run first, each budget once
+    budgets = [] if args.streamed_only else [None]  # the resident run first
+    budgets += [parse_bytes(b) for arg in args.budget for b in arg.split(",") if b]
+    budgets = list(dict.fromkeys(budgets))  # each budget once
+    if not budgets:
+        raise SystemExit("--streamed-only: name the budgets to time (--budget 24GiB)")
     for size in filter(None, args.prove.split(",")):
         write_records(record, [prove_stage(size, rng, backend)], Path(args.out))
     for size in filter(None, args.time.split(",")):
