@@ -332,7 +332,7 @@ def run(args, tmp: Path) -> dict:
                     "critical_slots": args.critical_slots, "seed": args.seed}
     if args.porep_type == "filecoin":
         c1_path = tmp / FILECOIN_C1
-        result["porep_shape"] = filecoin_c1(args.c1, c1_path)
+        result["porep_shape"] = filecoin_c1(args.c1, c1_path, args.sector_size)
     else:
         c1_path = tmp / "c1.json"
         shape = {"sector_size": parse_size(args.sector_size), "partitions": args.partitions,
@@ -431,7 +431,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="seconds between one WinningPoSt's proof and the next request")
     parser.add_argument("--porep-type", choices=("porep-demo", "filecoin"), default="porep-demo")
     parser.add_argument("--c1", type=Path, default=None, help="filecoin: a Curio c1.json")
-    parser.add_argument("--sector-size", default="2KiB", help="porep-demo's shape")
+    parser.add_argument("--sector-size", default="2KiB",
+                        help="the PoRep sectors' size (filecoin: of the test C1 made when "
+                             "--c1 is not given)")
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--challenges", type=int, default=1)
     parser.add_argument("--porep-in-flight", type=int, default=None,
