@@ -96,7 +96,10 @@ class MsmTuning:
     window groups (``window_groups``).
 
     ``max_c``: the widest window ``plan`` may choose for plain bases (2^(c-1) XYZZ buckets
-    a window: 75 MB at c = 20 for G1, 302 MB at 22)."""
+    a window: 75 MB at c = 20 for G1, 302 MB at 22). 22 would win on paper at 2^26 and up
+    (12 windows instead of 13), and a dense 2^27 G1 MSM's bucket sums did fall from 771 to
+    720 ms on an H100; but its count, scatter (four times the keys) and reduction grew by
+    more: 1057 against 970 ms (``bench/msm_variants.py --variant c22=maxc=22``)."""
 
     chunk: int = 64
     wide_chunk_digits: int = 1 << 23
