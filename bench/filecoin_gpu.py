@@ -120,9 +120,9 @@ def step_times(key: ProvingKey, logs: KnownLogs, assignment, backend,
     """One partition's compute step by step (A·w, B·w, C·w; the quotient; each MSM alone),
     each ended by its stream: where a partition's GPU time and scratch go (``{step: s}``,
     ``{step: scratch bytes}``); and each step checked at full size against the key's known
-    logs (``full_size_check``, on host copies made outside the timed windows), unless not
-    ``check`` (then ``{}``: the host copies of a WindowPoSt partition beside its key's and
-    its streamed rows overran an H100 host's 125 GB)."""
+    logs (``full_size_check``, on host copies made outside the timed windows). Without
+    ``check`` the checks and their host copies are skipped (``{}``): beside a WindowPoSt
+    key's host tiles and its streamed rows they overran an H100 host's 125 GB."""
     scratch: dict[str, int] = {}
 
     def timed_on_stream(fn, name):
