@@ -122,7 +122,7 @@ def step_times(key: ProvingKey, logs: KnownLogs, assignment, backend,
     ``{step: scratch bytes}``); and each step checked at full size against the key's known
     logs (``full_size_check``, on host copies made outside the timed windows). Without
     ``check`` the checks and their host copies are skipped (``{}``): beside a WindowPoSt
-    key's host tiles and its streamed rows they overran an H100 host's 125 GB."""
+    key's host tiles and its streamed rows they overran an H100 host's 125 GiB."""
     scratch: dict[str, int] = {}
 
     def timed_on_stream(fn, name):
