@@ -60,8 +60,7 @@ from gpu.streamed_bases import (RING_BUFFER_BYTES, RING_BUFFERS, HostBases, Stre
                                 device_ring, stream_choice)
 from snark.backend import (Capability, DeviceLost, DeviceMemoryError, E, G1Basis, G2Basis,
                            KeyStates)
-from snark.fields import (FR_MODULUS, FR_MULTIPLICATIVE_GENERATOR, fr_to_limbs, is_canonical,
-                          to_montgomery)
+from snark.fields import (FR_MODULUS, FR_MULTIPLICATIVE_GENERATOR, fr_to_limbs, is_canonical)
 from snark.curve import PointArray
 from snark.keys import POINT_BASES, ProvingKey
 from snark.r1cs import CodedMatrix, SparseMatrix
@@ -170,7 +169,9 @@ class GpuBackend:
             self._spmv_chunks = module.function("spmv.cu", "spmv_chunks", device_id)
             self._spmv_fixups = module.function("spmv.cu", "spmv_fixups", device_id)
             self._mul_raw = module.function("fr_ops.cu", "fr_mul_raw", device_id)
-            self._pointwise = module.function("fr_ops.cu", "fr_quotient_on_coset", device_id)
+            self._quotient_odd = module.function("fr_ops.cu", "fr_quotient_odd", device_id)
+            self._quotient_coefficients = module.function("fr_ops.cu", "fr_quotient_coefficients",
+                                                          device_id)
             self._mul_pointwise = module.function("fr_ops.cu", "fr_mul_pointwise", device_id)
         self._extensions = extensions.make_all(self) if device_steps else {}
 
@@ -248,7 +249,7 @@ class GpuBackend:
             else:
                 g_n = pow(FR_MULTIPLICATIVE_GENERATOR, n, FR_MODULUS)
                 z_inv = pow(g_n - 1, -1, FR_MODULUS)
-                h_factor = cupy.asarray(to_montgomery([z_inv], FR_MODULUS, 4))
+                h_factor = cupy.asarray(fr_to_limbs([z_inv]))
             self.stream.synchronize()
         table_bytes = sum(b.xy.nbytes - MsmBases.nbytes(getattr(key, name), b.leading_infinity)
                           for name, b in bases.items())
@@ -427,11 +428,14 @@ class GpuBackend:
             return tuple(out)
 
     def quotient(self, key: ProvingKey, abc):
-        """Coset form: intt (DIF, 1/n and the coset shift fused) → coset ntt (DIT) on a, b,
-        c; then (a·b − c)/Z; then the coset intt gathering from natural order, its last pass
-        scaling by g^-i/n and leaving Montgomery form (standard-form h for the MSM).
-        Odd form: c = a∘b; the same transforms with the shift by ψ onto the odd points of
-        the 2n-domain; then a·b − c leaving Montgomery form: that is h (no division by Z)."""
+        """Coset form: intt (DIF, 1/n and the coset shift fused) → coset ntt (DIT) on a and
+        b; their product; the coset intt gathering from natural order; then minus C's
+        coefficients (c's intt alone: C has degree < n, so its coset evaluations' coset intt
+        would give them back), all over Z, leaving Montgomery form (standard-form h for the
+        MSM). Six transforms instead of seven, and b's buffer holds h: three vectors live.
+        Odd form: c = a∘b; the intt, then the shift by ψ onto the odd points of the
+        2n-domain, on a, b and c; then a·b − c leaving Montgomery form: that is h (no
+        division by Z). a, b and c are spent either way (the prover releases them)."""
         resident = self._of(key)
         a, b, c = abc
         n = 1 << resident.log_n
@@ -441,16 +445,23 @@ class GpuBackend:
         with self.on_device() as cupy:
             if odd:
                 self._mul_pointwise(_blocks(n), (THREADS,), (c, a, b, np.uint32(n)))
-            for v in (a, b, c):
-                self.ntt.dif(v, inverse=True, post="odd_n_inv" if odd else "shift_n_inv")
-                self.ntt.dit(v, v)
-            if odd:  # h gets its own buffer: the prover releases a, b, c before the MSMs
-                h = a.copy()
-                self._pointwise(_blocks(n), (THREADS,), (h, b, c, resident.h_factor, np.uint32(n)))
+                for v in (a, b, c):
+                    self.ntt.dif(v, inverse=True, post="odd_n_inv")
+                    self.ntt.dit(v, v)
+                h = a.copy()  # its own buffer: the prover releases a, b, c before the MSMs
+                self._quotient_odd(_blocks(n), (THREADS,), (h, b, c, resident.h_factor,
+                                                              np.uint32(n)))
                 return h
-            self._pointwise(_blocks(n), (THREADS,), (a, b, c, resident.h_factor, np.uint32(n)))
+            self.ntt.dif(c, inverse=True, post="n_inv")
+            for v in (a, b):
+                self.ntt.dif(v, inverse=True, post="shift_n_inv")
+                self.ntt.dit(v, v)
+            self._mul_pointwise(_blocks(n), (THREADS,), (a, a, b, np.uint32(n)))
+            self.release(b)  # stream-ordered: h takes its memory
             h = cupy.empty_like(a)
-            self.ntt.dit(a, h, inverse=True, gather=True, post="unshift_n_inv_std")
+            self.ntt.dit(a, h, inverse=True, gather=True, post="unshift_n_inv")
+            self._quotient_coefficients(_blocks(n), (THREADS,),
+                                        (h, c, resident.h_factor, np.uint32(resident.log_n)))
             return h[: n - 1]
 
     def msm_g1(self, key: ProvingKey, basis: G1Basis, scalars):

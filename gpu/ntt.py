@@ -2,7 +2,7 @@
 
 Vectors are CuPy ``(n, 4)`` uint64 arrays. The transforms are linear, so they work on
 either form (standard or Montgomery) and return the same form; twiddles and scales are
-Montgomery, and a scale given "raw" (``Scale.raw``) additionally leaves Montgomery form.
+Montgomery.
 
 A transform is a sequence of passes (``plan``), each a kernel that runs up to ten radix-2
 stages on blocks of up to 2^10 elements: each thread holds 2^R of them in registers and
@@ -33,7 +33,6 @@ from snark.fields import (
     FR_MULTIPLICATIVE_GENERATOR,
     FR_ROOT_OF_UNITY,
     FR_TWO_ADICITY,
-    fr_to_limbs,
     to_montgomery,
 )
 
@@ -157,11 +156,10 @@ def launches(passes: tuple[Pass, ...], dif: bool, flags: int, gather: bool) -> l
 
 @dataclass(frozen=True)
 class Scale:
-    """f(i) = factor · base^i, optionally leaving Montgomery form (``raw``)."""
+    """f(i) = factor · base^i."""
 
     base: int
     factor: int = 1
-    raw: bool = False
 
     def tables(self, count: int) -> tuple[np.ndarray, np.ndarray]:
         """(lo, hi) limbs with lo[i & mask] · hi[i >> bits] = f(i) as Montgomery products."""
@@ -175,8 +173,7 @@ class Scale:
         for _ in range(((count - 1) >> SCALE_LO_BITS) + 1):
             hi.append(acc)
             acc = acc * step % FR_MODULUS
-        hi_limbs = fr_to_limbs(hi) if self.raw else to_montgomery(hi, FR_MODULUS, 4)
-        return to_montgomery(lo, FR_MODULUS, 4), hi_limbs
+        return to_montgomery(lo, FR_MODULUS, 4), to_montgomery(hi, FR_MODULUS, 4)
 
 
 def root_of_unity(log_n: int) -> int:
@@ -192,7 +189,6 @@ def scales(n: int) -> dict[str, Scale]:
         "n_inv": Scale(1, n_inv),                       # after intt
         "unshift_n_inv": Scale(g_inv, n_inv),           # after coset_intt
         "shift_n_inv": Scale(g, n_inv),                 # quotient: intt then coset shift
-        "unshift_n_inv_std": Scale(g_inv, n_inv, raw=True),  # quotient's last step
         # odd H form: intt then the shift by ψ (ψ² = ω) onto the odd points of the 2n-domain
         "odd_n_inv": Scale(root_of_unity(n.bit_length()), n_inv),
     }

@@ -34,8 +34,8 @@ class Resident:
     matrices: tuple[ResidentMatrix, ResidentMatrix, ResidentMatrix]
     bases: dict[str, MsmBases | StreamedBases]  # by basis name (streamed ones once added)
     gathers: dict[str, object]  # density-form bases: the witness entries they take
-    h_factor: object          # (1, 4) the quotient's pointwise factor: coset form, Montgomery
-                              # 1 / (g^n − 1); odd form, the raw 1 (leaves Montgomery form)
+    h_factor: object          # (1, 4) the quotient's last factor, raw (its product leaves
+                              # Montgomery form): coset form 1 / (g^n − 1); odd form 1
     table_bytes: int          # what the bases' window tables hold beyond the bases
     streamed: frozenset[str] = field(default_factory=frozenset)  # bases that stream
     ring: object = None       # the streamed bases' device buffers (gpu.streamed_bases.Ring)

@@ -84,23 +84,31 @@ def test_host_passes_match_domain(kind, shape, np_rng):
 
 @pytest.mark.parametrize("shape", HOST_SHAPES, ids=str)
 def test_host_quotient_chain_matches_domain(shape, np_rng):
-    """The quotient's chain on the host: a DIF inverse in place (natural → bit-reversed,
-    1/n and the coset shift on its stores), a DIT forward in place, then the gathering
-    inverse whose last stores leave Montgomery form (``unshift_n_inv_std``)."""
+    """The coset quotient's chain on the host (``GpuBackend.quotient``), for any a, b, c:
+    a and b by a DIF inverse in place (natural → bit-reversed, 1/n and the coset shift on
+    its stores) then a DIT forward in place; c by the DIF inverse alone (its coefficients,
+    bit-reversed); the gathering coset inverse of a·b; then minus c's coefficients read at
+    the bit-reversed index, over Z. That is coset_intt((A·B − C)/Z) of ``snark.domain``."""
     from gpu import hostlib
-    from snark.fields import to_montgomery
+    from snark.fields import fr_to_limbs
 
-    n = 1 << 7
-    passes = make_plan(7, shape)
-    x = random_fr(n, np_rng)
-    d = Domain(n)
-    values = np.asarray(limbs_to_ints(x), dtype=object)
-    evals = hostlib.ntt(hostlib.ntt(x, passes, dif=True, inverse=True, post="shift_n_inv"),
-                        passes)
-    assert limbs_to_ints(evals) == list(d.coset_ntt(d.intt(values)))
-    mont = to_montgomery(limbs_to_ints(x), R, 4)
-    back = hostlib.ntt(mont, passes, inverse=True, gather=True, post="unshift_n_inv_std")
-    assert limbs_to_ints(back) == list(d.coset_intt(values))
+    log_n = 7
+    n, passes, d = 1 << log_n, make_plan(log_n, shape), Domain(1 << log_n)
+    a, b, c = (random_fr(n, np_rng) for _ in range(3))
+    values = [np.asarray(limbs_to_ints(v), dtype=object) for v in (a, b, c)]
+    on_coset = [limbs_to_ints(hostlib.ntt(hostlib.ntt(v, passes, dif=True, inverse=True,
+                                                      post="shift_n_inv"), passes))
+                for v in (a, b)]
+    assert on_coset[0] == list(d.coset_ntt(d.intt(values[0])))
+    product = fr_to_limbs([x * y % R for x, y in zip(*on_coset)])
+    coset_back = limbs_to_ints(hostlib.ntt(product, passes, inverse=True, gather=True,
+                                           post="unshift_n_inv"))
+    c_reversed = limbs_to_ints(hostlib.ntt(c, passes, dif=True, inverse=True, post="n_inv"))
+    z_inv = d.vanishing_on_coset_inverse()
+    rev = [int(f"{i:0{log_n}b}"[::-1], 2) for i in range(n)]
+    got = [(coset_back[i] - c_reversed[rev[i]]) * z_inv % R for i in range(n)]
+    a_c, b_c, c_c = (d.coset_ntt(d.intt(v)) for v in values)
+    assert got == list(d.coset_intt((a_c * b_c - c_c) * z_inv % R))
 
 
 @pytest.mark.parametrize("log_n, shape", [
@@ -142,13 +150,6 @@ def test_split_power_table_reconstructs_every_index(rng):
     for i in [0, 1, count - 1] + rng.sample(range(count), 20):
         got = lo_m[i & ((1 << SCALE_LO_BITS) - 1)] * hi_m[i >> SCALE_LO_BITS] % R
         assert got == factor * pow(base, i, R) % R
-
-
-def test_raw_scale_leaves_montgomery_form():
-    lo, hi = Scale(5, 3, raw=True).tables(4)
-    # Montgomery products x·lo·hi·R^-2 with x = v·R must give v·f(i): hi holds f's raw value.
-    assert limbs_to_ints(hi) == [3]
-    assert from_montgomery(lo, R) == [1, 5, 25, 125]
 
 
 def test_scales_match_domain_constants():

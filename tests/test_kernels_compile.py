@@ -33,7 +33,7 @@ KERNELS = {
     "ntt.cu": [*(f"ntt_pass_{d}_r{r}" for d in ("dit", "dif") for r in (1, 2)),
                "fr_expand_powers"],
     "spmv.cu": ["spmv_chunks", "spmv_fixups"],
-    "fr_ops.cu": ["fr_mul_raw", "fr_quotient_on_coset", "fr_mul_pointwise"],
+    "fr_ops.cu": ["fr_mul_raw", "fr_quotient_odd", "fr_quotient_coefficients", "fr_mul_pointwise"],
     "porep_witness.cu": ["porep_witness"],
     "tape.cu": ["tape_run"],
 }

@@ -178,7 +178,9 @@ PQ_API int pq_ntt(int kind, uint64_t* data, int log_n) {
 }
 
 // The H MSM's scalars from A·w, B·w, C·w on the domain (n rows each, standard form).
-// form 0 (coset): the n − 1 coefficients of (A·B − C)/Z through the coset g·⟨ω⟩.
+// form 0 (coset): the n − 1 coefficients of (A·B − C)/Z through the coset g·⟨ω⟩. C has
+// degree < n, so its part of the coset inverse is its own coefficients: one inverse
+// transform of c instead of a forward and an inverse one.
 // form 1 (odd): A·B − C at the n odd points ψ^(2i+1), C interpolating A∘B (c unused).
 PQ_API int pq_quotient(int form, const uint64_t* a_std, const uint64_t* b_std,
                        const uint64_t* c_std, uint64_t* out, int log_n) {
@@ -190,25 +192,30 @@ PQ_API int pq_quotient(int form, const uint64_t* a_std, const uint64_t* b_std,
     std::unique_ptr<Fr[]> a(new Fr[n]), b(new Fr[n]), c(new Fr[n]);  // not zeroed: all written
     fr_load(a_std, a.get(), n);
     fr_load(b_std, b.get(), n);
+    const Fr g = fr_small(GENERATOR);
     if (form == 0) {
         fr_load(c_std, c.get(), n);
+        transform(c.get(), log_n, INTT);
+        for (Fr* v : {a.get(), b.get()}) reevaluate(v, log_n, g);
+        // divided by Z(gω^i) = g^n − 1, the same at every point
+        const Fr z_inv = (g.pow((uint64_t)n) - Fr::one()).inverse();
+        parallel_for(n, 1 << 14, [&](int64_t s, int64_t e) {
+            for (int64_t i = s; i < e; i++) a[i] = a[i] * b[i] * z_inv;
+        });
+        transform(a.get(), log_n, COSET_INTT);
+        parallel_for(n - 1, 1 << 14, [&](int64_t s, int64_t e) {
+            for (int64_t i = s; i < e; i++) a[i] = a[i] - c[i] * z_inv;
+        });
+        fr_store(a.get(), out, n - 1);
     } else {
         parallel_for(n, 1 << 14, [&](int64_t s, int64_t e) {
             for (int64_t i = s; i < e; i++) c[i] = a[i] * b[i];
         });
-    }
-    const Fr g = fr_small(GENERATOR);
-    const Fr base = form == 0 ? g : root_of_unity(log_n + 1);
-    for (Fr* v : {a.get(), b.get(), c.get()}) reevaluate(v, log_n, base);
-    // coset: divided by Z(gω^i) = g^n − 1, the same at every point
-    const Fr factor = form == 0 ? (g.pow((uint64_t)n) - Fr::one()).inverse() : Fr::one();
-    parallel_for(n, 1 << 14, [&](int64_t s, int64_t e) {
-        for (int64_t i = s; i < e; i++) a[i] = (a[i] * b[i] - c[i]) * factor;
-    });
-    if (form == 0) {
-        transform(a.get(), log_n, COSET_INTT);
-        fr_store(a.get(), out, n - 1);
-    } else {
+        const Fr psi = root_of_unity(log_n + 1);
+        for (Fr* v : {a.get(), b.get(), c.get()}) reevaluate(v, log_n, psi);
+        parallel_for(n, 1 << 14, [&](int64_t s, int64_t e) {
+            for (int64_t i = s; i < e; i++) a[i] = a[i] * b[i] - c[i];
+        });
         fr_store(a.get(), out, n);
     }
     return 0;
