@@ -120,7 +120,8 @@ class ProverBackend(Protocol):
     def quotient(self, key: "ProvingKey", abc: Any) -> Any:
         """The scalars of the H MSM, by ``key.qap`` (``snark.qap``): ``coset``, the
         coefficients h_0 … h_{n-2} of H = (A·B − C)/Z via the coset of docs/ARCHITECTURE.md §4;
-        ``odd``, A·B − C on the n odd points of the 2n-domain with C = A∘B (abc's C unused)."""
+        ``odd``, A·B − C on the n odd points of the 2n-domain with C = A∘B (abc's C unused).
+        ``abc`` is spent: a backend may overwrite or release it (the caller only releases it)."""
 
     def msm_g1(self, key: "ProvingKey", basis: G1Basis, scalars: Any) -> "G1Point":
         """Σ scalars[i] · basis[i] over G1 (``len(scalars) == len(basis)``). For a_g1 and
