@@ -21,7 +21,9 @@ KERNELS = HERE.parent / "kernels"
 SOURCE = HERE / "field_host.cpp"
 
 #: Operation codes of ``*_apply`` (same order as the enums in field_host.cpp).
-FIELD_OPS = ("add", "sub", "mul", "sqr", "to_mont", "from_mont", "inverse", "neg")
+#: product_difference: a·b - b·b, one reduction where the field has it (F::product_difference).
+FIELD_OPS = ("add", "sub", "mul", "sqr", "to_mont", "from_mont", "inverse", "neg",
+             "product_difference")
 #: Of fr_lazy / fq_lazy: operands and results below 2p (field.cuh).
 LAZY_OPS = ("add_lazy", "sub_lazy", "mul_lazy")
 POINT_OPS = ("add", "madd", "dbl", "dbl_affine", "add_proj", "madd_proj", "madd_neg")

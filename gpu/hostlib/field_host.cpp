@@ -14,7 +14,7 @@
 
 namespace {
 
-enum Op { ADD, SUB, MUL, SQR, TO_MONT, FROM_MONT, INVERSE, NEG };
+enum Op { ADD, SUB, MUL, SQR, TO_MONT, FROM_MONT, INVERSE, NEG, PRODUCT_DIFFERENCE };
 
 template <class F>
 int apply(int op, const uint64_t* a, const uint64_t* b, uint64_t* out, long n, int words) {
@@ -29,6 +29,7 @@ int apply(int op, const uint64_t* a, const uint64_t* b, uint64_t* out, long n, i
             case FROM_MONT: r = x.from_mont(); break;
             case INVERSE: r = x.inverse(); break;
             case NEG: r = -x; break;
+            case PRODUCT_DIFFERENCE: r = F::product_difference(x, y, y, y); break;  // x·y - y²
             default: return -1;
         }
         r.store(out + i * words);

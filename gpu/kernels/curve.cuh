@@ -6,7 +6,8 @@
 // rows of `snark.curve.PointArray` stay zero under to_mont, so no extra flag travels.
 // Projective points are XYZZ (x = X/ZZ, y = Y/ZZZ, ZZ^3 = ZZZ^2), infinity when ZZ = 0:
 // mixed addition costs 8M + 2S and needs no inversion, and the exceptional cases (P + P,
-// P + (-P), either operand at infinity) are branches, not wrong answers.
+// P + (-P), either operand at infinity) are branches, not wrong answers. Each formula's Y3,
+// a difference of two products, takes one reduction for both in Fq (F::product_difference).
 #pragma once
 #include "field.cuh"
 
@@ -113,7 +114,7 @@ struct xyzz_t {
         F M = XX.dbl() + XX;
         xyzz_t r;
         r.X = M.sqr() - S.dbl();
-        r.Y = M * (S - r.X) - W * Y;
+        r.Y = F::product_difference(M, S - r.X, W, Y);
         r.ZZ = V * ZZ;
         r.ZZZ = W * ZZZ;
         return r;
@@ -129,7 +130,7 @@ struct xyzz_t {
         F M = XX.dbl() + XX;
         xyzz_t r;
         r.X = M.sqr() - S.dbl();
-        r.Y = M * (S - r.X) - W * a.y;
+        r.Y = F::product_difference(M, S - r.X, W, a.y);
         r.ZZ = V;
         r.ZZZ = W;
         return r;
@@ -147,7 +148,7 @@ struct xyzz_t {
         F Q = X * PP;
         xyzz_t r;
         r.X = R.sqr() - PPP - Q.dbl();
-        r.Y = R * (Q - r.X) - Y * PPP;
+        r.Y = F::product_difference(R, Q - r.X, Y, PPP);
         r.ZZ = ZZ * PP;
         r.ZZZ = ZZZ * PPP;
         return r;
@@ -168,7 +169,7 @@ struct xyzz_t {
         F Q = U1 * PP;
         xyzz_t r;
         r.X = R.sqr() - PPP - Q.dbl();
-        r.Y = R * (Q - r.X) - S1 * PPP;
+        r.Y = F::product_difference(R, Q - r.X, S1, PPP);
         r.ZZ = ZZ * q.ZZ * PP;
         r.ZZZ = ZZZ * q.ZZZ * PPP;
         return r;

@@ -285,24 +285,57 @@ struct mont_t {
     static FIELD_FN mont_t mul(const mont_t& a, const mont_t& b) {
         return reduce_once(scan_product(a, b));
     }
-    // a·b·R^-1 below 2p (for a, b below 2p and p), by product scanning (FIPS): column k of
-    // a·b + m·p is summed into a 96-bit accumulator, one multiply-add per product; m_k is
-    // chosen from the column's low word so that it clears, and the accumulator moves down
-    // one word per column. On sm_90, ptxas turns
-    // each product's lo/hi pair in one carry chain into a single IMAD.WIDE.U32, where the
-    // row-wise CIOS form of before needed ~4 instructions a product (its lo and hi halves
-    // in separate chains: 1260 instructions for an Fq product against ~500).
     static FIELD_FN mont_t scan_product(const mont_t& a, const mont_t& b) {
+        const mont_t* as[1] = {&a};
+        const mont_t* bs[1] = {&b};
+        return scan_products<1>(as, bs);
+    }
+
+    // a·b + c·d with one Montgomery reduction instead of two: the point formulas' Y3 is such
+    // a sum (a difference, with one factor negated), and a reduction is half a product's
+    // multiply-adds. For a, c below p and b, d at most p the sum is below 2p², so the
+    // result before its final subtraction is below p·(1 + 2p/R) < 2p.
+    static FIELD_FN mont_t dot(const mont_t& a, const mont_t& b, const mont_t& c,
+                               const mont_t& d) {
+        return N > 8 ? dot_outlined(a, b, c, d) : dot_of(a, b, c, d);
+    }
+    // a·b - c·d (the point formulas' Y3), as a·b + c·(p - d).
+    static FIELD_FN mont_t product_difference(const mont_t& a, const mont_t& b, const mont_t& c,
+                                              const mont_t& d) {
+        return dot(a, b, c, -d);
+    }
+    static FIELD_NOINLINE mont_t dot_outlined(mont_t a, mont_t b, mont_t c, mont_t d) {
+        return dot_of(a, b, c, d);
+    }
+    static FIELD_FN mont_t dot_of(const mont_t& a, const mont_t& b, const mont_t& c,
+                                  const mont_t& d) {
+        const mont_t* as[2] = {&a, &c};
+        const mont_t* bs[2] = {&b, &d};
+        return reduce_once(scan_products<2>(as, bs));
+    }
+
+    // sum_i a_i·b_i·R^-1 by product scanning (FIPS): column k of sum_i a_i·b_i + m·p is
+    // summed into a 96-bit accumulator, one multiply-add per product; m_k is chosen from the
+    // column's low word so that it clears, and the accumulator moves down one word per
+    // column. On sm_90, ptxas turns each product's lo/hi pair in one carry chain into a
+    // single IMAD.WIDE.U32, where the row-wise CIOS form of before needed ~4 instructions a
+    // product (its lo and hi halves in separate chains: 1260 instructions for an Fq product
+    // against ~500). For K = 1 and a, b below 2p and p the result is below 2p; the caller
+    // bounds larger K's.
+    template <int K>
+    static FIELD_FN mont_t scan_products(const mont_t* const (&a)[K], const mont_t* const (&b)[K]) {
         uint32_t m[N], r[N];
         uint32_t t0 = 0, t1 = 0, t2 = 0;
 #pragma unroll
         for (int k = 0; k < N; k++) {
 #pragma unroll
             for (int j = 0; j < k; j++) {
-                mac(t0, t1, t2, a.v[j], b.v[k - j]);
+#pragma unroll
+                for (int i = 0; i < K; i++) mac(t0, t1, t2, a[i]->v[j], b[i]->v[k - j]);
                 mac(t0, t1, t2, m[j], P::mod(k - j));
             }
-            mac(t0, t1, t2, a.v[k], b.v[0]);
+#pragma unroll
+            for (int i = 0; i < K; i++) mac(t0, t1, t2, a[i]->v[k], b[i]->v[0]);
             m[k] = t0 * P::inv();
             mac(t0, t1, t2, m[k], P::mod(0));  // t0 becomes 0; its carry moves up
             t0 = t1;
@@ -313,7 +346,8 @@ struct mont_t {
         for (int k = N; k < 2 * N - 1; k++) {
 #pragma unroll
             for (int j = k - N + 1; j < N; j++) {
-                mac(t0, t1, t2, a.v[j], b.v[k - j]);
+#pragma unroll
+                for (int i = 0; i < K; i++) mac(t0, t1, t2, a[i]->v[j], b[i]->v[k - j]);
                 mac(t0, t1, t2, m[j], P::mod(k - j));
             }
             r[k - N] = t0;
@@ -473,6 +507,13 @@ struct fq2_t {
         fq_t t0 = c0 * b.c0, t1 = c1 * b.c1;
         fq_t t2 = (c0 + c1) * (b.c0 + b.c1);
         return make(t0 - t1, t2 - t0 - t1);
+    }
+    // a·b - c·d, as the point formulas ask it of any field; here two products as written
+    // (Fq's one reduction, applied per coefficient, would hold more values live than G2's
+    // kernels have registers for).
+    static FIELD_FN fq2_t product_difference(const fq2_t& a, const fq2_t& b, const fq2_t& c,
+                                             const fq2_t& d) {
+        return a * b - c * d;
     }
     // (a0 + a1 u)^2 = (a0 + a1)(a0 - a1) + 2 a0 a1 u: two Fq products.
     FIELD_FN fq2_t sqr() const {
