@@ -45,8 +45,11 @@ class Fq2:
 
 
 def random_values(rng, modulus: int, count: int) -> list[int]:
-    """Uniform values plus the edges 0, 1 and modulus - 1."""
-    return [0, 1, modulus - 1] + [rng.randrange(modulus) for _ in range(count - 3)]
+    """Uniform values plus the edges 0, 1, modulus - 1 and one whose two halves of limbs
+    sum past a half (the carry that a Karatsuba product handles; rare in uniform values)."""
+    half = (modulus.bit_length() + 63) // 64 * 32
+    carrying = 1 << (modulus.bit_length() - 2) | (1 << half) - 1
+    return [0, 1, modulus - 1, carrying] + [rng.randrange(modulus) for _ in range(count - 4)]
 
 
 def prime_field_reference(op: str, a: int, b: int, p: int, r_mont: int) -> int:
@@ -74,6 +77,21 @@ def test_prime_field_op_matches_python_ints(entry, p, limbs, op, rng):
     r_mont = 1 << (64 * limbs)
     expected = [prime_field_reference(op, x, y, p, r_mont) for x, y in zip(a, b)]
     assert limbs_to_ints(out) == expected
+
+
+@pytest.mark.parametrize("entry, p, limbs", [("fr", R, 4), ("fq", Q, 6)])
+@pytest.mark.parametrize("op", ["mul", "sqr", "product_difference"])
+def test_products_of_every_pair_of_edges(entry, p, limbs, op, rng):
+    """The edges of random_values against each other (shuffled, a pair of them seldom
+    meets), and two of those values' halves each: both halves' carries at once."""
+    edges = random_values(rng, p, 4)
+    edges += [edges[3] - 1, p - 1 - (1 << (64 * limbs // 2))]
+    a = [x for x in edges for _ in edges]
+    b = edges * len(edges)
+    out = hostlib.apply(entry, op, ints_to_limbs(a, limbs), ints_to_limbs(b, limbs))
+    r_mont = 1 << (64 * limbs)
+    assert limbs_to_ints(out) == [prime_field_reference(op, x, y, p, r_mont)
+                                  for x, y in zip(a, b)]
 
 
 @pytest.mark.parametrize("entry, p, limbs", [("fr", R, 4), ("fq", Q, 6)])

@@ -137,20 +137,37 @@ struct xyzz_t {
     }
 
     // P + A for an affine A (madd-2008-s).
-    FIELD_FN xyzz_t add_affine(const affine_t<F>& a) const {
+    FIELD_FN xyzz_t add_affine(const affine_t<F>& a) const { return add_affine_lazy(a).reduced(); }
+
+    // The same on lazy coordinates (below 2p, field.cuh), the result lazy: the bucket sums'
+    // addition, run ~13 times a point, skips each product's final subtraction (about a tenth
+    // of its instructions) and reduces only what it compares. P stays reduced, A too.
+    FIELD_FN xyzz_t add_affine_lazy(const affine_t<F>& a) const {
         if (a.is_inf()) return *this;
         if (is_inf()) return from_affine(a);
-        F P = a.x * ZZ - X;
-        F R = a.y * ZZZ - Y;
-        if (P.is_zero()) return R.is_zero() ? dbl_affine(a) : infinity();
-        F PP = P.sqr();
-        F PPP = P * PP;
-        F Q = X * PP;
+        F P = F::sub_lazy(F::mul_lazy(a.x, ZZ), X);
+        F R = F::sub_lazy(F::mul_lazy(a.y, ZZZ), Y);
+        if (F::reduce_once(P).is_zero())
+            return F::reduce_once(R).is_zero() ? dbl_affine(a) : infinity();
+        F PP = P.sqr_lazy();
+        F PPP = F::mul_lazy(P, PP);
+        F Q = F::mul_lazy(X, PP);
         xyzz_t r;
-        r.X = R.sqr() - PPP - Q.dbl();
-        r.Y = F::product_difference(R, Q - r.X, Y, PPP);
-        r.ZZ = ZZ * PP;
-        r.ZZZ = ZZZ * PPP;
+        r.X = F::sub_lazy(F::sub_lazy(R.sqr_lazy(), PPP), F::add_lazy(Q, Q));
+        r.Y = F::product_difference_lazy(R, F::sub_lazy(Q, r.X), Y, PPP);
+        r.ZZ = F::mul_lazy(ZZ, PP);
+        r.ZZZ = F::mul_lazy(ZZZ, PPP);
+        return r;
+    }
+
+    // Lazy coordinates reduced (a lazy ZZ is 0 only at infinity: the products of nonzero
+    // values are not multiples of p).
+    FIELD_FN xyzz_t reduced() const {
+        xyzz_t r;
+        r.X = F::reduce_once(X);
+        r.Y = F::reduce_once(Y);
+        r.ZZ = F::reduce_once(ZZ);
+        r.ZZZ = F::reduce_once(ZZZ);
         return r;
     }
 

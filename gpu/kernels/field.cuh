@@ -265,24 +265,29 @@ struct mont_t {
     static FIELD_FN mont_t sub_lazy(const mont_t& a, const mont_t& b) {
         return sub_adding(a, b, twice_modulus());
     }
-    // The product before its final subtraction: (a·b + m·p) / R < p·(1 + a/R) < 2p for any
-    // a below R and b below p, so a lazy value times a reduced one is lazy.
-    static FIELD_FN mont_t mul_lazy(const mont_t& a, const mont_t& b) { return scan_product(a, b); }
+    // The product before its final subtraction: (a·b + m·p) / R < p·(1 + a·b/(p·R)) < 2p
+    // wherever a·b < p·R: a lazy value times a reduced one, and for Fq (8p < R) any two lazy
+    // values. Fq's products, lazy or not, are out-of-line functions on the device (inlined
+    // everywhere, they multiply the code of the G2 kernels and ptxas' time, for a call
+    // overhead small next to their ~500 instructions).
+    static FIELD_FN mont_t mul_lazy(const mont_t& a, const mont_t& b) {
+        return N > 8 ? mul_lazy_outlined(a, b) : scan_product(a, b);
+    }
+    static FIELD_NOINLINE mont_t mul_lazy_outlined(mont_t a, mont_t b) { return scan_product(a, b); }
+    // a·a before its final subtraction (below 2p as mul_lazy's).
+    FIELD_FN mont_t sqr_lazy() const { return N > 8 ? sqr_lazy_outlined(*this) : sqr_of(*this); }
+    static FIELD_NOINLINE mont_t sqr_lazy_outlined(mont_t a) { return sqr_of(a); }
     FIELD_FN mont_t operator-() const { return zero() - *this; }
     FIELD_FN mont_t dbl() const { return *this + *this; }
     FIELD_FN mont_t& operator+=(const mont_t& b) { return *this = *this + b; }
     FIELD_FN mont_t& operator-=(const mont_t& b) { return *this = *this - b; }
     FIELD_FN mont_t& operator*=(const mont_t& b) { return *this = *this * b; }
 
-    // Montgomery product a·b·R^-1. Fq's 12-limb product is one out-of-line function on the
-    // device: inlined everywhere, it multiplies the code of the G2 kernels (and ptxas time)
-    // for a call overhead that is small next to its ~600 instructions.
+    // Montgomery product a·b·R^-1.
     FIELD_FN mont_t operator*(const mont_t& b) const {
-        return N > 8 ? mul_outlined(*this, b) : mul(*this, b);
+        return N > 8 ? mul_outlined(*this, b) : reduce_once(scan_product(*this, b));
     }
-    static FIELD_NOINLINE mont_t mul_outlined(mont_t a, mont_t b) { return mul(a, b); }
-
-    static FIELD_FN mont_t mul(const mont_t& a, const mont_t& b) {
+    static FIELD_NOINLINE mont_t mul_outlined(mont_t a, mont_t b) {
         return reduce_once(scan_product(a, b));
     }
     static FIELD_FN mont_t scan_product(const mont_t& a, const mont_t& b) {
@@ -291,18 +296,12 @@ struct mont_t {
         return scan_products<1>(as, bs);
     }
 
-    // a·b + c·d with one Montgomery reduction instead of two: the point formulas' Y3 is such
-    // a sum (a difference, with one factor negated), and a reduction is half a product's
-    // multiply-adds. For a, c below p and b, d at most p the sum is below 2p², so the
-    // result before its final subtraction is below p·(1 + 2p/R) < 2p.
-    static FIELD_FN mont_t dot(const mont_t& a, const mont_t& b, const mont_t& c,
-                               const mont_t& d) {
+    // a·b + c·d with one Montgomery reduction instead of two, before its final subtraction:
+    // the point formulas' Y3 is such a sum (a difference, with one factor negated), and a
+    // reduction is half a product's multiply-adds. Below 2p where a·b + c·d < p·R.
+    static FIELD_FN mont_t dot_lazy(const mont_t& a, const mont_t& b, const mont_t& c,
+                                    const mont_t& d) {
         return N > 8 ? dot_outlined(a, b, c, d) : dot_of(a, b, c, d);
-    }
-    // a·b - c·d (the point formulas' Y3), as a·b + c·(p - d).
-    static FIELD_FN mont_t product_difference(const mont_t& a, const mont_t& b, const mont_t& c,
-                                              const mont_t& d) {
-        return dot(a, b, c, -d);
     }
     static FIELD_NOINLINE mont_t dot_outlined(mont_t a, mont_t b, mont_t c, mont_t d) {
         return dot_of(a, b, c, d);
@@ -311,7 +310,19 @@ struct mont_t {
                                   const mont_t& d) {
         const mont_t* as[2] = {&a, &c};
         const mont_t* bs[2] = {&b, &d};
-        return reduce_once(scan_products<2>(as, bs));
+        return scan_products<2>(as, bs);
+    }
+    // a·b - c·d as a·b + c·(p - d), reduced: for reduced values the sum is below 2p², and
+    // 2p < R for both fields.
+    static FIELD_FN mont_t product_difference(const mont_t& a, const mont_t& b, const mont_t& c,
+                                              const mont_t& d) {
+        return reduce_once(dot_lazy(a, b, c, -d));
+    }
+    // The same on lazy values, lazy, as a·b + c·(2p - d): the sum is below 8p², so this
+    // holds where 8p < R, Fq's case (p < 2^381).
+    static FIELD_FN mont_t product_difference_lazy(const mont_t& a, const mont_t& b,
+                                                   const mont_t& c, const mont_t& d) {
+        return dot_lazy(a, b, c, sub_lazy(zero(), d));
     }
 
     // sum_i a_i·b_i·R^-1 by product scanning (FIPS): column k of sum_i a_i·b_i + m·p is
@@ -378,8 +389,8 @@ struct mont_t {
 #endif
     }
 
-    FIELD_FN mont_t sqr() const { return N > 8 ? sqr_outlined(*this) : sqr_of(*this); }
-    static FIELD_NOINLINE mont_t sqr_outlined(mont_t a) { return sqr_of(a); }
+    FIELD_FN mont_t sqr() const { return N > 8 ? sqr_outlined(*this) : reduce_once(sqr_of(*this)); }
+    static FIELD_NOINLINE mont_t sqr_outlined(mont_t a) { return reduce_once(sqr_of(a)); }
 
     // a·a·R^-1 in the column order of mul, with each cross product a_i·a_j (i < j) taken
     // once: a column's cross products are summed apart and added twice, so a square costs
@@ -413,7 +424,7 @@ struct mont_t {
         mont_t out;
 #pragma unroll
         for (int i = 0; i < N; i++) out.v[i] = r[i];
-        return reduce_once(out);
+        return out;
     }
 
     // (t2, t1, t0) += (c2, c1, c0).
@@ -514,6 +525,18 @@ struct fq2_t {
     static FIELD_FN fq2_t product_difference(const fq2_t& a, const fq2_t& b, const fq2_t& c,
                                              const fq2_t& d) {
         return a * b - c * d;
+    }
+    // The lazy operations the hot point formula asks of its field (field.cuh's lazy values
+    // are Fq's): Fq2's are the reduced ones, whose values are lazy too (Karatsuba's sums of
+    // lazy values would leave the bound of mul_lazy).
+    static FIELD_FN fq2_t reduce_once(const fq2_t& a) { return a; }
+    static FIELD_FN fq2_t add_lazy(const fq2_t& a, const fq2_t& b) { return a + b; }
+    static FIELD_FN fq2_t sub_lazy(const fq2_t& a, const fq2_t& b) { return a - b; }
+    static FIELD_FN fq2_t mul_lazy(const fq2_t& a, const fq2_t& b) { return a * b; }
+    FIELD_FN fq2_t sqr_lazy() const { return sqr(); }
+    static FIELD_FN fq2_t product_difference_lazy(const fq2_t& a, const fq2_t& b, const fq2_t& c,
+                                                  const fq2_t& d) {
+        return product_difference(a, b, c, d);
     }
     // (a0 + a1 u)^2 = (a0 + a1)(a0 - a1) + 2 a0 a1 u: two Fq products.
     FIELD_FN fq2_t sqr() const {

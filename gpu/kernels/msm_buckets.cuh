@@ -23,7 +23,7 @@ static FIELD_FN int top_bit(uint32_t k) {
 // Each level shrinks the list CHUNK/2-fold; the host repeats until one chunk holds it all.
 // Level 0 reads affine bases through the sorted entries (index | sign << 31); later
 // levels read XYZZ partial sums. Slots with key MSM_PAD_KEY (past the digits' end) are
-// skipped.
+// skipped. Level 0's sums are lazy (add_affine_lazy) until they are stored.
 #define MSM_PAD_KEY 0xffffffffu
 #define MSM_NO_KEY 0xfffffffeu  // past a chunk's last slot: equals no key
 
@@ -88,7 +88,7 @@ struct affine_entries {
     FIELD_FN xyzz_t<F> add(const xyzz_t<F>& acc, uint32_t slot) const {
         uint32_t e = entries[slot];
         affine_t<F> p = affine_t<F>::load(bases + (uint64_t)(e & 0x7fffffffu) * 2 * F::WORDS);
-        return acc.add_affine((e >> 31) ? -p : p);
+        return acc.add_affine_lazy((e >> 31) ? -p : p);
     }
 };
 
@@ -122,10 +122,10 @@ FIELD_FN void bucket_level(uint32_t t, Source source, Keys keys, uint32_t chunk,
         if (key != run_key) {  // the run of run_key ends at s
             bool open_start = first == 2;
             bool open_end = s == end && keys.holds(end, run_key);
-            if (first) (open_start ? acc : xyzz_t<F>::infinity()).store(head);
-            if (open_end && !open_start) acc.store(tail);
+            if (first) (open_start ? acc.reduced() : xyzz_t<F>::infinity()).store(head);
+            if (open_end && !open_start) acc.reduced().store(tail);
             if (!open_start && !open_end && run_key != MSM_PAD_KEY && !acc.is_inf())
-                acc.store(buckets + (uint64_t)run_key * stride);
+                acc.reduced().store(buckets + (uint64_t)run_key * stride);
             if (s == end) break;
             first = 0;
             run_key = key;
@@ -148,8 +148,8 @@ FIELD_FN void ones_partial(uint32_t t, const uint64_t* bases, const uint32_t* on
     uint32_t end = count - start < per ? count : start + per;
     xyzz_t<F> acc = xyzz_t<F>::infinity();
     for (uint32_t j = start; j < end; j++)
-        acc = acc.add_affine(affine_t<F>::load(bases + (uint64_t)ones[j] * 2 * F::WORDS));
-    acc.store(partials + (uint64_t)t * 4 * F::WORDS);
+        acc = acc.add_affine_lazy(affine_t<F>::load(bases + (uint64_t)ones[j] * 2 * F::WORDS));
+    acc.reduced().store(partials + (uint64_t)t * 4 * F::WORDS);
 }
 
 // Thread (window w, run j) over buckets jL .. jL + L - 1 of window w computes the run's
