@@ -8,7 +8,9 @@
 The baseline is ``gpu/kernels/msm.cu`` as the backend loads it (NVRTC). Each variant is the
 same source with extra defines, loaded from ``DIR/NAME.cubin`` when present (built with
 ``nvcc -cubin -arch=sm_90`` on a machine without a GPU, which saves device time) or
-compiled by NVRTC here. The other tokens set fields of its ``gpu.msm.MsmTuning``:
+compiled by NVRTC here; a cubin built from another commit's ``msm.cu`` times that commit's
+kernels in the same process as this tree's (its define then only names it: the before and
+after of docs/performance.md). The other tokens set fields of its ``gpu.msm.MsmTuning``:
 ``runs=K`` ``target_runs`` = 2^K (plain plans: a table's plan is fixed when its bases are
 made), ``chunk=K``, ``wide=K`` and ``later=K`` the bucket levels' ``chunk``,
 ``wide_chunk_digits`` (2^K) and ``later_chunk``, ``maxc=K`` ``max_c``. For every
