@@ -139,9 +139,10 @@ struct xyzz_t {
     // P + A for an affine A (madd-2008-s).
     FIELD_FN xyzz_t add_affine(const affine_t<F>& a) const { return add_affine_lazy(a).reduced(); }
 
-    // The same on lazy coordinates (below 2p, field.cuh), the result lazy: the bucket sums'
-    // addition, run ~13 times a point, skips each product's final subtraction (about a tenth
-    // of its instructions) and reduces only what it compares. P stays reduced, A too.
+    // The same with this point's coordinates lazy (below 2p, field.cuh; A's reduced), the
+    // result lazy: the bucket sums' addition, run ~13 times a base, skips each product's
+    // final subtraction (about a twelfth of its instructions) and reduces only the two values
+    // it compares with zero.
     FIELD_FN xyzz_t add_affine_lazy(const affine_t<F>& a) const {
         if (a.is_inf()) return *this;
         if (is_inf()) return from_affine(a);

@@ -392,9 +392,9 @@ struct mont_t {
     FIELD_FN mont_t sqr() const { return N > 8 ? sqr_outlined(*this) : reduce_once(sqr_of(*this)); }
     static FIELD_NOINLINE mont_t sqr_outlined(mont_t a) { return reduce_once(sqr_of(a)); }
 
-    // a·a·R^-1 in the column order of mul, with each cross product a_i·a_j (i < j) taken
-    // once: a column's cross products are summed apart and added twice, so a square costs
-    // N(N+1)/2 products for a·a instead of N².
+    // a·a·R^-1 before its final subtraction, in the column order of scan_products, with each
+    // cross product a_i·a_j (i < j) taken once: a column's cross products are summed apart
+    // and added twice, so a square costs N(N+1)/2 products for a·a instead of N².
     static FIELD_FN mont_t sqr_of(const mont_t& a) {
         uint32_t m[N], r[N];
         uint32_t t0 = 0, t1 = 0, t2 = 0;
