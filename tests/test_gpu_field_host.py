@@ -46,7 +46,8 @@ class Fq2:
 
 def random_values(rng, modulus: int, count: int) -> list[int]:
     """Uniform values plus the edges 0, 1, modulus - 1 and one whose two halves of limbs
-    sum past a half (the carry that a Karatsuba product handles; rare in uniform values)."""
+    sum past a half's width (a carry that any product split into halves must handle; rare
+    in uniform values)."""
     half = (modulus.bit_length() + 63) // 64 * 32
     carrying = 1 << (modulus.bit_length() - 2) | (1 << half) - 1
     return [0, 1, modulus - 1, carrying] + [rng.randrange(modulus) for _ in range(count - 4)]
