@@ -107,6 +107,36 @@ def filecoin_2kib_dev_params(tmp_path_factory):
     return params
 
 
+@pytest.fixture(scope="session")
+def snap_2kib_dev_params(tmp_path_factory):
+    """A params directory holding the 2 KiB SnapDeals update circuit's development key (a
+    1.7 M-constraint setup, about a minute on the CPU), made once per session for the
+    update's end-to-end tests and the gateway's."""
+    from tests.test_e2e_snap import make_snap_dev_key
+
+    params = tmp_path_factory.mktemp("snap-params")
+    make_snap_dev_key(params, random.Random(_session_seed("snap-2kib-key")))
+    return params
+
+
+@pytest.fixture(scope="session")
+def post_2kib_dev_params(tmp_path_factory):
+    """A params directory holding the 2 KiB WindowPoSt and WinningPoSt circuits'
+    development keys, made once per session for the PoSt end-to-end tests and the
+    gateway's."""
+    from tests.test_e2e_post import make_post_dev_keys
+
+    params = tmp_path_factory.mktemp("post-params")
+    make_post_dev_keys(params, np.random.default_rng(_session_seed("post-2kib-keys")))
+    return params
+
+
+def _session_seed(name: str) -> int:
+    """The session seed mixed with a session fixture's name (as ``_seed`` with a test's id)."""
+    digest = hashlib.sha256(f"{SESSION_SEED}:{name}".encode()).digest()
+    return int.from_bytes(digest[:8], "little")
+
+
 def _fixed_base():
     """The GPU's fixed-base kernel where a GPU is usable (seconds), else the CPU's."""
     import gpu

@@ -39,8 +39,6 @@ from snark.filecoin.snap.shape import SnapShape
 from snark.filecoin.snap.update import COMMITMENTS, SnapUpdate
 from tasks.jobs import JOBS_INDEX
 from tests.test_e2e_post import _request as post_fields
-from tests.test_e2e_post import make_post_dev_keys
-from tests.test_e2e_snap import make_snap_dev_key
 from tests.timing import scaled
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -449,17 +447,17 @@ def test_prove_through_celery_verified_idempotent_and_across_a_gateway_kill(
 
 @pytest.mark.slow
 @pytest.mark.long
-@pytest.mark.timeout(3600)  # three keys made (snap's: minutes), four 2 KiB proofs on the CPU
+@pytest.mark.timeout(3600)  # four 2 KiB proofs on the CPU (and the session's keys)
 def test_every_kind_through_celery_to_a_verified_proof(go_client, filecoin_2kib_dev_params,
-                                                      tmp_path, rng):
+                                                      snap_2kib_dev_params,
+                                                      post_2kib_dev_params, tmp_path, rng):
     """One request of each kind Curio sends besides plain PoRep (a synthetic PoRep sector, a
     SnapDeals update, a WindowPoSt partition, a WinningPoSt), submitted at the priorities
     Curio gives them, proved by one worker and verified."""
-    params = tmp_path / "params"
-    shutil.copytree(filecoin_2kib_dev_params, params)
+    params = tmp_path / "params"  # the session's three keys in one directory
+    for keys in (filecoin_2kib_dev_params, snap_2kib_dev_params, post_2kib_dev_params):
+        shutil.copytree(keys, params, dirs_exist_ok=True)
     np_rng = np.random.default_rng(rng.getrandbits(64))
-    make_snap_dev_key(params, rng)
-    make_post_dev_keys(params, np_rng)
     miner, sector = rng.randrange(1000, 1 << 40), rng.randrange(1, 1 << 30)
     c1 = sealed_c1(tmp_path, miner, sector, rng.getrandbits(64),
                    "StackedDrg2KiBV1_1_Feat_SyntheticPoRep")

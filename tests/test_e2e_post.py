@@ -50,13 +50,6 @@ def make_post_dev_keys(params: Path, rng: np.random.Generator) -> None:
         worker.make_key(parse_post_job(text, kind, max_bytes=1 << 26))
 
 
-@pytest.fixture(scope="module")
-def post_dev_params(tmp_path_factory, module_rng):
-    params = tmp_path_factory.mktemp("post-params")
-    make_post_dev_keys(params, np.random.default_rng(module_rng.getrandbits(64)))
-    return params
-
-
 def test_curio_request_fields_are_checked():
     rng = np.random.default_rng(1)
     fields = list(_request("window", rng))
@@ -101,10 +94,10 @@ def test_a_large_request_goes_by_shared_storage(tmp_path):
 
 
 @pytest.mark.slow
-def test_post_jobs_through_a_celery_worker(post_dev_params, rng, tmp_path):
+def test_post_jobs_through_a_celery_worker(post_2kib_dev_params, rng, tmp_path):
     nprng = np.random.default_rng(rng.getrandbits(64))
     shared = tmp_path / "shared"
-    env = {"PROOFQ_PARAMS_DIR": str(post_dev_params), "PROOFQ_BACKEND": "cpu",
+    env = {"PROOFQ_PARAMS_DIR": str(post_2kib_dev_params), "PROOFQ_BACKEND": "cpu",
            "PROOFQ_FILECOIN_KEY": "development", "PROOFQ_WITNESS_DIR": str(shared)}
     requests = {kind: _request(kind, nprng) for kind in KINDS}
     bad = list(_request("window", nprng))
@@ -112,7 +105,8 @@ def test_post_jobs_through_a_celery_worker(post_dev_params, rng, tmp_path):
     tampered[8] ^= 1  # comm_r
     bad[2] = [bytes(tampered)]
     with EmbeddedRedis() as server:
-        settings = load_settings(redis_url=server.url, params_dir=post_dev_params, backend="cpu")
+        settings = load_settings(redis_url=server.url, params_dir=post_2kib_dev_params,
+                                 backend="cpu")
         worker = WorkerProcess(server.url, worker_command(gpu=None, concurrency=1, node="post@%h"),
                                log_dir=tmp_path, env=env).start()
         try:
@@ -134,7 +128,7 @@ def test_post_jobs_through_a_celery_worker(post_dev_params, rng, tmp_path):
     requests["window by path"] = requests["window"]
     for kind, fields in requests.items():
         job = parse_post_job(curio_request(*fields)[1], None, max_bytes=1 << 26)
-        vk = verifying_key_for(job.proof, "development", post_dev_params, post_dev_params)
+        vk = verifying_key_for(job.proof, "development", post_2kib_dev_params, post_2kib_dev_params)
         partition = Partition(job.sectors, job.randomness, job.partition_index)
         assert len(proofs[kind]) == 192 and verify_partition(partition, vk, proofs[kind])
         other = Partition(job.sectors, bytes(32), job.partition_index)

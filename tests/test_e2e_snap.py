@@ -36,13 +36,6 @@ def make_snap_dev_key(params: Path, rng) -> None:
     SnapWorker(Storage(params), FilecoinSettings()).make_key(SnapJob("development", update))
 
 
-@pytest.fixture(scope="module")
-def snap_dev_params(tmp_path_factory, module_rng):
-    params = tmp_path_factory.mktemp("snap-params")
-    make_snap_dev_key(params, module_rng)
-    return params
-
-
 def _proofq(params: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "client", *args],
                           env={**os.environ, "PROOFQ_PARAMS_DIR": str(params)},
@@ -55,45 +48,46 @@ def _write_update(path: Path, rng) -> Path:
     return path
 
 
-def test_prove_and_verify_an_update_on_the_cpu(snap_dev_params, rng, tmp_path):
+def test_prove_and_verify_an_update_on_the_cpu(snap_2kib_dev_params, rng, tmp_path):
     update = _write_update(tmp_path / "update.json", rng)
     proof = tmp_path / "proof.bin"
-    proved = _proofq(snap_dev_params, "prove", "--update", str(update), "-o", str(proof),
+    proved = _proofq(snap_2kib_dev_params, "prove", "--update", str(update), "-o", str(proof),
                      "--key", "development", "--backend", "cpu")
     assert proved.returncode == 0, proved.stdout + proved.stderr
     assert proof.stat().st_size == 192
-    verified = _proofq(snap_dev_params, "verify", "--update", str(update), "--proof",
+    verified = _proofq(snap_2kib_dev_params, "verify", "--update", str(update), "--proof",
                        str(proof), "--key", "development")
     assert verified.returncode == 0 and "valid" in verified.stdout, verified.stderr
     other = _write_update(tmp_path / "other.json", rng)
-    assert _proofq(snap_dev_params, "verify", "--update", str(other), "--proof", str(proof),
+    assert _proofq(snap_2kib_dev_params, "verify", "--update", str(other), "--proof", str(proof),
                    "--key", "development").returncode == 1
-    params_path, _ = bellperson_files(SHAPE, "development", snap_dev_params, snap_dev_params)
+    params_path, _ = bellperson_files(SHAPE, "development", snap_2kib_dev_params,
+                                      snap_2kib_dev_params)
     assert is_development(params_path)
     assert json.loads(params_path.with_suffix(".json").read_text())["development"] is True
 
 
-def test_a_tampered_update_is_refused_before_proving(snap_dev_params, rng, tmp_path):
+def test_a_tampered_update_is_refused_before_proving(snap_2kib_dev_params, rng, tmp_path):
     update = _write_update(tmp_path / "update.json", rng)
     doc = json.loads(update.read_text())
     raw = bytearray(base64.b64decode(doc["vanilla_proofs"][0]))
     raw[-40] ^= 1  # a sibling in the last challenge's new-replica path
     doc["vanilla_proofs"][0] = base64.b64encode(bytes(raw)).decode()
     update.write_text(json.dumps(doc))
-    proved = _proofq(snap_dev_params, "prove", "--update", str(update), "-o",
+    proved = _proofq(snap_2kib_dev_params, "prove", "--update", str(update), "-o",
                      str(tmp_path / "proof.bin"), "--key", "development", "--backend", "cpu")
     assert proved.returncode == 2, proved.stdout + proved.stderr
     assert "vanilla_proofs[0].challenge_proofs[9].proof_r_new" in proved.stderr + proved.stdout
     assert not (tmp_path / "proof.bin").exists()
 
 
-def test_an_update_through_the_intake_to_a_verified_proof(snap_dev_params, rng, tmp_path):
+def test_an_update_through_the_intake_to_a_verified_proof(snap_2kib_dev_params, rng, tmp_path):
     update = _write_update(tmp_path / "update.json", rng)
-    result = through_intake(snap_dev_params, "cpu", ("type", "snap", "input"),
+    result = through_intake(snap_2kib_dev_params, "cpu", ("type", "snap", "input"),
                             update.read_bytes(), tmp_path)
     proof = tmp_path / "proof.bin"
     proof.write_bytes(bytes.fromhex(result["proof"]))
     assert proof.stat().st_size == 192
-    verified = _proofq(snap_dev_params, "verify", "--update", str(update), "--proof",
+    verified = _proofq(snap_2kib_dev_params, "verify", "--update", str(update), "--proof",
                        str(proof), "--key", "development")
     assert verified.returncode == 0, verified.stdout + verified.stderr
