@@ -7,9 +7,12 @@ instead of on the GPU machine. Skipped only where nvcc is absent.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
@@ -56,15 +59,24 @@ _PROPERTIES = re.compile(r"Function properties for (\S+)\n"
                          r"\s*(\d+) bytes stack frame, (\d+) bytes spill stores")
 
 
-def ptxas_report(name: str, tmp_path) -> str:
-    source = tmp_path / name
+def ptxas_report(name: str, directory: Path) -> str:
+    source = directory / name
     source.write_text(module.expanded_source(name))
     result = subprocess.run(
         [NVCC, "-cubin", "-arch=sm_90", "-std=c++17", "-Xptxas", "-v",
-         "-o", str(tmp_path / "out.cubin"), str(source)],
+         "-o", str(directory / f"{name}.cubin"), str(source)],
         capture_output=True, text=True)
     assert result.returncode == 0, f"{name} does not build:\n{result.stderr[-6000:]}"
     return result.stdout + result.stderr
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory) -> dict[str, Future]:
+    """Every source's build, started together: one nvcc a core (~2 min of compiling in
+    all, the suite's longest wait on 2 cores when they ran one after another)."""
+    directory = tmp_path_factory.mktemp("cubins")
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        yield {name: pool.submit(ptxas_report, name, directory) for name in SOURCES}
 
 
 def test_every_listed_source_exists():
@@ -72,8 +84,8 @@ def test_every_listed_source_exists():
 
 
 @pytest.mark.parametrize("name", SOURCES)
-def test_kernel_source_builds_without_spills(name, tmp_path):
-    report = ptxas_report(name, tmp_path)
+def test_kernel_source_builds_without_spills(name, reports):
+    report = reports[name].result()
     spills = {fn: int(stores) for fn, _, stores in _PROPERTIES.findall(report)
               if int(stores) > SPILL_ALLOWANCE.get(fn, 0)}
     assert not spills, f"{name}: register spills (bytes stored) {spills}"
