@@ -15,6 +15,7 @@ from snark.poseidon.fast import permute_words
 from snark.poseidon.gadget import hash_template, poseidon_hash2_gadget
 from snark.poseidon.linalg import charpoly, identity, matmul, roots
 from snark.poseidon.mds_security import is_secure_mds
+from snark.poseidon.grain import GrainLFSR
 from snark.poseidon.params import derive_params
 from snark.r1cs import ONE, ConstraintSystem
 
@@ -27,6 +28,33 @@ REFERENCE_PERM_0_1_2 = [
 
 def test_reference_vector():
     assert permute([0, 1, 2]) == REFERENCE_PERM_0_1_2
+
+
+def _grain_one_bit_at_a_time(seed_bits: list[int], count: int) -> list[int]:
+    """The reference LFSR as the Poseidon paper states it: one XOR of six taps a step,
+    160 steps discarded, then of each pair of outputs the second if the first is 1."""
+    bits, out, step = list(seed_bits), [], 0
+    while len(out) < count:
+        bits.append(bits[-80 + 62] ^ bits[-80 + 51] ^ bits[-80 + 38] ^ bits[-80 + 23]
+                    ^ bits[-80 + 13] ^ bits[-80])
+        step += 1
+        if step > 160 and step % 2 == 0 and bits[-2]:
+            out.append(bits[-1])
+    return out
+
+
+def test_grain_blocks_give_the_one_bit_stream(rng):
+    """The 18-bits-a-shift register against the plain recurrence, across its refills, for
+    random seed fields, read in draws of random widths."""
+    widths = (2, 4, 12, 12, 10, 10)
+    fields = [rng.randrange(1 << w) for w in widths]
+    seed = [int(b) for v, w in zip(fields, widths) for b in format(v, f"0{w}b")]
+    expected = _grain_one_bit_at_a_time(seed + [1] * (80 - len(seed)), 5000)
+    lfsr, got = GrainLFSR(*fields), []
+    while len(got) < len(expected):
+        n = rng.choice((1, 17, 64, 255))
+        got.extend(int(b) for b in format(lfsr.integer(n), f"0{n}b"))
+    assert got[:len(expected)] == expected, f"seed fields {fields}"
 
 
 def test_derived_parameters_have_the_reference_shape():

@@ -18,8 +18,6 @@ table. This module follows the reference procedure (``generate_parameters_grain`
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from snark.poseidon.mds_security import is_secure_mds
 
 #: Reference tags for the state's first two fields.
@@ -29,49 +27,64 @@ SBOX_POWER = 0
 _STATE_BITS = 80
 _WARMUP_STEPS = 160
 _TAPS = (62, 51, 38, 23, 13, 0)
+#: New bits one shift of the whole state makes: bit 80 + m needs bits m + tap, all known
+#: while m + 62 < 80.
+_BLOCK = _STATE_BITS - _TAPS[0]
+#: Outputs made per refill of the filtered stream.
+_CHUNK = 64 * _BLOCK
 
 
 class GrainLFSR:
-    """The reference bit source: an 80-bit LFSR with the pairwise output filter."""
+    """The reference bit source: an 80-bit LFSR with the pairwise output filter.
+
+    The state is an int whose bit j is the register's j-th oldest bit, so one shift makes
+    18 new bits at once: a 255-bit instance's constants take ~0.9 M steps, seconds a bit at
+    a time in Python, every process that hashes (the CLI's commands, a worker's first job)."""
 
     def __init__(self, field: int, sbox: int, n: int, t: int, full_rounds: int,
                  partial_rounds: int) -> None:
         fields = ((field, 2), (sbox, 4), (n, 12), (t, 12), (full_rounds, 10),
                   (partial_rounds, 10))
-        self._bits: list[int] = []
+        seed = ""
         for value, width in fields:
             if not 0 <= value < 1 << width:
                 raise ValueError(f"Grain seed field {value} does not fit in {width} bits")
-            self._bits.extend((value >> i) & 1 for i in reversed(range(width)))
-        self._bits.extend([1] * (_STATE_BITS - len(self._bits)))
-        self._head = 0
-        for _ in range(_WARMUP_STEPS):
-            self._step()
+            seed += format(value, f"0{width}b")
+        seed = seed.ljust(_STATE_BITS, "1")
+        self._state = int(seed[::-1], 2)  # the seed's first bit is the oldest: bit 0
+        self._filtered = ""
+        warmup = -(-_WARMUP_STEPS // _BLOCK) * _BLOCK
+        self._unpaired = self._raw_bits(warmup)[_WARMUP_STEPS:]  # the stream's first outputs
 
-    def _step(self) -> int:
-        """Shift once; the new bit is the XOR of the taps (relative to the oldest bit)."""
-        bits, head = self._bits, self._head
-        new = 0
-        for tap in _TAPS:
-            new ^= bits[head + tap]
-        bits.append(new)
-        self._head = head + 1
-        return new
+    def _raw(self, count: int) -> int:
+        """The next ``count`` (a multiple of 18) register outputs, the first at bit 0."""
+        state, out, mask = self._state, 0, (1 << _BLOCK) - 1
+        for block in range(count // _BLOCK):
+            new = 0
+            for tap in _TAPS:
+                new ^= state >> tap
+            new &= mask
+            out |= new << (block * _BLOCK)
+            state = (state >> _BLOCK) | (new << (_STATE_BITS - _BLOCK))
+        self._state = state
+        return out
 
-    def bits(self) -> Iterator[int]:
-        """The filtered output stream."""
-        while True:
-            keep = self._step()
-            bit = self._step()
-            if keep:
-                yield bit
+    def _raw_bits(self, count: int) -> str:
+        return format(self._raw(count), f"0{count}b")[::-1]  # oldest first
+
+    def _refill(self) -> None:
+        """Filter the next chunk: of each pair of outputs, the second if the first is 1."""
+        raw = self._unpaired + self._raw_bits(_CHUNK)
+        paired = len(raw) & ~1
+        self._filtered += "".join(bit for keep, bit in zip(raw[:paired:2], raw[1:paired:2])
+                                  if keep == "1")
+        self._unpaired = raw[paired:]
 
     def integer(self, n: int) -> int:
-        """The next ``n`` output bits as an integer, most significant bit first."""
-        stream = self.bits()
-        value = 0
-        for _ in range(n):
-            value = (value << 1) | next(stream)
+        """The next ``n`` filtered bits as an integer, most significant bit first."""
+        while len(self._filtered) < n:
+            self._refill()
+        value, self._filtered = int(self._filtered[:n], 2), self._filtered[n:]
         return value
 
 
