@@ -251,10 +251,11 @@ def poseidon_hash(values: Sequence[int]) -> int:
     return permute_words(words, fast_schedule(neptune_params(arity)))[1]
 
 
-def poseidon_many(inputs: np.ndarray, arity: int) -> np.ndarray:
+def poseidon_many(inputs: np.ndarray, arity: int, *, tag: int | None = None) -> np.ndarray:
     """Neptune hashes of many preimages: ``inputs`` uint64 ``(n, arity, 4)`` standard-form Fr
     limbs, result ``(n, 4)``: the states (domain tag, preimage) permuted by the native
-    engine's sparse schedule (``snark.native.permute_batch``), ``CHUNK`` at a time."""
+    engine's sparse schedule (``snark.native.permute_batch``), ``CHUNK`` at a time. ``tag``:
+    a custom domain tag instead of the Merkle tree's (the constants stay the tree's)."""
     if inputs.dtype != np.uint64 or inputs.ndim != 3 or inputs.shape[1:] != (arity, 4):
         raise ValueError(f"inputs must be uint64 limbs of shape (n, {arity}, 4), got "
                          f"{inputs.dtype} {inputs.shape}")
@@ -264,7 +265,7 @@ def poseidon_many(inputs: np.ndarray, arity: int) -> np.ndarray:
     from snark import native  # the native engine loads arkworks: not for producers' imports
 
     schedule = fast_schedule(neptune_params(arity))
-    tag = fr_to_limbs([domain_tag(arity)])[0]
+    tag = fr_to_limbs([domain_tag(arity) if tag is None else tag])[0]
     out = np.empty((len(inputs), 4), dtype=np.uint64)
     for start in range(0, len(inputs), CHUNK):
         part = inputs[start:start + CHUNK]

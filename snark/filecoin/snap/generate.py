@@ -24,7 +24,6 @@ from typing import Protocol
 
 import numpy as np
 
-from snark.fields import fr_to_limbs
 from snark.filecoin.c1 import MerklePath
 from snark.filecoin.domain import DOMAIN_BYTES, from_int, from_limbs, to_int, to_limbs
 from snark.filecoin.errors import FilecoinError
@@ -157,8 +156,7 @@ def rho_limbs(shape: SnapShape, phi: int, positions: np.ndarray) -> np.ndarray:
     """rho at each of ``positions`` as standard-form limbs ``(n, 4)``: one hash per distinct
     high value."""
     distinct, inverse = np.unique(randomness.high_bits(shape, positions), return_inverse=True)
-    values = fr_to_limbs([randomness.rho(phi, int(h)) for h in distinct])
-    return values[inverse.reshape(-1)]
+    return randomness.rho_limbs(phi, distinct)[inverse.reshape(-1)]
 
 
 def partition_proof(shape: SnapShape, encoded: Encoded, k: int) -> PartitionProof:

@@ -14,12 +14,14 @@ matrices of the MerkleTree instance, only the first state element differs.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
 
+from snark.fields import fr_to_limbs, limbs_to_ints
 from snark.filecoin.snap.shape import SnapShape
-from snark.poseidon.neptune import PoseidonConstants, hash_optimized_static, neptune_constants
+from snark.poseidon.neptune import PoseidonConstants, neptune_constants, poseidon_many
 
 GEN_RANDOMNESS_TAG = 1 << 40
 CAPACITY = 254
@@ -27,11 +29,19 @@ CAPACITY = 254
 
 @lru_cache(maxsize=1)
 def gen_randomness_constants() -> PoseidonConstants:
+    """H_gen's constants for the circuit's gadget: the arity-2 tree's, the tag changed."""
     return dataclasses.replace(neptune_constants(2), domain_tag=GEN_RANDOMNESS_TAG)
 
 
+def h_gen_limbs(a: Sequence[int], b: Sequence[int]) -> np.ndarray:
+    """H_gen(a[i], b[i]) for every i, standard-form limbs ``(n, 4)``, in one native batch
+    (a 32 GiB update's checks hash ~930 pairs; in Python that was over a second)."""
+    pairs = np.stack([fr_to_limbs(a), fr_to_limbs(b)], axis=1)
+    return poseidon_many(pairs, 2, tag=GEN_RANDOMNESS_TAG)
+
+
 def h_gen(a: int, b: int) -> int:
-    return hash_optimized_static([a, b], gen_randomness_constants())
+    return limbs_to_ints(h_gen_limbs([a], [b]))[0]
 
 
 def challenges_per_digest(shape: SnapShape) -> int:
@@ -45,10 +55,11 @@ def digests_per_partition(shape: SnapShape) -> int:
 def challenges(shape: SnapShape, comm_r_new: int, k: int) -> np.ndarray:
     """Partition ``k``'s challenges (``Challenges::new``), int64."""
     bits, per = shape.random_bits, challenges_per_digest(shape)
-    first = k * digests_per_partition(shape)
+    count = digests_per_partition(shape)
+    first = k * count
+    digests = limbs_to_ints(h_gen_limbs([comm_r_new] * count, range(first, first + count)))
     out: list[int] = []
-    for j in range(digests_per_partition(shape)):
-        digest = h_gen(comm_r_new, first + j)
+    for digest in digests:
         for i in range(min(per, shape.challenges - len(out))):
             out.append((digest >> (i * bits)) & ((1 << bits) - 1) | k << bits)
     return np.asarray(out, dtype=np.int64)
@@ -66,10 +77,15 @@ def rho(phi_value: int, high: int) -> int:
     return h_gen(phi_value, int(high))
 
 
+def rho_limbs(phi_value: int, highs: np.ndarray) -> np.ndarray:
+    """rho of each of ``highs``, standard-form limbs ``(n, 4)``."""
+    return h_gen_limbs([phi_value] * len(highs), [int(h) for h in highs])
+
+
 def rhos(shape: SnapShape, phi_value: int, nodes: np.ndarray) -> np.ndarray:
     """rho of every node in ``nodes``, one hash per distinct high value (object ints)."""
     high = high_bits(shape, nodes)
     distinct, inverse = np.unique(high, return_inverse=True)
     values = np.empty(len(distinct), dtype=object)
-    values[:] = [rho(phi_value, int(v)) for v in distinct]
+    values[:] = limbs_to_ints(rho_limbs(phi_value, distinct))
     return values[inverse.reshape(high.shape)]
