@@ -161,23 +161,6 @@ def c1_path_with_miner(c1, tmp_path: Path, sector: int) -> Path:
     return path
 
 
-@pytest.mark.slow  # one 2 KiB proof on the CPU (the session's development key: V1_1's files)
-@pytest.mark.long
-def test_a_synthetic_porep_sector_through_the_service(filecoin_2kib_dev_params, rng, tmp_path):
-    """StackedDrg2KiBV1_1_Feat_SyntheticPoRep: the same circuit and key as V1_1, its
-    challenges the seed's pick of the synthetic ones."""
-    c1 = _sealed_above_r("StackedDrg2KiBV1_1_Feat_SyntheticPoRep", rng)
-    c1_path = tmp_path / "c1.json"
-    c1_path.write_bytes(curio_json(c1, SECTOR))
-    proof_path = tmp_path / "proof.bin"
-    proof_path.write_bytes(_prove_through_the_service(c1_path, filecoin_2kib_dev_params, "cpu",
-                                                      tmp_path))
-    verify = _verify(c1_path, proof_path, filecoin_2kib_dev_params, "--miner-id", str(MINER))
-    assert verify.returncode == 0 and "derived" in verify.stdout, verify.stdout + verify.stderr
-    assert _verify(c1_path, proof_path, filecoin_2kib_dev_params, "--miner-id",
-                   str(MINER + 1)).returncode == 1
-
-
 @pytest.mark.slow
 @pytest.mark.long  # sealing 8 MiB, its development key (2^22) and one CPU proof: the suite's
 def test_a_sealed_8mib_sector_through_the_service(rng, tmp_path):  # only 8 MiB proof
