@@ -47,7 +47,8 @@ def test_every_parent_cache_name_is_in_parent_cache_json():
 
 @pytest.mark.slow
 def test_8mib_parent_cache_api_1_0():
-    """The 8 MiB V1 graph (~1 min); the 8 MiB V1_1 graph is checked by the sealing test."""
+    """The 8 MiB V1 graph (6.3 M Feistel hashes); the 8 MiB V1_1 graph is checked by the
+    sealing test."""
     name, digest = parent_cache(8 << 20, "1.0")
     assert PARENT_CACHES[name] == (8 << 20, digest)
 
@@ -77,6 +78,12 @@ def test_api_1_0_truncates_the_expander_permutation_to_u32(np_rng):
 def test_feistel_is_a_permutation():
     values = np.arange(512, dtype=np.uint64)  # 2 KiB: 64 nodes · 8, on a 1024-value network
     assert sorted(feistel_permute(values, 512, (1, 2, 3, 4)).tolist()) == list(range(512))
+
+
+def test_feistel_refuses_a_value_outside_its_elements():
+    """Cycle-walking from outside [0, elements) need never come back into it."""
+    with pytest.raises(ValueError, match=r"^values\[1\] = 512 is not below the 512 elements$"):
+        feistel_permute(np.array([3, 512], dtype=np.uint64), 512, (1, 2, 3, 4))
 
 
 @pytest.mark.parametrize("case", KNOWN_ANSWERS["sdr_labels"]["cases"],

@@ -12,7 +12,7 @@ import numpy as np
 
 _U32 = np.uint32
 _SIGMA = np.frombuffer(b"expand 32-byte k", dtype="<u4")
-#: The 4×4 state's columns, then its diagonals: ChaCha's double round and BLAKE2b's round.
+#: The 4×4 state's columns, then its diagonals: ChaCha's double round.
 COLUMNS_THEN_DIAGONALS = ((0, 4, 8, 12), (1, 5, 9, 13), (2, 6, 10, 14), (3, 7, 11, 15),
                           (0, 5, 10, 15), (1, 6, 11, 12), (2, 7, 8, 13), (3, 4, 9, 14))
 

@@ -30,12 +30,13 @@ from pathlib import Path
 import numpy as np
 
 from snark.files import atomic_path
-from snark.filecoin.chacha import COLUMNS_THEN_DIAGONALS, chacha8_block
+from snark.filecoin.chacha import chacha8_block
 from snark.filecoin.registered_proofs import (CACHE_VERSION, DRG_PARENTS, EXP_PARENTS, TREE_HASHER,
                                      ApiVersion, RegisteredProof, for_sector)
+from snark.native.feistel import feistel_permute as native_feistel
 
 PARENTS = DRG_PARENTS + EXP_PARENTS
-#: Nodes per vector pass (bounds memory; the Feistel network keeps ~30 arrays of this size).
+#: Nodes per pass (bounds the memory of the DRG's ChaCha draws, ~40 arrays of this size).
 CHUNK = 1 << 16
 
 _U32 = np.uint32
@@ -80,71 +81,6 @@ def drg_parents(nodes: np.ndarray, porep_id: bytes, api_version: ApiVersion) -> 
 
 # -- expander parents -------------------------------------------------------------------------
 
-_IV = np.array([0x6A09E667F3BCC908, 0xBB67AE8584CAA73B, 0x3C6EF372FE94F82B, 0xA54FF53A5F1D36F1,
-                0x510E527FADE682D1, 0x9B05688C2B3E6C1F, 0x1F83D9ABFB41BD6B, 0x5BE0CD19137E2179],
-               dtype=_U64)
-#: BLAKE2b's parameter block word 0: 64-byte digest, no key, fanout 1, depth 1.
-_PARAMETERS = _U64(0x01010040)
-_BLAKE_SIGMA = (
-    (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-    (14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3),
-    (11, 8, 12, 0, 5, 2, 15, 13, 10, 14, 3, 6, 7, 1, 9, 4),
-    (7, 9, 3, 1, 13, 12, 11, 14, 2, 6, 5, 10, 4, 0, 15, 8),
-    (9, 0, 5, 7, 2, 4, 10, 15, 14, 1, 11, 12, 6, 8, 3, 13),
-    (2, 12, 6, 10, 0, 11, 8, 3, 4, 13, 7, 5, 15, 14, 1, 9),
-    (12, 5, 1, 15, 14, 13, 4, 10, 0, 7, 6, 3, 9, 2, 8, 11),
-    (13, 11, 7, 14, 12, 1, 3, 9, 5, 0, 15, 4, 8, 6, 2, 10),
-    (6, 15, 14, 9, 11, 3, 0, 8, 12, 2, 13, 7, 1, 4, 10, 5),
-    (10, 2, 8, 4, 7, 6, 1, 5, 15, 11, 9, 14, 3, 12, 13, 0),
-)
-
-
-#: Values per BLAKE2b vector pass: its 16 state words (and a scratch word) stay in cache.
-_BLAKE_CHUNK = 1 << 15
-
-
-def _rotr64(x: np.ndarray, r: int, scratch: np.ndarray) -> None:
-    """x = x rotated right by r bits, in place."""
-    np.right_shift(x, _U64(r), out=scratch)
-    np.left_shift(x, _U64(64 - r), out=x)
-    np.bitwise_or(x, scratch, out=x)
-
-
-def _mix(v: list, a: int, b: int, c: int, d: int, x, y, scratch: np.ndarray) -> None:
-    """BLAKE2b's G on state words a, b, c, d with message words x, y (None for zero)."""
-    for word, r1, r2 in ((x, 32, 24), (y, 16, 63)):
-        np.add(v[a], v[b], out=v[a])
-        if word is not None:
-            np.add(v[a], word, out=v[a])
-        np.bitwise_xor(v[d], v[a], out=v[d])
-        _rotr64(v[d], r1, scratch)
-        np.add(v[c], v[d], out=v[c])
-        np.bitwise_xor(v[b], v[c], out=v[b])
-        _rotr64(v[b], r2, scratch)
-
-
-def blake2b_16(first: np.ndarray, second: int) -> np.ndarray:
-    """The first 8 bytes, read big-endian, of BLAKE2b-512 of the 16-byte message
-    ``first`` u64 BE ‖ ``second`` u64 BE, for a vector of ``first`` values (uint64)."""
-    out = np.empty(len(first), dtype=_U64)
-    key = _U64(int.from_bytes(second.to_bytes(8, "big"), "little"))
-    for start in range(0, len(first), _BLAKE_CHUNK):
-        part = np.asarray(first[start:start + _BLAKE_CHUNK], dtype=_U64)
-        message = (part.byteswap(), key) + (None,) * 14
-        n = len(part)
-        v = [np.full(n, h, dtype=_U64) for h in (*_IV, *_IV)]
-        v[0] ^= _PARAMETERS            # v[0..8] is h: the IV with the parameter block in it
-        v[12] ^= _U64(16)              # bytes hashed
-        v[14] ^= _U64(0xFFFFFFFFFFFFFFFF)  # the last block
-        scratch = np.empty(n, dtype=_U64)
-        for r in range(12):
-            sigma = _BLAKE_SIGMA[r % 10]
-            for g, (a, b, c, d) in enumerate(COLUMNS_THEN_DIAGONALS):
-                _mix(v, a, b, c, d, message[sigma[2 * g]], message[sigma[2 * g + 1]], scratch)
-        out[start:start + n] = (_IV[0] ^ _PARAMETERS ^ v[0] ^ v[8]).byteswap()
-    return out
-
-
 def feistel_keys(porep_id: bytes) -> tuple[int, int, int, int]:
     seed = hashlib.sha256(b"Filecoin_Feistel" + porep_id).digest()
     a, b, c, d = (int.from_bytes(seed[8 * i:8 * i + 8], "little") for i in range(4))
@@ -161,18 +97,7 @@ def _feistel_halves(elements: int) -> int:
 
 def feistel_permute(values: np.ndarray, elements: int, keys: tuple[int, ...]) -> np.ndarray:
     """π(values) for the Feistel permutation of [0, elements) (cycle-walking)."""
-    half = _feistel_halves(elements)
-    mask = _U64((1 << half) - 1)
-    out = np.asarray(values, dtype=_U64).copy()
-    todo = np.arange(len(out))
-    while len(todo):
-        x = out[todo]
-        left, right = x >> _U64(half), x & mask
-        for key in keys[:3]:
-            left, right = right, left ^ (blake2b_16(right, key) & mask)
-        out[todo] = (left << _U64(half)) | right
-        todo = todo[out[todo] >= _U64(elements)]
-    return out
+    return native_feistel(values, elements, keys, _feistel_halves(elements))
 
 
 def expander_parents(nodes: np.ndarray, node_count: int, porep_id: bytes,

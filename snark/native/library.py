@@ -35,6 +35,7 @@ SIGNATURES = {
     "pq_msm": [_INT, _P, _P, _P, _I64, _P, _I64, _P, _P],
     "pq_fixed_base": [_INT, _P, _P, _I64, _P, _P],
     "pq_poseidon": [_P, _I64, _INT, _INT, _INT, _INT, _INT, _P, _P, _I64],
+    "pq_feistel_permute": [_P, _I64, ctypes.c_uint64, _P, _INT, _P],
 }
 
 
