@@ -328,8 +328,11 @@ def warm_up(url: str, c1_path: Path, workers: list[tuple[str, int]], producers: 
     used = 0
     for _ in range(6):
         seen: dict[str, set[str]] = {}
+        failures: dict[tuple[str, str], int] = {}  # (phase, error): times
         for e in read_events(client):
-            if e.phase == "compute" and not e.error:
+            if e.error:
+                failures[(e.phase, e.error)] = failures.get((e.phase, e.error), 0) + 1
+            elif e.phase == "compute":
                 node, _, pid = e.worker.rpartition("/")
                 seen.setdefault(node, set()).add(pid)
         if all(len(seen.get(node, ())) >= count for node, count in workers):
@@ -337,7 +340,9 @@ def warm_up(url: str, c1_path: Path, workers: list[tuple[str, int]], producers: 
         batch = sum(count for _, count in workers)
         run_producers(url, c1_path, batch, producers, batch)
         used += batch
-    raise SystemExit(f"warm-up: not every worker process proved a partition: {seen}")
+    why = "; ".join(f"{phase}: {error} (×{times})" for (phase, error), times in failures.items())
+    raise SystemExit(f"warm-up: not every worker process proved a partition: {seen}; "
+                     f"failures: {why or 'none reported'}")
 
 
 def seal_porep(sector: int, partitions: int, challenges: int, c1_path: Path) -> str:
