@@ -340,8 +340,7 @@ def run(args, tmp: Path) -> dict:
         shape["circuit"] = seal_porep(shape["sector_size"], args.partitions, args.challenges,
                                       c1_path)
         result["porep_shape"] = shape
-    if args.params is None:
-        result["porep_key"] = _child(_make_key, result["porep_shape"], str(params), backend)
+    result["porep_key"] = _child(_make_key, result["porep_shape"], str(params), backend)
     if args.post_key == "development":
         result.update(_child(_make_post_keys, [winning[0].text, *(r.text for r in window[:1])],
                              str(params), backend))
@@ -441,7 +440,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline-jobs", type=int, default=2,
                         help="PoRep jobs timed alone before the PoSt requests")
     parser.add_argument("--params", type=Path, default=None,
-                        help="a params directory holding the keys (default: made here)")
+                        help="the keys' params directory, a missing key made there first "
+                             "(default: a temporary one)")
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--out", default=os.environ.get("OUT") or str(ROOT / "bench" / "results"))
     args = parser.parse_args(argv)

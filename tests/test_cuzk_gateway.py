@@ -380,15 +380,20 @@ def test_a_token_and_tls_for_remote_use(go_client, redis_url, tmp_path):
 # -- through a worker ---------------------------------------------------------------------
 
 @pytest.mark.slow
-@pytest.mark.timeout(2400)  # one 2 KiB sector's proof on the CPU, and the key made first
+@pytest.mark.timeout(2400)  # a 2 KiB WinningPoSt on the CPU, and the session's keys
 def test_prove_through_celery_across_a_gateway_kill_verified_and_idempotent(
-        go_client, filecoin_2kib_dev_params, tmp_path, rng):
-    """kill -9 of the gateway while Curio's Prove waits: the retry gets the one proof, which
-    verifies; the same request again gets the same bytes and no second job."""
-    miner = rng.randrange(1000, 1 << 40)
-    sectors = rng.sample(range(1, 1 << 30), 2)
-    c1s = [sealed_c1(tmp_path, miner, s, rng.getrandbits(64)) for s in sectors]
-    env = {"PROOFQ_PARAMS_DIR": str(filecoin_2kib_dev_params), "PROOFQ_BACKEND": "cpu",
+        go_client, filecoin_2kib_dev_params, post_2kib_dev_params, tmp_path, rng):
+    """kill -9 of the gateway while Curio's Prove waits (a WinningPoSt: seconds to prove):
+    the retry gets the one proof, which verifies; the same request again gets the same bytes
+    and no second job; a C1 sealed for another miner fails on the worker's replica_id check.
+    (A PoRep proved through the gateway: the every-kind test below.)"""
+    params = tmp_path / "params"
+    for keys in (filecoin_2kib_dev_params, post_2kib_dev_params):
+        shutil.copytree(keys, params, dirs_exist_ok=True)
+    fields = post_fields("winning", np.random.default_rng(rng.getrandbits(64)))
+    miner, sector = rng.randrange(1000, 1 << 40), rng.randrange(1, 1 << 30)
+    c1 = sealed_c1(tmp_path, miner, sector, rng.getrandbits(64))
+    env = {"PROOFQ_PARAMS_DIR": str(params), "PROOFQ_BACKEND": "cpu",
            "PROOFQ_FILECOIN_KEY": "development"}
     os.environ.update(env)  # the gateway's producer too (the key its jobs name)
     with EmbeddedRedis() as server:
@@ -397,42 +402,38 @@ def test_prove_through_celery_across_a_gateway_kill_verified_and_idempotent(
                                log_dir=tmp_path, env=env).start()
         gate = Gateway(server.url, tmp_path).start(go_client)
         try:
-            first = request_file(tmp_path, "first", c1=c1s[0], miner=miner, sector=sectors[0])
-            waiting = subprocess.Popen([str(go_client), gate.address, "prove", str(first)],
+            winning = post_request(tmp_path, "winning", fields, priority=CRITICAL)
+            waiting = subprocess.Popen([str(go_client), gate.address, "prove", str(winning)],
                                        stdout=subprocess.PIPE, text=True)
-            job = f"proofq:job:porep-{miner}-{sectors[0]}"
             deadline = time.monotonic() + 120
-            while not store.exists(job):
+            while store.zcard(JOBS_INDEX) == 0:
                 assert time.monotonic() < deadline, gate.log()
                 time.sleep(0.05)
             gate.kill()
             cut = json.loads(waiting.communicate(timeout=60)[0].strip())
             assert cut["code"] == "Unavailable", cut
             gate.start(go_client)
-            answer = call(go_client, gate.address, "prove", str(first))["result"]
+            answer = call(go_client, gate.address, "prove", str(winning))["result"]
             assert answer.get("status") == 1, (answer, worker.log_tail(), gate.log())
             proof = base64.b64decode(answer["proof"])
             assert len(proof) == 192
             assert answer["total_ms"] >= answer.get("gpu_compute_ms", 0) > 0
             assert answer.get("synthesis_ms", 0) > 0
-            proof_path = tmp_path / "proof.bin"
-            proof_path.write_bytes(proof)
-            verify = subprocess.run(
-                [sys.executable, "-m", "client", "verify", "--c1", str(c1s[0]), "--proof",
-                 str(proof_path), "--key", "development"], capture_output=True, text=True,
-                env={**os.environ, "PROOFQ_PARAMS_DIR": str(filecoin_2kib_dev_params)})
-            assert verify.returncode == 0 and "valid" in verify.stdout, verify.stdout
+            job = parse_post_job(curio_request(*fields)[1], None, max_bytes=1 << 26)
+            vk = verifying_key_for(job.proof, "development", params, params)
+            assert verify_partition(Partition(job.sectors, job.randomness, job.partition_index),
+                                    vk, proof)
             # The same request again: the same job, the same bytes, no second proof.
-            again = call(go_client, gate.address, "prove", str(first))["result"]
+            again = call(go_client, gate.address, "prove", str(winning))["result"]
             assert again["proof"] == answer["proof"]
             assert store.zcard(JOBS_INDEX) == 1
             status = call(go_client, gate.address, "status")
             assert status["gpus"][0]["name"].startswith("CPU")
             assert status["total_proofs_completed"] == 1
-            assert any(s["circuit_id"] == "porep-2k" for s in status.get("loaded_srs", []))
-            # A request for another miner's sector fails on the worker's replica_id check.
-            other = request_file(tmp_path, "other", c1=c1s[1], miner=miner + 1,
-                                 sector=sectors[1])
+            assert any(s["circuit_id"] == "winning-2k" for s in status.get("loaded_srs", [])), \
+                status
+            # A PoRep request for another miner's sector fails on the worker's replica_id check.
+            other = request_file(tmp_path, "other", c1=c1, miner=miner + 1, sector=sector)
             wrong = call(go_client, gate.address, "prove", str(other))["result"]
             assert wrong["status"] == 2 and "replica_id" in wrong["error_message"], wrong
             assert store.zcard(JOBS_INDEX) == 2

@@ -102,7 +102,7 @@ def test_thread_count_from_the_environment(monkeypatch):
 def test_the_portable_product_agrees_with_the_assembly(np_rng):
     """The C Montgomery product (other machines, PQ_PORTABLE) gives what the x86-64 one
     does: a build of each, the same products and a small MSM."""
-    portable = library.load(library.PORTABLE_FLAGS)
+    portable = library.load(library.PORTABLE_FLAGS, library.PORTABLE_SOURCES)
     a, b = random_fr(1000, np_rng), random_fr(1000, np_rng)
     out = np.empty_like(a)
     library.call("pq_fr_op", 2, library.ptr(a), library.ptr(b), 1000, library.ptr(out), 1000,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
@@ -17,11 +18,13 @@ def test_percentile_is_the_nearest_rank():
 
 
 @pytest.mark.slow
-def test_cpu_run_writes_a_report(tmp_path, capsys):
+def test_cpu_run_writes_a_report(post_2kib_dev_params, tmp_path, capsys):
+    params = tmp_path / "params"  # the session's PoSt keys; the PoRep one made here
+    shutil.copytree(post_2kib_dev_params, params)
     rc = post_latency.main(["--backend", "cpu", "-c", "2", "--critical-slots", "1",
                             "--winning", "2", "--idle-winning", "1", "--window", "1",
                             "--partitions", "2", "--baseline-jobs", "1", "--interval", "0.2",
-                            "--out", str(tmp_path)])
+                            "--params", str(params), "--out", str(tmp_path)])
     assert rc == 0
     [path] = tmp_path.glob("post-latency-*.json")
     report = json.loads(path.read_text())

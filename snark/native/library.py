@@ -18,8 +18,10 @@ from snark.native.build import shared_library
 
 SOURCE_DIR = Path(__file__).resolve().parent / "src"
 FLAGS = ("-O3", "-std=c++17", "-march=native", "-pthread", "-fvisibility=hidden")
-#: Built with PQ_PORTABLE: the C Montgomery product instead of the x86-64 assembly (tests).
+#: Built with PQ_PORTABLE: the C Montgomery product instead of the x86-64 assembly (tests),
+#: from the sources a product and an MSM need (a whole second build costs ~45 s on 2 cores).
 PORTABLE_FLAGS = (*FLAGS, "-DPQ_PORTABLE")
+PORTABLE_SOURCES = ("fr_vec", "msm", "runtime")
 
 _P, _I64, _INT = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int
 #: Every entry point's arguments (all return an int status, 0 on success).
@@ -61,13 +63,16 @@ def headers() -> list[Path]:
 
 
 @lru_cache(maxsize=2)
-def load(flags: tuple[str, ...] = FLAGS) -> ctypes.CDLL:
-    """Build (once per source version, flags and machine) and load the library."""
-    lib = ctypes.CDLL(str(shared_library("proofq-native", sources(), headers=headers(),
+def load(flags: tuple[str, ...] = FLAGS, only: tuple[str, ...] = ()) -> ctypes.CDLL:
+    """Build (once per source version, flags and machine) and load the library; ``only``
+    names the sources (stems) of a partial build, whose other entry points are absent."""
+    chosen = [s for s in sources() if not only or s.stem in only]
+    lib = ctypes.CDLL(str(shared_library("proofq-native", chosen, headers=headers(),
                                          flags=flags)))
     for name, argtypes in SIGNATURES.items():
-        fn = getattr(lib, name)
-        fn.argtypes, fn.restype = argtypes, ctypes.c_int
+        fn = getattr(lib, name, None)
+        if fn is not None:
+            fn.argtypes, fn.restype = argtypes, ctypes.c_int
     lib.pq_last_error.restype = ctypes.c_char_p
     lib.pq_set_threads.argtypes = [ctypes.c_int]
     lib.pq_threads.restype = ctypes.c_int
