@@ -33,7 +33,6 @@ from snark.files import atomic_path
 from snark.filecoin.chacha import chacha8_block
 from snark.filecoin.registered_proofs import (CACHE_VERSION, DRG_PARENTS, EXP_PARENTS, TREE_HASHER,
                                      ApiVersion, RegisteredProof, for_sector)
-from snark.native.feistel import feistel_permute as native_feistel
 
 PARENTS = DRG_PARENTS + EXP_PARENTS
 #: Nodes per pass (bounds the memory of the DRG's ChaCha draws, ~40 arrays of this size).
@@ -97,7 +96,9 @@ def _feistel_halves(elements: int) -> int:
 
 def feistel_permute(values: np.ndarray, elements: int, keys: tuple[int, ...]) -> np.ndarray:
     """π(values) for the Feistel permutation of [0, elements) (cycle-walking)."""
-    return native_feistel(values, elements, keys, _feistel_halves(elements))
+    from snark.native import feistel  # the native engine loads arkworks: not for producers' imports
+
+    return feistel.feistel_permute(values, elements, keys, _feistel_halves(elements))
 
 
 def expander_parents(nodes: np.ndarray, node_count: int, porep_id: bytes,
