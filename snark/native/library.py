@@ -70,7 +70,7 @@ def load(flags: tuple[str, ...] = FLAGS, only: tuple[str, ...] = ()) -> ctypes.C
     lib = ctypes.CDLL(str(shared_library("proofq-native", chosen, headers=headers(),
                                          flags=flags)))
     for name, argtypes in SIGNATURES.items():
-        fn = getattr(lib, name, None)
+        fn = getattr(lib, name, None) if only else getattr(lib, name)  # a whole build has all
         if fn is not None:
             fn.argtypes, fn.restype = argtypes, ctypes.c_int
     lib.pq_last_error.restype = ctypes.c_char_p
