@@ -13,7 +13,8 @@ kernels in the same process as this tree's (its define then only names it: the b
 after of docs/performance.md). The other tokens set fields of its ``gpu.msm.MsmTuning``:
 ``runs=K`` ``target_runs`` = 2^K (plain plans: a table's plan is fixed when its bases are
 made), ``chunk=K``, ``wide=K`` and ``later=K`` the bucket levels' ``chunk``,
-``wide_chunk_digits`` (2^K) and ``later_chunk``, ``maxc=K`` ``max_c``. For every
+``wide_chunk_digits`` (2^K) and ``later_chunk``, ``maxc=K`` ``max_c``, ``staged=K``
+``staged_scatter_digits`` (2^K) and ``bins=K`` ``bin_slots`` (2^K). For every
 size, all variants run on the same bases and scalars; a variant whose result differs from
 the baseline's stops the run. Times are medians of ``--reps`` after a warm-up (CUDA
 events), with the steps of ``gpu.msm.phase_times``.
@@ -56,14 +57,17 @@ def variant_module(name: str, defines: list[str], cubins: Path | None):
 
 
 #: Variant tokens that set a ``gpu.msm.MsmTuning`` field instead of a define: runs=K (2^K),
-#: chunk=K, wide=K (2^K), later=K, maxc=K (the widest plain window).
+#: chunk=K, wide=K (2^K), later=K, maxc=K (the widest plain window), staged=K (2^K digits),
+#: bins=K (2^K digits).
 SETTINGS = {"runs": "target_runs", "chunk": "chunk", "wide": "wide_chunk_digits",
-            "later": "later_chunk", "maxc": "max_c"}
+            "later": "later_chunk", "maxc": "max_c", "staged": "staged_scatter_digits",
+            "bins": "bin_slots"}
+POWERS = ("runs", "wide", "staged", "bins")  # settings given as log2
 
 
 def _setting(token: str) -> tuple[str, int]:
     key, _, value = token.partition("=")
-    return SETTINGS[key], (1 << int(value)) if key in ("runs", "wide") else int(value)
+    return SETTINGS[key], (1 << int(value)) if key in POWERS else int(value)
 
 
 def main(argv: list[str] | None = None) -> int:

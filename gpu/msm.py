@@ -61,8 +61,14 @@ SCALAR_BITS = 256  # digits cover 256 bits so a 255-bit scalar's top window neve
 #: uint64 words of one Fq / Fq2 element, by group.
 FIELD_WORDS = {1: 6, 2: 12}
 THREADS = 128
+#: Threads, and scalars a thread, of msm_scatter_bins (MSM_BIN_THREADS, MSM_BIN_SCALARS), and
+#: the most bins it keeps in shared memory (MSM_MAX_BINS).
+BIN_THREADS, BIN_SCALARS, MAX_BINS = 256, 4, 1024
 #: Threads of msm_reduce_windows (MSM_REDUCE_THREADS in msm.cu).
 REDUCE_THREADS = 128
+#: Threads, and scalars a thread, of msm_scatter_bins (MSM_BIN_THREADS, MSM_BIN_SCALARS), and
+#: the most bins it keeps in shared memory (MSM_MAX_BINS).
+BIN_THREADS, BIN_SCALARS, MAX_BINS = 256, 4, 1024
 
 
 @dataclass(frozen=True)
@@ -95,6 +101,10 @@ class MsmTuning:
     ``max_sort_slots``: digits one sort may hold; an MSM with more is sorted and summed in
     window groups (``window_groups``).
 
+    ``staged_scatter_digits``: sorts of this many digit slots or more scatter in two passes
+    (``sort_digits``), each bin of about ``bin_slots`` digits placed apart, so that the
+    second pass's writes stay within the L2 cache.
+
     ``max_c``: the widest window ``plan`` may choose for plain bases (2^(c-1) XYZZ buckets
     a window: 75 MB at c = 20 for G1, 302 MB at 22). 22 would win on paper at 2^26 and up
     (12 windows instead of 13), and a dense 2^27 G1 MSM's bucket sums did fall from 771 to
@@ -109,6 +119,8 @@ class MsmTuning:
     target_runs: int = 1 << 15
     split_ones: bool = True
     max_sort_slots: int = 1 << 30
+    staged_scatter_digits: int = 1 << 26
+    bin_slots: int = 1 << 22
     max_c: int = 20
 
     def level0_chunk(self, digits: int) -> int:
@@ -367,14 +379,14 @@ def _digit_parts(bases: MsmBases, scalars, n: int, ones: "Ones | None", stream,
         parts = []
         for windows in groups:
             digits = sort_digits(scalars, n, bases.device_id, p, bases.table_stride,
-                                 others=others, windows=windows)
+                                 others=others, windows=windows, tuning=tuning)
             parts.append(_digit_part(bases, digits, tuning))
             del digits  # back to the pool before the next group's sort is made
         return parts
     layout = (id(scalars), p, bases.table_stride)
     if layout not in sorts:
         sorts[layout] = (sort_digits(scalars, n, bases.device_id, p, bases.table_stride,
-                                     others=others), stream)
+                                     others=others, tuning=tuning), stream)
     digits, sorted_on = sorts[layout]
     if stream is not sorted_on:
         stream.wait_event(digits.ready)
@@ -428,9 +440,10 @@ class SortedDigits:
 
 def sort_digits(scalars, n: int, device_id: int, p: Plan, table_stride: int = 0,
                 mark=lambda step: None, others: int | None = None,
-                windows: range | None = None) -> SortedDigits:
+                windows: range | None = None, tuning: MsmTuning = TUNING) -> SortedDigits:
     """Counting sort of the digits of ``scalars[:n]`` on the current stream: histogram
-    (atomics), prefix sum, scatter; ``table_stride``: the bases' (``MsmBases.table_stride``).
+    (atomics), prefix sum, scatter (staged from ``tuning.staged_scatter_digits`` slots on);
+    ``table_stride``: the bases' (``MsmBases.table_stride``).
     With ``others`` (``Ones.others``) the ones are summed apart and get no digits, and
     the slots are for the others' digits alone. ``windows``: a window group's alone
     (``window_groups``; all of ``p``'s by default). ``mark(step)`` is called after each step
@@ -454,12 +467,44 @@ def sort_digits(scalars, n: int, device_id: int, p: Plan, table_stride: int = 0,
     slots = (n if others is None else others) * len(windows)
     entries = cupy.empty(slots, dtype=cupy.uint32)
     # the scatter advances each bucket's offset past its digits: offsets become the ends
-    _kernel("msm_scatter", device_id)(_blocks(n), (THREADS,),
-                                      (scalars, *sizes, offsets, entries))
+    if slots >= tuning.staged_scatter_digits:
+        _staged_scatter(scalars, sizes, offsets, entries, device_id, tuning)
+    else:
+        _kernel("msm_scatter", device_id)(_blocks(n), (THREADS,),
+                                          (scalars, *sizes, offsets, entries))
     mark("scatter")
     ready = cupy.cuda.Event(block=False, disable_timing=True)
     ready.record()
     return SortedDigits(p, entries, offsets, ready, 0 if table_stride else windows.start)
+
+
+def bin_shift(keys: int, slots: int, tuning: MsmTuning = TUNING) -> int:
+    """log2 of the keys in a bin of the staged scatter: about ``tuning.bin_slots`` digits
+    (their entries stay in the L2 cache while the second pass places them), at most
+    ``MAX_BINS`` bins."""
+    per_key = max(1, slots // max(1, keys))
+    shift = min(max(0, (tuning.bin_slots // per_key).bit_length() - 1),
+                (keys - 1).bit_length())  # one bin at most holds all the keys
+    while -(-keys // (1 << shift)) > MAX_BINS:
+        shift += 1
+    return shift
+
+
+def _staged_scatter(scalars, sizes: tuple, offsets, entries, device_id: int,
+                    tuning: MsmTuning) -> None:
+    """msm_scatter in two passes (msm.cu: msm_scatter_bins, msm_scatter_staged): the same
+    entries in each bucket (in another order) and the same ends in ``offsets``."""
+    cupy = _cupy()
+    keys, n = offsets.size - 1, int(sizes[0])
+    shift = bin_shift(keys, entries.size, tuning)
+    bin_cursor = offsets[:keys:1 << shift].copy()  # each bin's first bucket's offset
+    staged = cupy.empty(entries.size, dtype=cupy.uint64)
+    per_block = BIN_THREADS * BIN_SCALARS
+    _kernel("msm_scatter_bins", device_id)(
+        (-(-n // per_block),), (BIN_THREADS,),
+        (scalars, *sizes, np.uint32(shift), np.uint32(bin_cursor.size), bin_cursor, staged))
+    _kernel("msm_scatter_staged", device_id)(_blocks(entries.size), (THREADS,),
+                                             (staged, offsets[keys:], offsets, entries))
 
 
 @dataclass
@@ -640,7 +685,7 @@ def phase_times(bases: MsmBases, scalars, stream=None,
         p = bases.plan_for(others, tuning) if others else None
         for windows in window_groups(p, others, tuning) if p else ():
             digits = sort_digits(scalars, n, bases.device_id, p, bases.table_stride, mark,
-                                 None if ones is None else others, windows)
+                                 None if ones is None else others, windows, tuning)
             parts.append((window_sums(bases, digits, mark, tuning), p.c, digits.weight_from))
             del digits
         events[-1][1].synchronize()

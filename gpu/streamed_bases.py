@@ -383,7 +383,8 @@ class StreamedBases:
             slot = self.ring.acquire(address + lo * width * 8, rows, width)
             stream.wait_event(slot.ready)
             to_mont((-(-rows // THREADS),), (THREADS,), (slot.view, np.uint32(rows)))
-            digits = sort_digits(scalars[lo:hi], rows, self.device_id, plan(rows, tuning))
+            digits = sort_digits(scalars[lo:hi], rows, self.device_id, plan(rows, tuning),
+                                 tuning=tuning)
             bases = MsmBases.on_device(slot.view, self.group, self.device_id)
             parts.append((window_sums(bases, digits, tuning=tuning), digits.plan.c, 0))
             self.ring.release(slot, stream)

@@ -71,6 +71,26 @@ def test_window_groups_cover_the_windows_within_the_slots(n, slots):
         assert (p.windows, [len(g) for g in groups]) == (13, [6, 7])
 
 
+@pytest.mark.parametrize("n, windows", [(1 << 27, 6), (1 << 27, 7), (1 << 22, 12), (3000, 28),
+                                        (1 << 14, 1), (1, 1)])
+def test_staged_scatter_bins_stay_within_shared_memory_and_near_their_size(n, windows):
+    """At most MAX_BINS bins (shared memory); each about ``bin_slots`` digits where the
+    keys allow it (uniform scalars: slots / keys a key); at 2^27 a window group's 6 or 7
+    windows of 2^19 keys in bins of 2^14 keys, ~4 M digits."""
+    from gpu.msm import MAX_BINS, TUNING, bin_shift
+
+    keys = windows << (plan(n).c - 1)
+    slots = n * windows
+    shift = bin_shift(keys, slots)
+    bins, per_bin = -(-keys // (1 << shift)), (slots / keys) * min(keys, 1 << shift)
+    assert bins <= MAX_BINS and (1 << shift) < 2 * keys
+    assert shift == 0 or per_bin <= TUNING.bin_slots or bins > MAX_BINS // 2, (shift, per_bin)
+    assert per_bin > TUNING.bin_slots / 2 or bins == 1 or shift == 0 or bins > MAX_BINS // 2, \
+        (shift, per_bin)
+    if n == 1 << 27:
+        assert (shift, bins) == (14, 32 * windows)
+
+
 def test_level0_chunks_by_sort_size():
     """Half chunks below 2^23 digits, 256 from 2^29 on: only a dense 2^27 MSM's window
     group (h_g1's, 6 or 7 windows of 2^27 digits) takes the longest chunks."""
@@ -276,12 +296,17 @@ def test_window_groups_match_one_sort(pools, group, cls, np_rng, rng):
                    reference(cls, points, uniform)]
 
 
+#: The staged scatter at test sizes: every sort staged, in bins of a few keys (many bins).
+STAGED = dataclasses.replace(TUNING, staged_scatter_digits=0, bin_slots=1 << 6)
+
+
 @on_gpu
-def test_the_sort_leaves_the_bucket_ends_that_level_0_reads(rng):
+@pytest.mark.parametrize("tuning", [TUNING, STAGED], ids=["direct", "staged"])
+def test_the_sort_leaves_the_bucket_ends_that_level_0_reads(rng, tuning):
     """Level 0 reads no key a slot: the scatter's cursors must end one past each bucket's
     last slot, and each bucket's slots hold its digits' entries (index | sign << 31); a
     witness's mix (window 0 placed a warp at a time), all windows and a window group (keys
-    from the group's first window)."""
+    from the group's first window); the direct scatter and the staged one."""
     import cupy
     from gpu.msm import sort_digits
 
@@ -301,7 +326,8 @@ def test_the_sort_leaves_the_bucket_ends_that_level_0_reads(rng):
                 if d and w >= windows.start:
                     keys.append((w - windows.start) * half + abs(d) - 1)
                     entries.append(i | (d < 0) << 31)
-        digits = sort_digits(device, n, cupy.cuda.Device().id, p, windows=windows)
+        digits = sort_digits(device, n, cupy.cuda.Device().id, p, windows=windows,
+                             tuning=tuning)
         count = len(windows) * half
         ends = digits.ends.get()[:count]
         assert (ends == np.cumsum(np.bincount(keys, minlength=count))).all(), windows
@@ -310,6 +336,31 @@ def test_the_sort_leaves_the_bucket_ends_that_level_0_reads(rng):
         keys, entries = np.array(keys), np.array(entries, dtype=np.int64)
         expected = np.lexsort((entries, keys))
         assert (got[np.lexsort((got, slot_keys))] == entries[expected]).all(), windows
+
+
+@on_gpu
+@pytest.mark.parametrize("group, cls", GROUPS)
+def test_the_staged_scatter_matches_arkworks(pools, group, cls, np_rng, rng):
+    """MSMs whose sorts are all staged: uniform scalars, a witness's mix (ones apart, and
+    not: window 0's hot key in the second pass), plain and tabled bases, one sort and
+    window groups, bins of one key to bins capped at MAX_BINS."""
+    import cupy
+    from gpu.msm import MsmBases, msm
+
+    n = 1 << 14
+    points = pools[group][:n]
+    uniform = random_scalars(np_rng, n)
+    witness = [rng.choice((0, 1)) if rng.random() < 0.8 else rng.randrange(R)
+               for _ in range(n)]
+    for tuning in (STAGED, dataclasses.replace(STAGED, bin_slots=1),
+                   dataclasses.replace(STAGED, bin_slots=1 << 30),
+                   dataclasses.replace(STAGED, max_sort_slots=2 * n),
+                   dataclasses.replace(STAGED, split_ones=False)):
+        for tabled in (False, True):
+            bases = MsmBases(points, table=table_plan(n) if tabled else None)
+            for scalars in (uniform, witness):
+                got = msm(bases, cupy.asarray(fr_to_limbs(scalars)), tuning=tuning)
+                assert got == reference(cls, points, scalars), (tuning, tabled)
 
 
 @on_gpu

@@ -26,6 +26,7 @@ pytestmark = [pytest.mark.skipif(NVCC is None, reason="nvcc not installed"),
 KERNELS = {
     "msm.cu": [
         "msm_bases_to_mont_g1", "msm_bases_to_mont_g2", "msm_count", "msm_scatter",
+        "msm_scatter_bins", "msm_scatter_staged",
         "msm_bucket_level0_g1", "msm_bucket_level0_g2", "msm_bucket_level_g1",
         "msm_bucket_level_g2", "msm_reduce_segments_g1", "msm_reduce_segments_g2",
         "msm_reduce_windows_g1", "msm_reduce_windows_g2", "msm_split_ones", "msm_ones_g1",
