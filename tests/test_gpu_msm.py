@@ -71,24 +71,20 @@ def test_window_groups_cover_the_windows_within_the_slots(n, slots):
         assert (p.windows, [len(g) for g in groups]) == (13, [6, 7])
 
 
-@pytest.mark.parametrize("n, windows", [(1 << 27, 6), (1 << 27, 7), (1 << 22, 12), (3000, 28),
-                                        (1 << 14, 1), (1, 1)])
-def test_staged_scatter_bins_stay_within_shared_memory_and_near_their_size(n, windows):
-    """At most MAX_BINS bins (shared memory); each about ``bin_slots`` digits where the
-    keys allow it (uniform scalars: slots / keys a key); at 2^27 a window group's 6 or 7
-    windows of 2^19 keys in bins of 2^14 keys, ~4 M digits."""
+@pytest.mark.parametrize("keys", [1, 2, 3, 1000, 6 << 19, 7 << 19, 13 << 15, 1 << 23])
+@pytest.mark.parametrize("bins", [1, 48, 64, 1024, 5000])
+def test_staged_scatter_bins_are_as_wide_as_the_bin_count_needs(keys, bins):
+    """The narrowest bins (fewest keys, a power of two) that make at most ``scatter_bins``
+    of them, and never more than shared memory holds (MAX_BINS); by default a dense 2^27
+    MSM's window groups of 6 and 7 windows (2^19 keys each) take 48 and 56 bins."""
     from gpu.msm import MAX_BINS, TUNING, bin_shift
 
-    keys = windows << (plan(n).c - 1)
-    slots = n * windows
-    shift = bin_shift(keys, slots)
-    bins, per_bin = -(-keys // (1 << shift)), (slots / keys) * min(keys, 1 << shift)
-    assert bins <= MAX_BINS and (1 << shift) < 2 * keys
-    assert shift == 0 or per_bin <= TUNING.bin_slots or bins > MAX_BINS // 2, (shift, per_bin)
-    assert per_bin > TUNING.bin_slots / 2 or bins == 1 or shift == 0 or bins > MAX_BINS // 2, \
-        (shift, per_bin)
-    if n == 1 << 27:
-        assert (shift, bins) == (14, 32 * windows)
+    most = min(bins, MAX_BINS)
+    shift = bin_shift(keys, dataclasses.replace(TUNING, scatter_bins=bins))
+    assert -(-keys // (1 << shift)) <= most
+    assert shift == 0 or -(-keys // (1 << (shift - 1))) > most
+    if bins == TUNING.scatter_bins and keys in (6 << 19, 7 << 19):
+        assert -(-keys // (1 << shift)) == 8 * (keys >> 19)
 
 
 def test_level0_chunks_by_sort_size():
@@ -296,8 +292,8 @@ def test_window_groups_match_one_sort(pools, group, cls, np_rng, rng):
                    reference(cls, points, uniform)]
 
 
-#: The staged scatter at test sizes: every sort staged, in bins of a few keys (many bins).
-STAGED = dataclasses.replace(TUNING, staged_scatter_digits=0, bin_slots=1 << 6)
+#: The staged scatter at test sizes: every sort staged, in as many bins as it may make.
+STAGED = dataclasses.replace(TUNING, staged_scatter_digits=0, scatter_bins=1 << 10)
 
 
 @on_gpu
@@ -343,7 +339,7 @@ def test_the_sort_leaves_the_bucket_ends_that_level_0_reads(rng, tuning):
 def test_the_staged_scatter_matches_arkworks(pools, group, cls, np_rng, rng):
     """MSMs whose sorts are all staged: uniform scalars, a witness's mix (ones apart, and
     not: window 0's hot key in the second pass), plain and tabled bases, one sort and
-    window groups, bins of one key to bins capped at MAX_BINS."""
+    window groups, one bin to as many as shared memory holds, a scalar or three a thread."""
     import cupy
     from gpu.msm import MsmBases, msm
 
@@ -352,8 +348,8 @@ def test_the_staged_scatter_matches_arkworks(pools, group, cls, np_rng, rng):
     uniform = random_scalars(np_rng, n)
     witness = [rng.choice((0, 1)) if rng.random() < 0.8 else rng.randrange(R)
                for _ in range(n)]
-    for tuning in (STAGED, dataclasses.replace(STAGED, bin_slots=1),
-                   dataclasses.replace(STAGED, bin_slots=1 << 30),
+    for tuning in (STAGED, dataclasses.replace(STAGED, scatter_bins=1, bin_scalars=3),
+                   dataclasses.replace(STAGED, scatter_bins=5000, bin_scalars=1),
                    dataclasses.replace(STAGED, max_sort_slots=2 * n),
                    dataclasses.replace(STAGED, split_ones=False)):
         for tabled in (False, True):

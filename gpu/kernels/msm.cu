@@ -156,27 +156,27 @@ extern "C" __global__ void msm_scatter(const uint64_t* scalars, uint32_t n, uint
 // each 4-byte entry to a random slot among gigabytes, a partial sector of device memory
 // each: 150 ms for a dense 2^27 G1 MSM's 1.7 G digits on an H100, against the count's 21.
 // Staged, msm_scatter_bins first moves the digits into bins of 2^bin_shift consecutive
-// keys, each block's digits of a bin as one run of (key << 32 | entry); bin_cursor[b]
-// starts at bin b's first slot (the bucket offset of its first key). msm_scatter_staged
-// then places them bin after bin, so that its writes fall within one bin's slots at a
-// time (megabytes, which the L2 cache merges into whole sectors) and leaves the cursors
-// at the buckets' ends, as msm_scatter does.
+// keys, each block's digits of a bin (per_thread scalars a thread) as one run of
+// (key << 32 | entry); bin_cursor[b] starts at bin b's first slot (the bucket offset of its
+// first key). msm_scatter_staged then places them bin after bin, so that its writes fall
+// within one bin's slots at a time, and leaves the cursors at the buckets' ends, as
+// msm_scatter does.
 #define MSM_BIN_THREADS 256
-#define MSM_BIN_SCALARS 4  // scalars a thread, so that a block's run in a bin is ~32 digits
 #define MSM_MAX_BINS 1024
 
 extern "C" __global__ void __launch_bounds__(MSM_BIN_THREADS)
 msm_scatter_bins(const uint64_t* scalars, uint32_t n, uint32_t c, uint32_t w_lo, uint32_t w_hi,
-                 uint32_t table_stride, uint32_t ones_apart, uint32_t bin_shift, uint32_t bins,
-                 uint32_t* bin_cursor, uint64_t* staged) {
+                 uint32_t table_stride, uint32_t ones_apart, uint32_t per_thread,
+                 uint32_t bin_shift, uint32_t bins, uint32_t* bin_cursor, uint64_t* staged) {
     __shared__ uint32_t fill[MSM_MAX_BINS], start[MSM_MAX_BINS];
     for (uint32_t b = threadIdx.x; b < bins; b += MSM_BIN_THREADS) fill[b] = 0;
     __syncthreads();
-    const uint32_t first = blockIdx.x * MSM_BIN_THREADS * MSM_BIN_SCALARS + threadIdx.x;
+    const uint64_t first = (uint64_t)blockIdx.x * MSM_BIN_THREADS * per_thread + threadIdx.x;
     auto each_digit = [&](auto fn) {  // the block's digits, the same in both passes
-        for (uint32_t k = 0; k < MSM_BIN_SCALARS; k++) {
-            uint32_t i = first + k * MSM_BIN_THREADS;
-            if (i >= n) return;
+        for (uint32_t k = 0; k < per_thread; k++) {
+            uint64_t at = first + (uint64_t)k * MSM_BIN_THREADS;
+            if (at >= n) return;
+            uint32_t i = (uint32_t)at;
             scalar_t s = scalar_t::load(scalars + 4 * (uint64_t)i);
             s.reduce();
             uint32_t carry = 0, entry;
