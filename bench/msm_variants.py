@@ -14,8 +14,8 @@ after of docs/performance.md). The other tokens set fields of its ``gpu.msm.MsmT
 ``runs=K`` ``target_runs`` = 2^K (plain plans: a table's plan is fixed when its bases are
 made), ``chunk=K``, ``wide=K`` and ``later=K`` the bucket levels' ``chunk``,
 ``wide_chunk_digits`` (2^K) and ``later_chunk``, ``maxc=K`` ``max_c``, ``staged=K``
-``staged_scatter_digits`` (2^K), ``bins=K`` ``scatter_bins`` and ``per=K`` ``bin_scalars``.
-For every
+``staged_scatter_digits`` (2^K), ``bins=K`` ``scatter_bins``, ``per=K`` ``bin_scalars`` and
+``slots=K`` ``max_sort_slots`` (2^K). For every
 size, all variants run on the same bases and scalars; a variant whose result differs from
 the baseline's stops the run. Times are medians of ``--reps`` after a warm-up (CUDA
 events), with the steps of ``gpu.msm.phase_times``.
@@ -59,11 +59,11 @@ def variant_module(name: str, defines: list[str], cubins: Path | None):
 
 #: Variant tokens that set a ``gpu.msm.MsmTuning`` field instead of a define: runs=K (2^K),
 #: chunk=K, wide=K (2^K), later=K, maxc=K (the widest plain window), staged=K (2^K digits),
-#: bins=K, per=K (the staged scatter's bins and scalars a thread).
+#: bins=K, per=K (the staged scatter's bins and scalars a thread), slots=K (2^K digits a sort).
 SETTINGS = {"runs": "target_runs", "chunk": "chunk", "wide": "wide_chunk_digits",
             "later": "later_chunk", "maxc": "max_c", "staged": "staged_scatter_digits",
-            "bins": "scatter_bins", "per": "bin_scalars"}
-POWERS = ("runs", "wide", "staged")  # settings given as log2
+            "bins": "scatter_bins", "per": "bin_scalars", "slots": "max_sort_slots"}
+POWERS = ("runs", "wide", "staged", "slots")  # settings given as log2
 
 
 def _setting(token: str) -> tuple[str, int]:
