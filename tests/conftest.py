@@ -8,10 +8,13 @@ report header and in the failing test's captured output; ``PROOFQ_TEST_SEED=<see
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import random
 import secrets
+import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,6 +24,8 @@ from client.embedded import EmbeddedRedis
 from tests.timing import LONG_TIMEOUT_S, TEST_TIMEOUT_S, TIME_FACTOR, scaled
 
 SESSION_SEED = int(os.environ.get("PROOFQ_TEST_SEED") or secrets.randbits(32))
+# pytest-xdist's workers start from this process's environment: one seed for the session
+os.environ["PROOFQ_TEST_SEED"] = str(SESSION_SEED)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -30,10 +35,13 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
             f"{scaled(LONG_TIMEOUT_S):.0f} s a long one"]
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Each test's pytest-timeout limit, scaled to this machine's load (tests.timing): its
-    own ``timeout`` mark's, a ``long`` test's, or the default."""
+    own ``timeout`` mark's, a ``long`` test's, or the default. And each test's xdist group,
+    its file (CI's ``-n 2 --dist loadgroup``): a module's fixtures are made once."""
     for item in items:
+        item.add_marker(pytest.mark.xdist_group(item.path.name))
         own = item.get_closest_marker("timeout")
         if own is not None and own.args:
             base = float(own.args[0])
@@ -101,10 +109,12 @@ def filecoin_2kib_dev_params(tmp_path_factory):
     from snark.filecoin.worker import FilecoinWorker
     from snark.proof_types import Storage
 
-    params = tmp_path_factory.mktemp("filecoin-params")
-    job = FilecoinJob("development", registered_proof("StackedDrg2KiBV1_1"))
-    FilecoinWorker(Storage(params), FilecoinSettings()).make_key(job, fixed_base=_fixed_base())
-    return params
+    def make(params):
+        job = FilecoinJob("development", registered_proof("StackedDrg2KiBV1_1"))
+        FilecoinWorker(Storage(params), FilecoinSettings()).make_key(job,
+                                                                     fixed_base=_fixed_base())
+
+    return _made_once(tmp_path_factory, "filecoin-params", make)
 
 
 @pytest.fixture(scope="session")
@@ -114,9 +124,8 @@ def snap_2kib_dev_params(tmp_path_factory):
     update's end-to-end tests and the gateway's."""
     from tests.test_e2e_snap import make_snap_dev_key
 
-    params = tmp_path_factory.mktemp("snap-params")
-    make_snap_dev_key(params, random.Random(_session_seed("snap-2kib-key")))
-    return params
+    return _made_once(tmp_path_factory, "snap-params", lambda params: make_snap_dev_key(
+        params, random.Random(_session_seed("snap-2kib-key"))))
 
 
 @pytest.fixture(scope="session")
@@ -126,9 +135,26 @@ def post_2kib_dev_params(tmp_path_factory):
     gateway's."""
     from tests.test_e2e_post import make_post_dev_keys
 
-    params = tmp_path_factory.mktemp("post-params")
-    make_post_dev_keys(params, np.random.default_rng(_session_seed("post-2kib-keys")))
-    return params
+    return _made_once(tmp_path_factory, "post-params", lambda params: make_post_dev_keys(
+        params, np.random.default_rng(_session_seed("post-2kib-keys"))))
+
+
+def _made_once(tmp_path_factory, name: str, make) -> Path:
+    """A directory ``make(directory)`` filled once per session: under pytest-xdist in the
+    workers' common temporary directory, by the first worker that asks (the others wait
+    on a file lock, then read it)."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # each worker's base is a directory of the session's
+    target, done = root / name, root / f"{name}.done"
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(target, ignore_errors=True)
+            target.mkdir()
+            make(target)
+            done.touch()
+    return target
 
 
 def _session_seed(name: str) -> int:
