@@ -35,13 +35,10 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
             f"{scaled(LONG_TIMEOUT_S):.0f} s a long one"]
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Each test's pytest-timeout limit, scaled to this machine's load (tests.timing): its
-    own ``timeout`` mark's, a ``long`` test's, or the default. And each test's xdist group,
-    its file (CI's ``-n 2 --dist loadgroup``): a module's fixtures are made once."""
+    own ``timeout`` mark's, a ``long`` test's, or the default."""
     for item in items:
-        item.add_marker(pytest.mark.xdist_group(item.path.name))
         own = item.get_closest_marker("timeout")
         if own is not None and own.args:
             base = float(own.args[0])

@@ -73,7 +73,7 @@ def test_ci_runs_the_readme_test_command():
     """.ci/run is the README's test command, character for character."""
     [tests] = [c for c, _ in bash_commands(README.read_text()) if "pytest" in c]
     assert tests in (ROOT / ".ci/run").read_text().splitlines()
-    assert after_install(tests) == "python -m pytest -q -n 2 --dist loadgroup"
+    assert after_install(tests) == "python -m pytest -q -n 2 --dist loadfile"
 
 
 @pytest.mark.slow
