@@ -66,9 +66,6 @@ THREADS = 128
 BIN_THREADS, MAX_BINS = 256, 1024
 #: Threads of msm_reduce_windows (MSM_REDUCE_THREADS in msm.cu).
 REDUCE_THREADS = 128
-#: Threads of msm_scatter_bins (MSM_BIN_THREADS), and the most bins it keeps in shared
-#: memory (MSM_MAX_BINS).
-BIN_THREADS, MAX_BINS = 256, 1024
 
 
 @dataclass(frozen=True)
