@@ -100,9 +100,9 @@ def timing_key(r1cs, rng: np.random.Generator, fixed, distinct: int = DISTINCT,
               "l_g1": r1cs.num_aux, "h_g1": r1cs.domain_size - 1}
     tiles = {1: tiled(g1, max(counts.values())), 2: tiled(g2, counts["b_g1"])}
     bases = {name: tiles[1][:count] for name, count in counts.items()}
-    one = g1[:1].to_points()[0]
-    beta, gamma, delta = g2[:3].to_points()
-    vk = VerifyingKey(circuit_id, one, beta, gamma, delta, g1[:r1cs.num_inputs].to_points())
+    one = g1[:1].g1_points()[0]
+    beta, gamma, delta = g2[:3].g2_points()
+    vk = VerifyingKey(circuit_id, one, beta, gamma, delta, g1[:r1cs.num_inputs].g1_points())
     return ProvingKey(r1cs, vk, one, one, b_g2=tiles[2], **bases, qap=COSET,
                       a_density=a_density, b_density=b_density), logs
 

@@ -16,6 +16,7 @@ leaves the points on the device for a caller that keeps them there.
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -23,6 +24,8 @@ from gpu import module
 from gpu.msm import FIELD_WORDS, THREADS, MsmBases
 from snark.backend import DeviceMemoryError
 from snark.curve import G1Point, G2Point, PointArray, Scalar
+
+Point = TypeVar("Point", G1Point, G2Point)
 
 SOURCE = "fixed_base.cu"
 #: Window width of the host-built table, and of the device table it makes.
@@ -38,12 +41,13 @@ PASS = 1 << 22
 COPY_THREADS = 8
 
 
-def window_table(generator: G1Point | G2Point, width: int = HOST_WIDTH) -> PointArray:
+def window_table(generator: Point, width: int = HOST_WIDTH) -> PointArray:
     """Row w·2^(width-1) + d - 1 holds d·2^(width·w)·G for d in [1, 2^(width-1)], affine,
     standard form (the layout ``fixed_base_sum`` reads)."""
     half = 1 << (width - 1)
     shift = Scalar(1 << width)
-    points, base = [], generator
+    points: list[Point] = []
+    base = generator
     for _ in range(256 // width):
         acc = base
         points.append(acc)
@@ -88,7 +92,7 @@ class GpuFixedBase:
     chunk = 1 << 27
 
     def __init__(self, g1: G1Point | None = None, g2: G2Point | None = None) -> None:
-        self._generators = {1: g1 or G1Point(), 2: g2 or G2Point()}
+        self._generators: dict[int, Any] = {1: g1 or G1Point(), 2: g2 or G2Point()}
         self._tables: dict[int, object] = {}
 
     def mul_g1(self, scalars: np.ndarray) -> PointArray:

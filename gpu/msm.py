@@ -47,6 +47,7 @@ import itertools
 import operator
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -322,7 +323,7 @@ def msm_many(jobs, stream=None, g2_stream=None, g1_streams=(),
     stream = stream or cupy.cuda.get_current_stream()
     g1_turns = itertools.cycle((stream, *g1_streams))
     sorts: dict[tuple, tuple[SortedDigits, object]] = {}  # by layout: (sort, its stream)
-    pending = []
+    pending: list[tuple[Any, list, Any]] = []  # (bases, parts, their stream) by job
     try:
         with cupy.cuda.Device(device_id):
             # one contiguous copy, and one split of the ones, per scalar vector
@@ -432,7 +433,7 @@ class SortedDigits:
     """The non-zero signed digits of scalars, sorted by bucket key (``sort_digits``)."""
 
     plan: Plan       # its sets: one per window sorted, or one with window tables
-    entries: object  # uint32 (slots,): point index | sign << 31, in key order; unused past
+    entries: Any     # uint32 (slots,): point index | sign << 31, in key order; unused past
                      # the last digit
     ends: object     # uint32 (keys + 1,), keys = sets·buckets: ends[k] is one past bucket
                      # k's last slot (the scatter's cursors); from ends[keys - 1] on, padding
@@ -559,7 +560,8 @@ def window_sums(bases: MsmBases, digits: SortedDigits, mark=lambda step: None,
 
     # level 0 reads the sort's bucket ends, later levels the keys each level lists
     length = digits.entries.size
-    source, keys = (bases.xy, digits.entries), (digits.ends, u32(p.sets * p.buckets))
+    source: tuple[Any, ...] = (bases.xy, digits.entries)
+    keys: tuple[Any, ...] = (digits.ends, u32(p.sets * p.buckets))
     chunk = tuning.level0_chunk(length)
     level = f"msm_bucket_level0_g{group}"
 
@@ -630,9 +632,10 @@ def combine_windows(window_sums: np.ndarray, group: int, c: int,
         else:
             coords.extend(_over(X, ZZ, next(inverses)) + _over(Y, ZZZ, next(inverses)))
     xy = fq_to_limbs(coords).reshape(len(rows), 2 * FIELD_WORDS[group])
-    points = [point_from_xy(row, group) for row in xy]
-    group_type = G1Point if group == 1 else G2Point
-    return group_type.multiexp_unchecked(points, _window_weights(c, len(rows), first_window))
+    weights = _window_weights(c, len(rows), first_window)
+    if group == 1:
+        return G1Point.multiexp_unchecked([point_from_xy(row, 1) for row in xy], weights)
+    return G2Point.multiexp_unchecked([point_from_xy(row, 2) for row in xy], weights)
 
 
 def _norm(z: list[int]) -> int:
@@ -680,8 +683,8 @@ def phase_times(bases: MsmBases, scalars, stream=None,
             parts.append((ones_sum(bases, ones, tuning), 0, 0))
             mark("ones_sum")
         others = n if ones is None else ones.others
-        p = bases.plan_for(others, tuning) if others else None
-        for windows in window_groups(p, others, tuning) if p else ():
+        p = bases.plan_for(others, tuning)
+        for windows in window_groups(p, others, tuning) if others else ():
             digits = sort_digits(scalars, n, bases.device_id, p, bases.table_stride, mark,
                                  None if ones is None else others, windows, tuning)
             parts.append((window_sums(bases, digits, mark, tuning), p.c, digits.weight_from))

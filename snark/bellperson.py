@@ -21,7 +21,7 @@ import mmap
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -142,7 +142,7 @@ class BellpersonVk:
     @classmethod
     def from_buffer(cls, data, where: str, offset: int = 0) -> tuple["BellpersonVk", int]:
         """The vk at ``offset`` of ``data`` and the offset after it."""
-        points = {}
+        points: dict[str, Any] = {}  # by VK_POINTS' names and groups
         for name, group in VK_POINTS:
             size = G1_BYTES if group == 1 else G2_BYTES
             raw = _take(data, offset, size, f"{where}: {name}")

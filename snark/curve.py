@@ -13,7 +13,9 @@ error says which of these failed, instead of arkworks' one message for all of th
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal, overload
 
 import numpy as np
 from py_arkworks_bls12381 import GT, G1Point, G2Point, Scalar
@@ -43,15 +45,14 @@ class PointArray:
         return G1_XY_BYTES if self.group == 1 else G2_XY_BYTES
 
     @classmethod
-    def from_points(cls, points: list[G1Point] | list[G2Point]) -> "PointArray":
+    def from_points(cls, points: Sequence[G1Point | G2Point]) -> "PointArray":
         group = 1 if not points or isinstance(points[0], G1Point) else 2
         width = G1_XY_BYTES if group == 1 else G2_XY_BYTES
         raw = b"".join(p.to_xy_bytes_le() for p in points)
         shape = (-1, 2, 6) if group == 1 else (-1, 2, 2, 6)
         xy = np.frombuffer(raw, dtype="<u8").reshape(shape).astype(np.uint64) \
             if points else np.zeros((0,) + shape[1:], dtype=np.uint64)
-        inf = ~xy.reshape(len(points), width // 8).any(axis=1)
-        return cls(group, xy, inf)
+        return cls(group, xy, xy.reshape(len(points), width // 8).max(axis=1, initial=0) == 0)
 
     @classmethod
     def concat(cls, parts: list["PointArray"], group: int) -> "PointArray":
@@ -64,17 +65,35 @@ class PointArray:
 
     def to_points(self) -> list[G1Point] | list[G2Point]:
         """arkworks points without subgroup checks: the arrays come from trusted keys."""
-        cls_ = G1Point if self.group == 1 else G2Point
+        return self.g1_points() if self.group == 1 else self.g2_points()
+
+    def g1_points(self) -> list[G1Point]:
+        """``to_points`` where the caller knows the group is G1."""
+        return [G1Point.from_xy_bytes_unchecked_le(row) for row in self._rows(1)]
+
+    def g2_points(self) -> list[G2Point]:
+        return [G2Point.from_xy_bytes_unchecked_le(row) for row in self._rows(2)]
+
+    def _rows(self, group: int) -> list[bytes]:
+        if self.group != group:
+            raise ValueError(f"these are G{self.group} points, not G{group}")
         raw = np.ascontiguousarray(self.xy, dtype="<u8").tobytes()
         width = self.point_bytes
-        return [cls_.from_xy_bytes_unchecked_le(raw[i * width:(i + 1) * width])
-                for i in range(len(self))]
+        return [raw[i * width:(i + 1) * width] for i in range(len(self))]
 
 
+@overload
+def point_from_xy(xy: np.ndarray, group: Literal[1]) -> G1Point: ...
+@overload
+def point_from_xy(xy: np.ndarray, group: Literal[2]) -> G2Point: ...
+@overload
+def point_from_xy(xy: np.ndarray, group: int) -> G1Point | G2Point: ...
 def point_from_xy(xy: np.ndarray, group: int) -> G1Point | G2Point:
     """One affine point in limbs (zeros = infinity) as an arkworks point."""
     raw = np.ascontiguousarray(xy, dtype="<u8").tobytes()
-    return (G1Point if group == 1 else G2Point).from_xy_bytes_unchecked_le(raw)
+    if group == 1:
+        return G1Point.from_xy_bytes_unchecked_le(raw)
+    return G2Point.from_xy_bytes_unchecked_le(raw)
 
 
 _COMPRESSED, _INFINITY, _LARGER_Y = 0x80, 0x40, 0x20
@@ -85,6 +104,12 @@ class PointFormatError(ValueError):
     """Bytes that are not a canonical compressed point of the group; the message says why."""
 
 
+@overload
+def decode_compressed(data: bytes, group: Literal[1]) -> G1Point: ...
+@overload
+def decode_compressed(data: bytes, group: Literal[2]) -> G2Point: ...
+@overload
+def decode_compressed(data: bytes, group: int) -> G1Point | G2Point: ...
 def decode_compressed(data: bytes, group: int) -> G1Point | G2Point:
     """A finite point of G1 (48 bytes) or G2 (96 bytes) from its zcash encoding, strictly."""
     size = FQ_BYTES * group

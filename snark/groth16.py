@@ -110,19 +110,20 @@ def setup(r1cs: R1CS, *, fixed_base: FixedBaseMul | None = None,
     def bases_g1(name: str, limbs: np.ndarray) -> PointArray:
         return _basis(fixed_base.mul_g1, fixed_base.chunk, limbs, 1, name, progress)
 
-    ic = bases_g1("ic", native.fr_mul(combined[:ni], gamma_inv)).to_points()
-    bases = {"a_g1": bases_g1("a_g1", a), "b_g1": bases_g1("b_g1", b),
-             "b_g2": _basis(fixed_base.mul_g2, fixed_base.chunk, b, 2, "b_g2", progress),
-             "l_g1": bases_g1("l_g1", native.fr_mul(combined[ni:], delta_inv)),
-             "h_g1": bases_g1("h_g1", qap.h_basis_scalars(n, tau, delta_inv))}
+    ic = bases_g1("ic", native.fr_mul(combined[:ni], gamma_inv)).g1_points()
+    a_g1, b_g1 = bases_g1("a_g1", a), bases_g1("b_g1", b)
+    b_g2 = _basis(fixed_base.mul_g2, fixed_base.chunk, b, 2, "b_g2", progress)
+    l_g1 = bases_g1("l_g1", native.fr_mul(combined[ni:], delta_inv))
+    h_g1 = bases_g1("h_g1", qap.h_basis_scalars(n, tau, delta_inv))
     g1, g2 = G1Point(), G2Point()
     alpha_g1, beta_g1, delta_g1 = (g1 * Scalar(k) for k in (alpha, beta, delta))
     beta_g2, gamma_g2, delta_g2 = (g2 * Scalar(k) for k in (beta, gamma, delta))
     if progress is not None:
         progress("hash the circuit", 0, None)
     vk = VerifyingKey(named.result(), alpha_g1, beta_g2, gamma_g2, delta_g2, ic)
-    return ProvingKey(r1cs=r1cs, vk=vk, beta_g1=beta_g1, delta_g1=delta_g1, **bases,
-                      qap=qap, a_density=a_density, b_density=b_density)
+    return ProvingKey(r1cs=r1cs, vk=vk, beta_g1=beta_g1, delta_g1=delta_g1, a_g1=a_g1,
+                      b_g1=b_g1, b_g2=b_g2, l_g1=l_g1, h_g1=h_g1, qap=qap,
+                      a_density=a_density, b_density=b_density)
 
 
 # -- prove -------------------------------------------------------------------------------

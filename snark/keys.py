@@ -35,7 +35,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 
@@ -118,6 +118,10 @@ class VerifyingKey:
         return cls.from_json(json.loads(path.read_text()), str(path))
 
 
+@overload
+def _point(container: Any, key: str | int, group: Literal[1], source: str) -> G1Point: ...
+@overload
+def _point(container: Any, key: str | int, group: Literal[2], source: str) -> G2Point: ...
 def _point(container: Any, key: str | int, group: int, source: str) -> G1Point | G2Point:
     """One point of a key file, from hex, strictly; errors name the field."""
     where = f"{source}.{key}" if isinstance(key, str) else f"{source}[{key}]"
@@ -255,18 +259,19 @@ class ProvingKey:
                                     str(directory / "vk.json"))
         mats = {name: _matrix(arrays, name) for name in ("a", "b", "c")}
         r1cs = R1CS(manifest["num_inputs"], manifest["num_aux"], **mats)
-        points = {name: PointArray(2 if name == "b_g2" else 1, arrays[name],
+        points: dict[str, Any] = {name: PointArray(2 if name == "b_g2" else 1, arrays[name],
                                    np.asarray(arrays[f"{name}_inf"]))
                   for name in POINT_BASES}
         if vk.circuit_id != manifest["circuit_id"] or directory.name != manifest["circuit_id"]:
             raise KeyFileError(f"{directory}: circuit id in manifest, vk.json and directory differ")
         source = str(directory / "manifest.json")
-        qap = FORMS.get(manifest.get("h_form"))
+        qap = FORMS.get(str(manifest.get("h_form")))
         if qap is None:
             raise KeyFileError(f"{source}: h_form {manifest.get('h_form')!r} is not one "
                                f"of {', '.join(FORMS)}")
-        masks = {name: np.asarray(arrays[name], dtype=bool) if name in arrays else None
-                 for name in DENSITY_BASES}
+        masks: dict[str, Any] = {
+            name: np.asarray(arrays[name], dtype=bool) if name in arrays else None
+            for name in DENSITY_BASES}
         key = cls(r1cs, vk, _point(manifest, "beta_g1", 1, source),
                   _point(manifest, "delta_g1", 1, source), qap=qap, **points,
                   **masks, directory=directory)

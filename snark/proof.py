@@ -9,16 +9,25 @@ each point on the curve and in the prime-order subgroup.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from snark.curve import G1Point, G2Point, PointFormatError, decode_compressed
 
 PROOF_BYTES = 192
-_FIELDS = (("a", 1, 0, 48), ("b", 2, 48, 144), ("c", 1, 144, 192))  # name, group, bytes
 
 
 class ProofFormatError(ValueError):
     """Proof bytes that do not decode; the message names the part and the problem."""
+
+
+@contextmanager
+def _naming(name: str, part: str) -> Iterator[None]:
+    try:
+        yield
+    except PointFormatError as exc:
+        raise ProofFormatError(f"{name}.{part}: {exc}") from None
 
 
 @dataclass(frozen=True)
@@ -35,13 +44,13 @@ class Proof:
     def from_bytes(cls, data: bytes, *, name: str = "proof") -> "Proof":
         if len(data) != PROOF_BYTES:
             raise ProofFormatError(f"{name}: expected {PROOF_BYTES} bytes, got {len(data)}")
-        parts = {}
-        for field, group, start, stop in _FIELDS:
-            try:
-                parts[field] = decode_compressed(bytes(data[start:stop]), group)
-            except PointFormatError as exc:
-                raise ProofFormatError(f"{name}.{field}: {exc}") from None
-        return cls(**parts)
+        with _naming(name, "a"):
+            a = decode_compressed(bytes(data[0:48]), 1)
+        with _naming(name, "b"):
+            b = decode_compressed(bytes(data[48:144]), 2)
+        with _naming(name, "c"):
+            c = decode_compressed(bytes(data[144:192]), 1)
+        return cls(a, b, c)
 
 
 def split_proofs(data: bytes, count: int, *, name: str = "proof") -> list[Proof]:

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: Modules mypy still skips (pyproject.toml, ``ignore_errors``), each with its reason there.
 #: The baseline may only shrink: lower this when a module leaves it, never raise it.
-MYPY_BASELINE_MAX = 21
+MYPY_BASELINE_MAX = 13
 
 
 def _run(*command: str, timeout: float = 600) -> subprocess.CompletedProcess:

@@ -69,14 +69,14 @@ class Zkey:
         """This project's key (its domain order, ``snark.qap.ODD``), named ``key_id``."""
         n = self.domain_size
         rows = constraint_positions(self.coef_constraint, n)
-        matrices = [self._csr(rows, which, n) for which in (0, 1)]
+        a, b = (self._csr(rows, which, n) for which in (0, 1))
         empty_c = SparseMatrix(np.zeros(n + 1, dtype=np.int64), np.zeros(0, dtype=np.int64),
                                np.zeros((0, 4), dtype=np.uint64))
-        r1cs = R1CS(self.n_public + 1, self.n_vars - self.n_public - 1, *matrices, empty_c)
+        r1cs = R1CS(self.n_public + 1, self.n_vars - self.n_public - 1, a, b, empty_c)
         h_order = np.empty(n, dtype=np.int64)
         h_order[odd_point_positions(np.arange(n, dtype=np.int64), n)] = np.arange(n)
         vk = VerifyingKey(key_id, self.alpha_g1, self.beta_g2, self.gamma_g2, self.delta_g2,
-                          self.ic.to_points())
+                          self.ic.g1_points())
         return ProvingKey(r1cs=r1cs, vk=vk, beta_g1=self.beta_g1, delta_g1=self.delta_g1,
                           a_g1=self.a_g1, b_g1=self.b_g1, b_g2=self.b_g2, l_g1=self.c_g1,
                           h_g1=PointArray(1, self.h_g1.xy[h_order], self.h_g1.inf[h_order]),
