@@ -40,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from provenance import commit  # noqa: E402
+from sector_goals import goal_record  # noqa: E402
 
 import gpu  # noqa: E402
 from snark import groth16  # noqa: E402
@@ -379,8 +380,8 @@ def write_records(record: dict, rows: list[dict], out: Path) -> None:
     path = out / f"filecoin-gpu-{record['date']}.json"
     path.write_text(json.dumps(record, indent=1))
     print(f"→ {path}", flush=True)
-    goals = [dict(row, device=record["device"], commit=record["commit"],
-                  command=record["command"])
+    goals = [goal_record(dict(row, device=record["device"], commit=record["commit"],
+                              command=record["command"]))
              for row in record["runs"] if row.get("registered_proof") == "StackedDrg32GiBV1_1"]
     if goals:  # issue 24's record of the 32 GiB goals
         path = out / f"filecoin-32gib-{record['date']}.json"

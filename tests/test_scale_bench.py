@@ -64,3 +64,12 @@ def test_a_timeline_splits_each_wall_at_its_compute_phases():
         "to_first_compute_s": 1.5, "compute_s": 9.25, "between_computes_s": 0.25,
         "after_last_compute_s": 4.0}
     assert scale.timeline(done, []) is None
+
+
+def test_every_sector_record_carries_the_goal_fields_first():
+    from bench.sector_goals import FIELDS
+
+    [record] = scale.sector_records(_result({"1": _run(2, [], [30.0])}))
+    assert tuple(record)[:len(FIELDS)] == FIELDS
+    assert record["keygen_points_per_s"] is None and record["scratch_bytes"] is None
+    assert record["partition_gpu_s"] is not None and record["verified"] is True
