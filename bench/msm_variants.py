@@ -59,11 +59,13 @@ def variant_module(name: str, defines: list[str], cubins: Path | None):
 
 #: Variant tokens that set a ``gpu.msm.MsmTuning`` field instead of a define: runs=K (2^K),
 #: chunk=K, wide=K (2^K), later=K, maxc=K (the widest plain window), staged=K (2^K digits),
-#: bins=K, per=K (the staged scatter's bins and scalars a thread), slots=K (2^K digits a sort).
+#: bins=K, per=K (the staged scatter's bins and scalars a thread), slots=K (2^K digits a sort),
+#: stage=K (2^K digits a turn of the staged scatter).
 SETTINGS = {"runs": "target_runs", "chunk": "chunk", "wide": "wide_chunk_digits",
             "later": "later_chunk", "maxc": "max_c", "staged": "staged_scatter_digits",
-            "bins": "scatter_bins", "per": "bin_scalars", "slots": "max_sort_slots"}
-POWERS = ("runs", "wide", "staged", "slots")  # settings given as log2
+            "bins": "scatter_bins", "per": "bin_scalars", "slots": "max_sort_slots",
+            "stage": "staging_slots"}
+POWERS = ("runs", "wide", "staged", "slots", "stage")  # settings given as log2
 
 
 def _setting(token: str) -> tuple[str, int]:

@@ -105,7 +105,10 @@ class MsmTuning:
     scalars), then bin after bin into the buckets. Fewer bins make longer runs in the first
     pass, more make the second's writes land closer together: on an H100 the dense 2^27
     MSM's scatter took 151 ms direct, 100 ms in 192 bins, 78 ms in 48; a 2^24 one's 22.3,
-    8.8 (52 bins) and 13.1 ms (13 bins).
+    8.8 (52 bins) and 13.1 ms (13 bins). ``staging_slots``: the digit slots (8 bytes each
+    while they are staged) one turn of it holds; a sort of plain bases with more stages its
+    windows in turns, each reading the scalars again: h_g1's group of 7 windows of 2^27
+    digits stages 3 then 4, 4.3 GB at most instead of 7.5 GB.
 
     ``max_c``: the widest window ``plan`` may choose for plain bases (2^(c-1) XYZZ buckets
     a window: 75 MB at c = 20 for G1, 302 MB at 22). 22 would win on paper at 2^26 and up
@@ -122,6 +125,7 @@ class MsmTuning:
     split_ones: bool = True
     max_sort_slots: int = 1 << 30
     staged_scatter_digits: int = 1 << 26
+    staging_slots: int = 1 << 29
     scatter_bins: int = 64
     bin_scalars: int = 4
     max_c: int = 20
@@ -190,9 +194,21 @@ def _windows(c: int) -> int:
 def window_groups(p: Plan, digit_scalars: int, tuning: MsmTuning = TUNING) -> list[range]:
     """``p``'s windows cut into as few groups of near-equal size as keep each group's sort
     within ``tuning.max_sort_slots`` digits (one group, all windows, for most MSMs)."""
-    per_group = max(1, tuning.max_sort_slots // max(1, digit_scalars))
-    count = -(-p.windows // per_group)
-    return [range(k * p.windows // count, (k + 1) * p.windows // count) for k in range(count)]
+    return _near_equal_parts(range(p.windows), tuning.max_sort_slots // max(1, digit_scalars))
+
+
+def staging_turns(windows: range, per_window: int, tuning: MsmTuning = TUNING) -> list[range]:
+    """The turns in which the staged scatter stages a sort of plain bases' ``windows``
+    (``per_window`` digit slots each): as few near-equal runs as keep each within
+    ``tuning.staging_slots`` slots (a window at the least)."""
+    return _near_equal_parts(windows, tuning.staging_slots // max(1, per_window))
+
+
+def _near_equal_parts(windows: range, most: int) -> list[range]:
+    """``windows`` cut into as few runs of near-equal length as hold ``most`` at most."""
+    count = -(-len(windows) // max(1, most))
+    return [range(windows.start + k * len(windows) // count,
+                  windows.start + (k + 1) * len(windows) // count) for k in range(count)]
 
 
 def _layout(c: int, sets: int, tuning: MsmTuning) -> Plan:
@@ -491,19 +507,32 @@ def bin_shift(keys: int, tuning: MsmTuning = TUNING) -> int:
 def _staged_scatter(scalars, sizes: tuple, offsets, entries, device_id: int,
                     tuning: MsmTuning) -> None:
     """msm_scatter in two passes (msm.cu: msm_scatter_bins, msm_scatter_staged): the same
-    entries in each bucket (in another order) and the same ends in ``offsets``."""
+    entries in each bucket (in another order) and the same ends in ``offsets``. Plain
+    bases stage their windows in turns of at most ``tuning.staging_slots`` slots, each turn
+    a window range of its own (keys from its first window: ``offsets`` from its first key
+    on); tabled ones, whose windows share their buckets, in one turn."""
     cupy = _cupy()
-    keys, n = offsets.size - 1, int(sizes[0])
-    shift = bin_shift(keys, tuning)
-    bin_cursor = offsets[:keys:1 << shift].copy()  # each bin's first bucket's offset
-    staged = cupy.empty(entries.size, dtype=cupy.uint64)
+    u32 = np.uint32
+    n, c, w_lo, w_hi, table_stride = (int(v) for v in sizes[:5])
+    windows = range(w_lo, w_hi)
+    per_window = entries.size // len(windows)  # slots: at most a digit a scalar and window
+    turns = [windows] if table_stride else staging_turns(windows, per_window, tuning)
+    staged = cupy.empty(per_window * max(map(len, turns)), dtype=cupy.uint64)
     per_block = BIN_THREADS * tuning.bin_scalars
-    _kernel("msm_scatter_bins", device_id)(
-        (-(-n // per_block),), (BIN_THREADS,),
-        (scalars, *sizes, np.uint32(tuning.bin_scalars), np.uint32(shift),
-         np.uint32(bin_cursor.size), bin_cursor, staged))
-    _kernel("msm_scatter_staged", device_id)(_blocks(entries.size), (THREADS,),
-                                             (staged, offsets[keys:], offsets, entries))
+    for turn in turns:
+        first = 0 if table_stride else (turn.start - w_lo) << (c - 1)
+        last = offsets.size - 1 if table_stride else (turn.stop - w_lo) << (c - 1)
+        shift = bin_shift(last - first, tuning)
+        # each bin's first slot in the staging buffer, which starts at the turn's first
+        bin_cursor = offsets[first:last:1 << shift] - offsets[first]
+        total = offsets[last:last + 1] - offsets[first]  # the turn's digits
+        _kernel("msm_scatter_bins", device_id)(
+            (-(-n // per_block),), (BIN_THREADS,),
+            (scalars, u32(n), u32(c), u32(turn.start), u32(turn.stop), *sizes[4:],
+             u32(tuning.bin_scalars), u32(shift), u32(bin_cursor.size), bin_cursor, staged))
+        _kernel("msm_scatter_staged", device_id)(
+            _blocks(per_window * len(turn)), (THREADS,),
+            (staged, total, offsets[first:], entries))
 
 
 @dataclass

@@ -71,6 +71,24 @@ def test_window_groups_cover_the_windows_within_the_slots(n, slots):
         assert (p.windows, [len(g) for g in groups]) == (13, [6, 7])
 
 
+@pytest.mark.parametrize("windows", [range(0, 1), range(0, 7), range(6, 13), range(2, 5)])
+@pytest.mark.parametrize("per_window, slots", [(1 << 27, 1 << 29), (1 << 27, 1), (1000, 3500),
+                                               (1000, 1 << 40)])
+def test_the_staged_scatter_stages_in_near_equal_turns(windows, per_window, slots):
+    """Runs of the sort's windows in order, near-equal, each within the staging slots (a
+    window at the least), as few as that allows; by default h_g1's group of 7 windows of
+    2^27 digits in turns of 3 and 4 (4.3 GB of staging instead of 7.5)."""
+    from gpu.msm import TUNING, staging_turns
+
+    turns = staging_turns(windows, per_window, dataclasses.replace(TUNING, staging_slots=slots))
+    assert [w for t in turns for w in t] == list(windows)
+    assert max(map(len, turns)) - min(map(len, turns)) <= 1
+    assert all(per_window * len(t) <= max(slots, per_window) for t in turns)
+    assert len(turns) == -(-len(windows) // max(1, slots // per_window))
+    if (len(windows), per_window, slots) == (7, 1 << 27, TUNING.staging_slots):
+        assert [len(t) for t in turns] == [3, 4]
+
+
 @pytest.mark.parametrize("keys", [1, 2, 3, 1000, 6 << 19, 7 << 19, 13 << 15, 1 << 23])
 @pytest.mark.parametrize("bins", [1, 48, 64, 1024, 5000])
 def test_staged_scatter_bins_are_as_wide_as_the_bin_count_needs(keys, bins):
@@ -294,10 +312,13 @@ def test_window_groups_match_one_sort(pools, group, cls, np_rng, rng):
 
 #: The staged scatter at test sizes: every sort staged, in as many bins as it may make.
 STAGED = dataclasses.replace(TUNING, staged_scatter_digits=0, scatter_bins=1 << 10)
+#: ... and a window a turn.
+STAGED_IN_TURNS = dataclasses.replace(STAGED, staging_slots=1)
 
 
 @on_gpu
-@pytest.mark.parametrize("tuning", [TUNING, STAGED], ids=["direct", "staged"])
+@pytest.mark.parametrize("tuning", [TUNING, STAGED, STAGED_IN_TURNS],
+                         ids=["direct", "staged", "staged-in-turns"])
 def test_the_sort_leaves_the_bucket_ends_that_level_0_reads(rng, tuning):
     """Level 0 reads no key a slot: the scatter's cursors must end one past each bucket's
     last slot, and each bucket's slots hold its digits' entries (index | sign << 31); a
@@ -350,7 +371,9 @@ def test_the_staged_scatter_matches_arkworks(pools, group, cls, np_rng, rng):
                for _ in range(n)]
     for tuning in (STAGED, dataclasses.replace(STAGED, scatter_bins=1, bin_scalars=3),
                    dataclasses.replace(STAGED, scatter_bins=5000, bin_scalars=1),
-                   dataclasses.replace(STAGED, max_sort_slots=2 * n),
+                   dataclasses.replace(STAGED, max_sort_slots=2 * n), STAGED_IN_TURNS,
+                   dataclasses.replace(STAGED_IN_TURNS, staging_slots=3 * n,
+                                       max_sort_slots=7 * n),
                    dataclasses.replace(STAGED, split_ones=False)):
         for tabled in (False, True):
             bases = MsmBases(points, table=table_plan(n) if tabled else None)
