@@ -9,13 +9,15 @@ parsing the wrapper and
 the raw form (best and median of ``--repeat``), the parts of a parse (base64, lifting the
 field elements out of the text, reading the skeleton by template), and the pre-proving
 checks once. Generated C1s are kept in ``--cache`` for later runs. ``--seal CASE`` also
-times sealing a fresh C1 of that case, phase by phase (8MiB seals a whole sector: minutes).
-Prints a table and writes ``bench/results/filecoin-c1-<date>.json``; the load average is
+times sealing a fresh C1 of that case, phase by phase (8MiB seals a whole sector: minutes),
+and ``--update SIZE`` a test SnapDeals update's parse and checks (its partitions checked in
+threads: pass ``--no-pin``). Prints a table and writes ``bench/results/filecoin-c1-<date>.json``; the load average is
 recorded with it, since the development machine is shared.
 
     python bench/filecoin_c1.py
     python bench/filecoin_c1.py --case 32GiB --repeat 5
     python bench/filecoin_c1.py --case 2KiB --seal 2KiB --seal 8MiB --seal 32GiB
+    python bench/filecoin_c1.py --case 2KiB --update 32GiB --no-pin
 """
 
 from __future__ import annotations
@@ -45,6 +47,11 @@ from snark.filecoin.c1_base64 import decode_base64
 from snark.filecoin.c1_canonical import read_canonical
 from snark.filecoin.c1_lift import lift_domains
 from snark.filecoin.seal import seal, seal_sparse
+from snark.filecoin.snap.checks import check_update
+from snark.filecoin.snap.generate import generate_any_update
+from snark.filecoin.snap.shape import SnapShape
+from snark.filecoin.snap.update import parse_update
+from snark.porep.c1 import parse_size
 from snark.poseidon.neptune import neptune_constants
 
 # $OUT on the device
@@ -101,6 +108,17 @@ def measure(case: str, cache: Path, seed: int, repeat: int) -> dict:
     return row
 
 
+def measure_update(size: str, seed: int, repeat: int) -> dict:
+    """A test SnapDeals update of ``size`` (sparse above 512 MiB): its JSON's parse and its
+    checks (``check_update``, the partitions in threads), as a worker runs them."""
+    shape = SnapShape.of_size(parse_size(size))
+    raw = generate_any_update(shape, np.random.default_rng(seed)).to_json().encode()
+    update = parse_update(raw, max_bytes=len(raw))
+    return {"case": f"snap:{size}", "json_bytes": len(raw), "partitions": shape.partitions,
+            "parse": best_and_median(lambda: parse_update(raw, max_bytes=len(raw)), repeat),
+            "check": best_and_median(lambda: check_update(update), repeat)}
+
+
 def timed_seal(case: str, seed: int) -> dict:
     """Seconds of each sealing phase of a fresh C1 (``on_phase`` marks where each starts)."""
     name, sealer = SEALS[case]
@@ -125,8 +143,10 @@ def timed_seal(case: str, seed: int) -> dict:
                    "may)")
 @click.option("--seal", "seals", multiple=True, type=click.Choice(list(SEALS)),
               help="also time sealing a fresh C1 of this case, by phase")
+@click.option("--update", "updates", multiple=True, metavar="SIZE",
+              help="also time a test SnapDeals update of this size: parse and checks")
 def main(cases: tuple[str, ...], repeat: int, seed: int, cache: str | None, pin: bool,
-         seals: tuple[str, ...]) -> None:
+         seals: tuple[str, ...], updates: tuple[str, ...]) -> None:
     pin = pin and hasattr(os, "sched_setaffinity")
     if pin:
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
@@ -145,6 +165,11 @@ def main(cases: tuple[str, ...], repeat: int, seed: int, cache: str | None, pin:
         table.add_row(r["case"], f"{r['curio_bytes'] / 1e6:.1f} MB", *times,
                       f"{r['check']['best']:.2f} ({r['check']['cpu_best']:.2f})")
     Console().print(table)
+    snap = [measure_update(size, seed, repeat) for size in updates]
+    for r in snap:
+        Console().print(f"{r['case']} ({r['json_bytes'] / 1e6:.1f} MB, {r['partitions']} "
+                        f"partitions): parse {r['parse']['best']:.3f} s, checks "
+                        f"{r['check']['best']:.3f} s ({r['check']['cpu_best']:.3f} s CPU)")
     sealed = [timed_seal(case, seed + 1) for case in seals]
     for run in sealed:
         steps = ", ".join(f"{phase} {seconds:.1f}" for phase, seconds in run["phases"].items())
@@ -154,7 +179,8 @@ def main(cases: tuple[str, ...], repeat: int, seed: int, cache: str | None, pin:
               "device": f"{platform.node()} ({os.cpu_count()} CPUs)",
               "commit": commit(), "command": " ".join(["python", *sys.argv]),
               "load_average_before": load_before, "load_average_after": os.getloadavg(),
-              "pinned_to_one_cpu": pin, "repeat": repeat, "cases": rows, "seals": sealed}
+              "pinned_to_one_cpu": pin, "repeat": repeat, "cases": rows, "updates": snap,
+              "seals": sealed}
     RESULTS.mkdir(exist_ok=True)
     out = RESULTS / f"filecoin-c1-{now:%Y-%m-%d-%H%M}.json"
     out.write_text(json.dumps(record, indent=1) + "\n")
