@@ -11,8 +11,9 @@ field elements out of the text, reading the skeleton by template), and the pre-p
 checks once. Generated C1s are kept in ``--cache`` for later runs. ``--seal CASE`` also
 times sealing a fresh C1 of that case, phase by phase (8MiB seals a whole sector: minutes),
 and ``--update SIZE`` a test SnapDeals update's parse and checks (its partitions checked in
-threads: pass ``--no-pin``). Prints a table and writes ``bench/results/filecoin-c1-<date>.json``; the load average is
-recorded with it, since the development machine is shared.
+threads: pass ``--no-pin``). Prints a table and writes
+``bench/results/filecoin-c1-<date>.json``; the load average is recorded with it, since the
+development machine is shared.
 
     python bench/filecoin_c1.py
     python bench/filecoin_c1.py --case 32GiB --repeat 5
