@@ -259,9 +259,10 @@ class ProvingKey:
                                     str(directory / "vk.json"))
         mats = {name: _matrix(arrays, name) for name in ("a", "b", "c")}
         r1cs = R1CS(manifest["num_inputs"], manifest["num_aux"], **mats)
-        points: dict[str, Any] = {name: PointArray(2 if name == "b_g2" else 1, arrays[name],
-                                   np.asarray(arrays[f"{name}_inf"]))
-                  for name in POINT_BASES}
+        points: dict[str, Any] = {
+            name: PointArray(2 if name == "b_g2" else 1, arrays[name],
+                             np.asarray(arrays[f"{name}_inf"]))
+            for name in POINT_BASES}
         if vk.circuit_id != manifest["circuit_id"] or directory.name != manifest["circuit_id"]:
             raise KeyFileError(f"{directory}: circuit id in manifest, vk.json and directory differ")
         source = str(directory / "manifest.json")
